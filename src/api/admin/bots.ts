@@ -1,0 +1,95 @@
+import { Type } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  BotSchema,
+  BotSummarySchema,
+  CreateBotBodySchema,
+  UpdateBotBodySchema,
+} from '../../domain/bots.ts';
+import { TagMap } from '../../domain/schemas.ts';
+import { workspaceActorOf } from '../auth.ts';
+import { EmptySchema, errorResponses, IdParams, listOf, PageQuery } from '../common.ts';
+
+const tags = ['Bots'];
+const BotResponse = Type.Object({ bot: BotSchema });
+
+export const botRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { bots } = app.domain;
+
+  app.get(
+    '/bots',
+    {
+      config: { auth: 'workspace' },
+      schema: {
+        operationId: 'listBots',
+        tags,
+        querystring: Type.Object({
+          ...PageQuery,
+          dev: Type.Optional(Type.Boolean({ description: 'true: development bots only; otherwise production bots' })),
+          tags: Type.Optional(TagMap),
+          integrationNames: Type.Optional(Type.Array(Type.String())),
+          pluginNames: Type.Optional(Type.Array(Type.String())),
+          sortField: Type.Optional(Type.Union([Type.Literal('createdAt'), Type.Literal('updatedAt')])),
+          sortDirection: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+        }),
+        response: { 200: listOf('bots', BotSummarySchema), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const page = await bots.list(workspaceActorOf(request), request.query);
+      return { bots: page.items, meta: { nextToken: page.nextToken } };
+    },
+  );
+
+  app.get(
+    '/bots/:id',
+    {
+      config: { auth: 'workspace' },
+      schema: { operationId: 'getBot', tags, params: IdParams, response: { 200: BotResponse, ...errorResponses } },
+    },
+    async (request) => ({ bot: await bots.get(workspaceActorOf(request), request.params.id) }),
+  );
+
+  app.post(
+    '/bots',
+    {
+      config: { auth: 'workspace' },
+      schema: {
+        operationId: 'createBot',
+        tags,
+        body: Type.Optional(CreateBotBodySchema),
+        response: { 200: BotResponse, ...errorResponses },
+      },
+    },
+    async (request) => ({ bot: await bots.create(workspaceActorOf(request), request.body ?? {}) }),
+  );
+
+  app.put(
+    '/bots/:id',
+    {
+      config: { auth: 'workspace' },
+      schema: {
+        operationId: 'updateBot',
+        tags,
+        params: IdParams,
+        body: Type.Optional(UpdateBotBodySchema),
+        response: { 200: BotResponse, ...errorResponses },
+      },
+    },
+    async (request) => ({
+      bot: await bots.update(workspaceActorOf(request), request.params.id, request.body ?? {}),
+    }),
+  );
+
+  app.delete(
+    '/bots/:id',
+    {
+      config: { auth: 'workspace' },
+      schema: { operationId: 'deleteBot', tags, params: IdParams, response: { 200: EmptySchema, ...errorResponses } },
+    },
+    async (request) => {
+      await bots.delete(workspaceActorOf(request), request.params.id);
+      return {};
+    },
+  );
+};

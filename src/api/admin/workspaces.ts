@@ -1,0 +1,100 @@
+import { Type } from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { WorkspaceActor } from '../../domain/actors.ts';
+import { notFound } from '../../domain/errors.ts';
+import { WorkspaceChangesSchema, WorkspaceSchema } from '../../domain/workspaces.ts';
+import { accountIdOf } from '../auth.ts';
+import { EmptySchema, errorResponses, IdParams, listOf, PageQuery } from '../common.ts';
+
+const tags = ['Workspaces'];
+
+export const workspaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { workspaces, members } = app.domain;
+
+  /** Routes that name a workspace in their path act in it; a workspace the account is not in is not found. */
+  async function actorIn(accountId: string, workspaceId: string): Promise<WorkspaceActor> {
+    const role = await members.roleOf(accountId, workspaceId);
+    if (!role) throw notFound('Workspace', workspaceId);
+    return { accountId, workspaceId, role };
+  }
+
+  app.post(
+    '/workspaces',
+    {
+      config: { auth: 'account' },
+      schema: {
+        operationId: 'createWorkspace',
+        tags,
+        body: Type.Object({
+          name: Type.String({ minLength: 1, maxLength: 200 }),
+          billingVersion: Type.Optional(Type.String()),
+        }),
+        response: { 200: WorkspaceSchema, ...errorResponses },
+      },
+    },
+    async (request) => workspaces.create(accountIdOf(request), request.body.name),
+  );
+
+  app.get(
+    '/workspaces',
+    {
+      config: { auth: 'account' },
+      schema: {
+        operationId: 'listWorkspaces',
+        tags,
+        querystring: Type.Object({ ...PageQuery, handle: Type.Optional(Type.String()) }),
+        response: { 200: listOf('workspaces', WorkspaceSchema), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const page = await workspaces.list(accountIdOf(request), request.query);
+      return { workspaces: page.items, meta: { nextToken: page.nextToken } };
+    },
+  );
+
+  app.get(
+    '/workspaces/:id',
+    {
+      config: { auth: 'account' },
+      schema: { operationId: 'getWorkspace', tags, params: IdParams, response: { 200: WorkspaceSchema, ...errorResponses } },
+    },
+    async (request) => workspaces.get(accountIdOf(request), request.params.id),
+  );
+
+  app.put(
+    '/workspaces/:id',
+    {
+      config: { auth: 'account' },
+      schema: {
+        operationId: 'updateWorkspace',
+        tags,
+        params: IdParams,
+        body: WorkspaceChangesSchema,
+        response: { 200: WorkspaceSchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = await actorIn(accountIdOf(request), request.params.id);
+      return workspaces.update(actor, request.params.id, request.body);
+    },
+  );
+
+  app.delete(
+    '/workspaces/:id',
+    {
+      config: { auth: 'account' },
+      schema: {
+        operationId: 'deleteWorkspace',
+        tags,
+        description: 'Deletes the workspace with its members, bots and everything they hold. Owner only.',
+        params: IdParams,
+        response: { 200: EmptySchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const actor = await actorIn(accountIdOf(request), request.params.id);
+      await workspaces.delete(actor, request.params.id);
+      return {};
+    },
+  );
+};

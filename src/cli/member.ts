@@ -1,0 +1,28 @@
+import { parseCommandLine } from '../config.ts';
+import { isRole, ROLES } from '../domain/roles.ts';
+import { CliError } from './errors.ts';
+import { withDomain } from './store-command.ts';
+
+export async function memberCommand(argv: string[]): Promise<number> {
+  const { values, flags, positionals } = parseCommandLine(argv, process.env, {
+    workspace: { type: 'string' },
+    email: { type: 'string' },
+    role: { type: 'string' },
+  });
+  const usage = `usage: parley member add --workspace <id> --email <email> --role <${ROLES.join('|')}>`;
+  if (positionals[0] !== 'add') throw new CliError(usage);
+  const { workspace, email, role } = flags;
+  if (typeof workspace !== 'string' || typeof email !== 'string' || typeof role !== 'string') {
+    throw new CliError(usage);
+  }
+  if (!isRole(role)) throw new CliError(`--role must be one of ${ROLES.join(', ')}`);
+  return withDomain(values, async (domain) => {
+    const ws = await domain.store.db.selectFrom('workspaces').select('owner_id').where('id', '=', workspace).executeTakeFirst();
+    if (!ws) throw new CliError(`no workspace ${workspace}`);
+    // The operator acts with the owner's authority: the CLI runs where the store is.
+    const member = await domain.members.create({ accountId: ws.owner_id, workspaceId: workspace, role: 'owner' }, email, role);
+    process.stdout.write(`${member.email} is now ${member.role} of ${workspace} (member ${member.id}).\n`);
+    process.stdout.write(`Give them a first token with: parley token create --email ${member.email}\n`);
+    return 0;
+  });
+}

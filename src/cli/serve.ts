@@ -1,0 +1,43 @@
+import { buildConfig, parseCommandLine } from '../config.ts';
+import { startServer } from '../server.ts';
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  const config = buildConfig(parseCommandLine(argv, process.env).values);
+  const server = await startServer(config);
+  const log = server.app.log;
+  log.info(
+    { url: server.url, store: config.store.kind === 'sqlite' ? config.store.file : 'postgres' },
+    'Parley is listening',
+  );
+
+  if (server.firstStart.created) {
+    // The token is shown here once, on the terminal, and never through the logger.
+    const lines = [
+      '',
+      'First start: created an owner account and a workspace.',
+      `  workspace id: ${server.firstStart.workspaceId}`,
+      server.firstStart.tokenGenerated
+        ? `  owner token:  ${server.firstStart.token}   (shown once: keep it now)`
+        : '  owner token:  the value of PARLEY_ADMIN_TOKEN',
+      '',
+      `  curl -H "Authorization: Bearer <token>" -H "x-workspace-id: ${server.firstStart.workspaceId}" ${server.url}/v1/admin/bots`,
+      '',
+    ];
+    process.stdout.write(lines.join('\n') + '\n');
+  }
+
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      log.info({ signal }, 'stopping: finishing requests in flight');
+      server.close().then(
+        () => resolve(0),
+        (err: unknown) => {
+          log.error({ err }, 'error while stopping');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}

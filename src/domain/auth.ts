@@ -1,0 +1,75 @@
+import type { Db } from '../store/index.ts';
+import type { BotActor, Principal, WorkspaceActor } from './actors.ts';
+import { forbidden, unauthorized } from './errors.ts';
+import type { Members } from './members.ts';
+import { hashToken } from './tokens.ts';
+
+/** Turns credentials into actors. Every refusal here is a 401 or 403, never a 404, so nothing leaks. */
+export class Auth {
+  constructor(
+    private readonly db: Db,
+    private readonly members: Members,
+  ) {}
+
+  /** A token's principal, or undefined when the token is unknown. Only the hash is looked up. */
+  async authenticate(token: string): Promise<Principal | undefined> {
+    const hash = hashToken(token);
+    const pat = await this.db
+      .selectFrom('personal_access_tokens')
+      .select('account_id')
+      .where('token_hash', '=', hash)
+      .executeTakeFirst();
+    if (pat) return { kind: 'account', accountId: pat.account_id };
+    const bak = await this.db
+      .selectFrom('bot_api_keys')
+      .innerJoin('bots', 'bots.id', 'bot_api_keys.bot_id')
+      .select(['bot_api_keys.bot_id', 'bots.workspace_id'])
+      .where('bot_api_keys.token_hash', '=', hash)
+      .executeTakeFirst();
+    if (bak) return { kind: 'botKey', botId: bak.bot_id, workspaceId: bak.workspace_id };
+    return undefined;
+  }
+
+  /** The Admin API acts for an account inside the workspace named by `x-workspace-id`. */
+  async workspaceActor(principal: Principal, workspaceId: string | undefined): Promise<WorkspaceActor> {
+    if (principal.kind !== 'account') throw unauthorized('A bot API key cannot be used on the Admin API');
+    if (!workspaceId) throw unauthorized('The x-workspace-id header is required');
+    const role = await this.members.roleOf(principal.accountId, workspaceId);
+    if (!role) throw unauthorized(`The x-workspace-id "${workspaceId}" is not a workspace of this account`);
+    return { accountId: principal.accountId, workspaceId, role };
+  }
+
+  /**
+   * The Runtime, Files and Tables APIs act as the bot named by `x-bot-id`: reachable with that bot's
+   * own key, or with a personal token of a member of the bot's workspace. A key of bot A never reaches bot B.
+   */
+  async botActor(principal: Principal, botId: string | undefined): Promise<BotActor> {
+    if (!botId) throw unauthorized('The x-bot-id header is required');
+    if (principal.kind === 'botKey') {
+      if (principal.botId !== botId) throw forbidden(`This API key does not give access to bot "${botId}"`);
+      return { botId, workspaceId: principal.workspaceId, principal };
+    }
+    const bot = await this.db
+      .selectFrom('bots')
+      .innerJoin('workspace_members', 'workspace_members.workspace_id', 'bots.workspace_id')
+      .select('bots.workspace_id')
+      .where('bots.id', '=', botId)
+      .where('workspace_members.account_id', '=', principal.accountId)
+      .executeTakeFirst();
+    if (!bot) throw forbidden(`This token does not give access to bot "${botId}"`);
+    return { botId, workspaceId: bot.workspace_id, principal };
+  }
+}
+
+export interface Introspection {
+  workspaceId: string;
+  botId: string;
+  userId: string;
+}
+
+/** What a token is, seen from one bot: tooling uses this to check a token before it deploys. */
+export async function introspect(auth: Auth, principal: Principal, botId: string): Promise<Introspection> {
+  const actor = await auth.botActor(principal, botId);
+  const userId = principal.kind === 'account' ? principal.accountId : botId;
+  return { workspaceId: actor.workspaceId, botId, userId };
+}

@@ -1,0 +1,20 @@
+import { monotonicFactory } from 'ulidx';
+
+/** Prefixes of every id Parley hands out; ids are prefix + ULID (sortable by creation time, 28-36 chars). */
+export const ID_PREFIXES = {
+  account: 'acct',
+  workspace: 'wkspace',
+  member: 'member',
+  bot: 'bot',
+  botApiKey: 'bak',
+  personalAccessToken: 'pat',
+  analytics: 'anl',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const ulid = monotonicFactory();
+
+export function newId(kind: IdKind): string {
+  return `${ID_PREFIXES[kind]}_${ulid()}`;
+}

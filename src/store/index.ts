@@ -1,0 +1,86 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import type { Migration, MigrationProvider, Transaction } from 'kysely';
+import type { StoreConfig } from '../config.ts';
+import type { Database } from './schema.ts';
+import * as foundation from './migrations/0001_foundation.ts';
+
+export type Db = Kysely<Database>;
+/** The database or a transaction on it: what repository functions run against. */
+export type Executor = Db | Transaction<Database>;
+export type Dialect = StoreConfig['kind'];
+
+/** In order; a migration, once released, never changes. */
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_foundation': foundation,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+
+export interface Store {
+  db: Db;
+  dialect: Dialect;
+  /** Throws when the database cannot answer a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openStore(config: StoreConfig): Promise<Store> {
+  const db = config.kind === 'sqlite' ? openSqlite(config.file) : openPostgres(config.url);
+  const store: Store = {
+    db,
+    dialect: config.kind,
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return store;
+}
+
+async function migrate(db: Db): Promise<void> {
+  // Kysely's migrator takes a lock table, so several processes starting at once on Postgres are safe.
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error) {
+    throw new Error(
+      `database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`,
+    );
+  }
+}
+
+function openSqlite(file: string): Db {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const database = new SqliteDatabase(file);
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+}
+
+function openPostgres(url: string): Db {
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
+  // An idle client that loses its connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** Postgres returns COUNT(*) as a string (bigint); SQLite as a number. */
+export function toCount(value: string | number | bigint | null | undefined): number {
+  return Number(value ?? 0);
+}
+
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

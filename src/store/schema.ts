@@ -1,0 +1,101 @@
+/**
+ * The tables, as both dialects store them: ids and timestamps (ISO 8601 UTC) are text,
+ * JSON documents are text, booleans are 0/1 integers. The repositories convert at the edge.
+ */
+export interface AccountsTable {
+  id: string;
+  email: string;
+  display_name: string | null;
+  profile_picture: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  owner_id: string;
+  handle: string | null;
+  /** JSON: the optional public-profile fields (about, contactEmail, website, ...). */
+  profile: string;
+  spending_limit: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkspaceMembersTable {
+  id: string;
+  workspace_id: string;
+  account_id: string;
+  role: string;
+  created_at: string;
+}
+
+export interface PersonalAccessTokensTable {
+  id: string;
+  account_id: string;
+  note: string;
+  token_hash: string;
+  created_at: string;
+}
+
+export interface BotsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  dev: number;
+  type: string;
+  status: string;
+  signing_secret: string;
+  created_by: string | null;
+  deployed_at: string | null;
+  /** JSON: the bot's definition (configuration, states, events, actions, integrations, ...). */
+  definition: string;
+  /** JSON: secret name -> value. Only the names ever leave the store through the API. */
+  secrets: string;
+  code: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface BotApiKeysTable {
+  id: string;
+  bot_id: string;
+  note: string;
+  token_hash: string;
+  created_at: string;
+}
+
+/** Tags of any resource, one row per key, so both dialects can filter on them with an index. */
+export interface TagsTable {
+  resource_id: string;
+  key: string;
+  value: string;
+}
+
+export interface AnalyticsTable {
+  id: string;
+  bot_id: string;
+  name: string;
+  count: number;
+  created_at: string;
+}
+
+export interface SettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  workspaces: WorkspacesTable;
+  workspace_members: WorkspaceMembersTable;
+  personal_access_tokens: PersonalAccessTokensTable;
+  bots: BotsTable;
+  bot_api_keys: BotApiKeysTable;
+  tags: TagsTable;
+  analytics: AnalyticsTable;
+  settings: SettingsTable;
+}
+
