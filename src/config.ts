@@ -82,7 +82,11 @@ export interface ParsedArgs {
   positionals: string[];
 }
 
-export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv, commandFlags: FlagOptions = {}): ParsedArgs {
+export function parseCommandLine(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  commandFlags: FlagOptions = {},
+): ParsedArgs {
   const options: FlagOptions = { ...commandFlags };
   for (const s of Object.values(SETTINGS)) options[s.flag] = { type: 'string' };
   let parsed;

@@ -66,7 +66,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, url: request.routeOptions.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        method: request.method,
+        url: request.routeOptions.url ?? request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request',
     );
   });
@@ -77,7 +82,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       info: {
         title: 'Parley',
         version: options.version,
-        description: 'Runtime, Chat and Admin APIs of a Parley server, wire-compatible with the hosted product.',
+        description:
+          'Runtime, Chat and Admin APIs of a Parley server, wire-compatible with the hosted product.',
       },
       components: {
         securitySchemes: {

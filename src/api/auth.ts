@@ -62,5 +62,6 @@ export const accountIdOf = (r: FastifyRequest): string => {
   const p = principalOf(r);
   return p.kind === 'account' ? p.accountId : missing('account');
 };
-export const workspaceActorOf = (r: FastifyRequest): WorkspaceActor => r.workspaceActor ?? missing('workspace actor');
+export const workspaceActorOf = (r: FastifyRequest): WorkspaceActor =>
+  r.workspaceActor ?? missing('workspace actor');
 export const botActorOf = (r: FastifyRequest): BotActor => r.botActor ?? missing('bot actor');

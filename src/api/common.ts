@@ -23,7 +23,12 @@ export const EmptySchema = Type.Object({});
 export const PageQuery = {
   nextToken: Type.Optional(Type.String({ description: 'The `meta.nextToken` of the previous page' })),
   pageSize: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: PAGE_SIZE_MAX, default: PAGE_SIZE_DEFAULT, description: 'Items per page' }),
+    Type.Integer({
+      minimum: 1,
+      maximum: PAGE_SIZE_MAX,
+      default: PAGE_SIZE_DEFAULT,
+      description: 'Items per page',
+    }),
   ),
 };
 
@@ -31,7 +36,9 @@ export const MetaSchema = Type.Object({ nextToken: Type.Optional(Type.String()) 
 
 /** `{ [key]: Item[], meta: { nextToken? } }`: the shape of every paginated list. */
 export function listOf<K extends string, T extends TSchema>(key: K, item: T) {
-  return Type.Object({ [key]: Type.Array(item), meta: MetaSchema } as { [P in K]: ReturnType<typeof Type.Array<T>> } & {
+  return Type.Object({ [key]: Type.Array(item), meta: MetaSchema } as {
+    [P in K]: ReturnType<typeof Type.Array<T>>;
+  } & {
     meta: typeof MetaSchema;
   });
 }

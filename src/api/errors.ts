@@ -19,7 +19,10 @@ const TYPE_BY_STATUS: Partial<Record<number, ErrorType>> = {
 function toApiError(err: FastifyError): ApiError | undefined {
   if (err instanceof ApiError) return err;
   if (err.validation) {
-    return new ApiError('InvalidPayload', `${err.validationContext ?? 'request'}${err.message.replace(/^[a-z]+/, '')}`);
+    return new ApiError(
+      'InvalidPayload',
+      `${err.validationContext ?? 'request'}${err.message.replace(/^[a-z]+/, '')}`,
+    );
   }
   if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return new ApiError('PayloadTooLarge', 'The request body is larger than this API accepts');

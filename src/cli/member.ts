@@ -17,10 +17,14 @@ export async function memberCommand(argv: string[]): Promise<number> {
   }
   if (!isRole(role)) throw new CliError(`--role must be one of ${ROLES.join(', ')}`);
   return withDomain(values, async (domain) => {
-    const ws = await domain.store.db.selectFrom('workspaces').select('owner_id').where('id', '=', workspace).executeTakeFirst();
-    if (!ws) throw new CliError(`no workspace ${workspace}`);
+    const ownerId = await domain.workspaces.ownerOf(workspace);
+    if (!ownerId) throw new CliError(`no workspace ${workspace}`);
     // The operator acts with the owner's authority: the CLI runs where the store is.
-    const member = await domain.members.create({ accountId: ws.owner_id, workspaceId: workspace, role: 'owner' }, email, role);
+    const member = await domain.members.create(
+      { accountId: ownerId, workspaceId: workspace, role: 'owner' },
+      email,
+      role,
+    );
     process.stdout.write(`${member.email} is now ${member.role} of ${workspace} (member ${member.id}).\n`);
     process.stdout.write(`Give them a first token with: parley token create --email ${member.email}\n`);
     return 0;

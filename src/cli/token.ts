@@ -7,7 +7,8 @@ export async function tokenCommand(argv: string[]): Promise<number> {
     email: { type: 'string' },
     note: { type: 'string' },
   });
-  if (positionals[0] !== 'create') throw new CliError('usage: parley token create --email <email> [--note <note>]');
+  if (positionals[0] !== 'create')
+    throw new CliError('usage: parley token create --email <email> [--note <note>]');
   const email = flags.email;
   if (typeof email !== 'string') throw new CliError('--email is required');
   const note = typeof flags.note === 'string' ? flags.note : 'created with parley token create';

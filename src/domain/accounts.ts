@@ -18,7 +18,11 @@ export const AccountSchema = Type.Object({
 });
 export type Account = Static<typeof AccountSchema>;
 
-export const PersonalAccessTokenSchema = Type.Object({ id: Type.String(), createdAt: Timestamp, note: Type.String() });
+export const PersonalAccessTokenSchema = Type.Object({
+  id: Type.String(),
+  createdAt: Timestamp,
+  note: Type.String(),
+});
 export type PersonalAccessToken = Static<typeof PersonalAccessTokenSchema>;
 
 export function normalizeEmail(email: string): string {
@@ -45,7 +49,11 @@ export class Accounts {
   constructor(private readonly db: Db) {}
 
   async get(accountId: string): Promise<Account> {
-    const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('accounts')
+      .selectAll()
+      .where('id', '=', accountId)
+      .executeTakeFirst();
     if (!row) throw notFound('Account', accountId);
     return toAccount(row);
   }

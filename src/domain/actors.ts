@@ -2,8 +2,7 @@ import type { Role } from './roles.ts';
 
 /** Who presented a valid token. */
 export type Principal =
-  | { kind: 'account'; accountId: string }
-  | { kind: 'botKey'; botId: string; workspaceId: string };
+  { kind: 'account'; accountId: string } | { kind: 'botKey'; botId: string; workspaceId: string };
 
 /** An account acting in one workspace it is a member of, with its role there. */
 export interface WorkspaceActor {

@@ -16,8 +16,15 @@ export type BootstrapResult =
  * (the configured one, or a random one the caller prints once). Two processes racing on a fresh
  * Postgres create one owner: the loser sees the unique email taken and does nothing.
  */
-export async function bootstrap(db: Db, accounts: Accounts, adminToken: string | undefined): Promise<BootstrapResult> {
-  const existing = await db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+export async function bootstrap(
+  db: Db,
+  accounts: Accounts,
+  adminToken: string | undefined,
+): Promise<BootstrapResult> {
+  const existing = await db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
   if (toCount(existing.n) > 0) return { created: false };
   try {
     return await db.transaction().execute(async (trx) => {
@@ -39,7 +46,13 @@ export async function bootstrap(db: Db, accounts: Accounts, adminToken: string |
         .execute();
       await trx
         .insertInto('workspace_members')
-        .values({ id: newId('member'), workspace_id: workspaceId, account_id: account.id, role: 'owner', created_at: now })
+        .values({
+          id: newId('member'),
+          workspace_id: workspaceId,
+          account_id: account.id,
+          role: 'owner',
+          created_at: now,
+        })
         .execute();
       const pat = await accounts.createToken(account.id, 'first start', adminToken, trx);
       return {

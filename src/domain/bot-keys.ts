@@ -20,7 +20,13 @@ export class BotKeys {
     requireRole(actor.role, 'botKeys.manage');
     await this.requireBot(actor, botId);
     const value = newToken('botApiKey');
-    const row = { id: newId('botApiKey'), bot_id: botId, note, token_hash: hashToken(value), created_at: nowIso() };
+    const row = {
+      id: newId('botApiKey'),
+      bot_id: botId,
+      note,
+      token_hash: hashToken(value),
+      created_at: nowIso(),
+    };
     await this.db.insertInto('bot_api_keys').values(row).execute();
     return { id: row.id, createdAt: row.created_at, note, value };
   }

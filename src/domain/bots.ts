@@ -151,7 +151,9 @@ const NullableMap = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) =
   Type.Record(Type.String(), Nullable(t));
 const TagDefinitionChanges = Type.Object({
   tags: Type.Optional(
-    NullableMap(Type.Object({ title: Type.Optional(Type.String()), description: Type.Optional(Type.String()) })),
+    NullableMap(
+      Type.Object({ title: Type.Optional(Type.String()), description: Type.Optional(Type.String()) }),
+    ),
   ),
 });
 
@@ -263,7 +265,10 @@ export class Bots {
     for (const condition of hasTags('bots.id', query.tags ?? {})) select = select.where(condition);
     if (cursor) select = select.where(keyset.after(cursor));
     const rows = await select
-      .orderBy(keyset.column === SORT_COLUMNS.createdAt ? 'bots.created_at' : 'bots.updated_at', keyset.direction)
+      .orderBy(
+        keyset.column === SORT_COLUMNS.createdAt ? 'bots.created_at' : 'bots.updated_at',
+        keyset.direction,
+      )
       .orderBy('bots.id', keyset.direction)
       .limit(pageSize + 1)
       .execute();

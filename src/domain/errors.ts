@@ -42,7 +42,10 @@ export interface ErrorBody {
 
 /** Error ids have the hosted product's shape: `err_YYYYMMDDHHMMSSx` and 8 hex digits. */
 export function newErrorId(): string {
-  const stamp = new Date().toISOString().replace(/[-:TZ]/g, '').split('.')[0];
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:TZ]/g, '')
+    .split('.')[0];
   return `err_${stamp}x${randomBytes(4).toString('hex').toUpperCase()}`;
 }
 

@@ -24,12 +24,7 @@ const REQUIRED: Record<Action, Role> = {
 };
 
 export type Action =
-  | 'read'
-  | 'bots.write'
-  | 'botKeys.manage'
-  | 'members.manage'
-  | 'workspace.update'
-  | 'workspace.delete';
+  'read' | 'bots.write' | 'botKeys.manage' | 'members.manage' | 'workspace.update' | 'workspace.delete';
 
 export function rankOf(role: Role): number {
   return RANK[role];

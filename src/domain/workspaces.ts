@@ -48,7 +48,14 @@ export const WorkspaceChangesSchema = Type.Object({
 });
 export type WorkspaceChanges = Static<typeof WorkspaceChangesSchema>;
 
-const PROFILE_KEYS = ['about', 'profilePicture', 'contactEmail', 'website', 'socialAccounts', 'isPublic'] as const;
+const PROFILE_KEYS = [
+  'about',
+  'profilePicture',
+  'contactEmail',
+  'website',
+  'socialAccounts',
+  'isPublic',
+] as const;
 
 const keyset = new Keyset('workspaces.created_at', 'asc', 'workspaces.id');
 
@@ -72,10 +79,26 @@ export class Workspaces {
       await trx.insertInto('workspaces').values(row).execute();
       await trx
         .insertInto('workspace_members')
-        .values({ id: newId('member'), workspace_id: row.id, account_id: accountId, role: 'owner', created_at: now })
+        .values({
+          id: newId('member'),
+          workspace_id: row.id,
+          account_id: accountId,
+          role: 'owner',
+          created_at: now,
+        })
         .execute();
     });
     return this.toWorkspace(row);
+  }
+
+  /** The owner's account id, or undefined when there is no such workspace. */
+  async ownerOf(workspaceId: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('workspaces')
+      .select('owner_id')
+      .where('id', '=', workspaceId)
+      .executeTakeFirst();
+    return row?.owner_id;
   }
 
   /** Any member may read its workspace; to anyone else it does not exist. */
@@ -106,7 +129,12 @@ export class Workspaces {
       .orderBy('workspaces.id', keyset.direction)
       .limit(pageSize + 1)
       .execute();
-    const page = keyset.page(rows, pageSize, (r) => [r.created_at, r.id], (r) => r);
+    const page = keyset.page(
+      rows,
+      pageSize,
+      (r) => [r.created_at, r.id],
+      (r) => r,
+    );
     const counts = await this.botCounts(page.items.map((r) => r.id));
     return { ...page, items: page.items.map((r) => this.shape(r, counts.get(r.id) ?? 0)) };
   }
@@ -139,7 +167,11 @@ export class Workspaces {
     await this.requireOwn(actor, workspaceId);
     requireRole(actor.role, 'workspace.delete');
     await this.db.transaction().execute(async (trx) => {
-      const bots = await trx.selectFrom('bots').select('id').where('workspace_id', '=', workspaceId).execute();
+      const bots = await trx
+        .selectFrom('bots')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .execute();
       await deleteTags(
         trx,
         bots.map((b) => b.id),
@@ -152,7 +184,11 @@ export class Workspaces {
   /** Routes carrying a workspace id act on the actor's own workspace only; others are not found. */
   private async requireOwn(actor: WorkspaceActor, workspaceId: string): Promise<WorkspacesTable> {
     if (actor.workspaceId !== workspaceId) throw notFound('Workspace', workspaceId);
-    const row = await this.db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('workspaces')
+      .selectAll()
+      .where('id', '=', workspaceId)
+      .executeTakeFirst();
     if (!row) throw notFound('Workspace', workspaceId);
     return row;
   }

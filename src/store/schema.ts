@@ -98,4 +98,3 @@ export interface Database {
   analytics: AnalyticsTable;
   settings: SettingsTable;
 }
-

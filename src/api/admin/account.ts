@@ -48,7 +48,12 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
         body: Type.Object({ note: Type.String({ maxLength: 500 }) }),
         response: {
           200: Type.Object({
-            pat: Type.Object({ id: Type.String(), createdAt: Timestamp, note: Type.String(), value: Type.String() }),
+            pat: Type.Object({
+              id: Type.String(),
+              createdAt: Timestamp,
+              note: Type.String(),
+              value: Type.String(),
+            }),
           }),
           ...errorResponses,
         },

@@ -34,7 +34,12 @@ export const botKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
         description: 'The key value is returned once, here; only its hash is stored.',
         body: Type.Object({ botId: Type.String(), note: Type.Optional(Type.String({ maxLength: 500 })) }),
         response: {
-          200: Type.Object({ id: Type.String(), createdAt: Timestamp, note: Type.String(), value: Type.String() }),
+          200: Type.Object({
+            id: Type.String(),
+            createdAt: Timestamp,
+            note: Type.String(),
+            value: Type.String(),
+          }),
           ...errorResponses,
         },
       },

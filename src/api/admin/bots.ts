@@ -1,11 +1,6 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import {
-  BotSchema,
-  BotSummarySchema,
-  CreateBotBodySchema,
-  UpdateBotBodySchema,
-} from '../../domain/bots.ts';
+import { BotSchema, BotSummarySchema, CreateBotBodySchema, UpdateBotBodySchema } from '../../domain/bots.ts';
 import { TagMap } from '../../domain/schemas.ts';
 import { workspaceActorOf } from '../auth.ts';
 import { EmptySchema, errorResponses, IdParams, listOf, PageQuery } from '../common.ts';
@@ -25,7 +20,9 @@ export const botRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         querystring: Type.Object({
           ...PageQuery,
-          dev: Type.Optional(Type.Boolean({ description: 'true: development bots only; otherwise production bots' })),
+          dev: Type.Optional(
+            Type.Boolean({ description: 'true: development bots only; otherwise production bots' }),
+          ),
           tags: Type.Optional(TagMap),
           integrationNames: Type.Optional(Type.Array(Type.String())),
           pluginNames: Type.Optional(Type.Array(Type.String())),
@@ -45,7 +42,12 @@ export const botRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/bots/:id',
     {
       config: { auth: 'workspace' },
-      schema: { operationId: 'getBot', tags, params: IdParams, response: { 200: BotResponse, ...errorResponses } },
+      schema: {
+        operationId: 'getBot',
+        tags,
+        params: IdParams,
+        response: { 200: BotResponse, ...errorResponses },
+      },
     },
     async (request) => ({ bot: await bots.get(workspaceActorOf(request), request.params.id) }),
   );
@@ -85,7 +87,12 @@ export const botRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/bots/:id',
     {
       config: { auth: 'workspace' },
-      schema: { operationId: 'deleteBot', tags, params: IdParams, response: { 200: EmptySchema, ...errorResponses } },
+      schema: {
+        operationId: 'deleteBot',
+        tags,
+        params: IdParams,
+        response: { 200: EmptySchema, ...errorResponses },
+      },
     },
     async (request) => {
       await bots.delete(workspaceActorOf(request), request.params.id);

@@ -56,7 +56,12 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/workspaces/:id',
     {
       config: { auth: 'account' },
-      schema: { operationId: 'getWorkspace', tags, params: IdParams, response: { 200: WorkspaceSchema, ...errorResponses } },
+      schema: {
+        operationId: 'getWorkspace',
+        tags,
+        params: IdParams,
+        response: { 200: WorkspaceSchema, ...errorResponses },
+      },
     },
     async (request) => workspaces.get(accountIdOf(request), request.params.id),
   );

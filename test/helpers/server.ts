@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@botpress/client';
+import { buildConfig } from '../../src/config.ts';
+import type { SettingName } from '../../src/config.ts';
+import { startServer } from '../../src/server.ts';
+import type { RunningServer } from '../../src/server.ts';
+import { freshPostgresSchema } from './stores.ts';
+import type { TestStore } from './stores.ts';
+
+export interface TestServer {
+  server: RunningServer;
+  /** e.g. http://127.0.0.1:41234 */
+  url: string;
+  /** The owner's personal access token, from first start. */
+  token: string;
+  /** The workspace created on first start. */
+  workspaceId: string;
+  /** An official client for the owner in the first workspace; `overrides` change any of its options. */
+  client(overrides?: ConstructorParameters<typeof Client>[0]): Client;
+  /** Stops the server and removes its data. */
+  close(): Promise<void>;
+}
+
+/** A real Parley server on an ephemeral port, on a store of its own. */
+export async function startTestServer(
+  store: TestStore,
+  settings: Partial<Record<SettingName, string>> = {},
+): Promise<TestServer> {
+  const token = `bp_pat_test_${randomBytes(24).toString('base64url')}`;
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'parley-test-'));
+  const pgSchema = store.name === 'postgres' ? await freshPostgresSchema() : undefined;
+  const config = buildConfig({
+    port: '0',
+    host: '127.0.0.1',
+    dataDir,
+    logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+    adminToken: token,
+    ...(pgSchema && { databaseUrl: pgSchema.url }),
+    ...settings,
+  });
+  const server = await startServer(config);
+  if (!server.firstStart.created) throw new Error('test server did not start on an empty store');
+  const workspaceId = server.firstStart.workspaceId;
+  return {
+    server,
+    url: server.url,
+    token,
+    workspaceId,
+    client: (overrides) => new Client({ apiUrl: server.url, token, workspaceId, ...overrides }),
+    close: async () => {
+      await server.close();
+      await pgSchema?.drop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
