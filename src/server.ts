@@ -5,12 +5,15 @@ import { bootstrap } from './domain/bootstrap.ts';
 import type { BootstrapResult } from './domain/bootstrap.ts';
 import { createDomain } from './domain/index.ts';
 import type { Domain } from './domain/index.ts';
+import { MemoryBus } from './bus/memory.ts';
+import { Scheduler } from './engine/scheduler.ts';
 import { openStore } from './store/index.ts';
 import { VERSION } from './version.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
   domain: Domain;
+  bus: MemoryBus;
   /** The origin it listens on, e.g. `http://127.0.0.1:3000`. */
   url: string;
   firstStart: BootstrapResult;
@@ -21,7 +24,8 @@ export interface RunningServer {
 export async function startServer(config: Config): Promise<RunningServer> {
   const store = await openStore(config.store);
   try {
-    const domain = createDomain(store);
+    const bus = new MemoryBus();
+    const domain = createDomain(store, bus);
     const firstStart = await bootstrap(store.db, domain.accounts, config.adminToken);
     const app = await buildApp({
       domain,
@@ -29,6 +33,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       version: VERSION,
     });
     await app.listen({ port: config.port, host: config.host });
+    const scheduler = new Scheduler(domain, app.log);
+    scheduler.start();
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -36,11 +42,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     return {
       app,
       domain,
+      bus,
       url: `http://${host}:${port}`,
       firstStart,
       close: () =>
         (closing ??= (async () => {
           await app.close();
+          await scheduler.stop();
           await store.close();
         })()),
     };

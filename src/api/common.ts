@@ -32,6 +32,14 @@ export const PageQuery = {
   ),
 };
 
+export const SortQuery = {
+  sortField: Type.Optional(Type.Union([Type.Literal('createdAt'), Type.Literal('updatedAt')])),
+  sortDirection: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+};
+
+/** `meta` of the get-or-create operations. */
+export const CreatedMeta = Type.Object({ created: Type.Boolean() });
+
 export const MetaSchema = Type.Object({ nextToken: Type.Optional(Type.String()) });
 
 /** `{ [key]: Item[], meta: { nextToken? } }`: the shape of every paginated list. */

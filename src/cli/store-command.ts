@@ -3,6 +3,7 @@ import type { SettingName } from '../config.ts';
 import { createDomain } from '../domain/index.ts';
 import type { Domain } from '../domain/index.ts';
 import { openStore } from '../store/index.ts';
+import { MemoryBus } from '../bus/memory.ts';
 
 /** Operator commands work on the store directly (the same one the server uses), then close it. */
 export async function withDomain<T>(
@@ -12,7 +13,7 @@ export async function withDomain<T>(
   const config = buildConfig(values);
   const store = await openStore(config.store);
   try {
-    return await work(createDomain(store));
+    return await work(createDomain(store, new MemoryBus()));
   } finally {
     await store.close();
   }

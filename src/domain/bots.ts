@@ -12,6 +12,7 @@ import { requireRole } from './roles.ts';
 import { JsonObject, TagChangeMap, TagDefinitions, TagMap, Timestamp } from './schemas.ts';
 import { applyTagChanges, deleteTags, hasTags, loadTags } from './tags.ts';
 import { nowIso } from './time.ts';
+import { mergeMap } from './json.ts';
 
 const BotType = Type.Union([Type.Literal('studio'), Type.Literal('adk'), Type.Literal('desk')]);
 const Media = Type.Object({ url: Type.String(), name: Type.String() });
@@ -236,17 +237,6 @@ function emptyDefinition(): Definition {
   };
 }
 
-/** Applies a map update where a `null` value removes the key. */
-function merge<T>(current: MapOf<T>, changes: MapOf<T | null> | undefined): MapOf<T> {
-  if (!changes) return current;
-  const next = { ...current };
-  for (const [key, value] of Object.entries(changes)) {
-    if (value === null) delete next[key];
-    else next[key] = value;
-  }
-  return next;
-}
-
 const SORT_COLUMNS = { createdAt: 'bots.created_at', updatedAt: 'bots.updated_at' } as const;
 
 export class Bots {
@@ -353,21 +343,21 @@ export class Bots {
       configuration: body.configuration
         ? { data: body.configuration.data ?? {}, schema: body.configuration.schema ?? {} }
         : def.configuration,
-      user: { tags: merge(def.user.tags, body.user?.tags) },
-      conversation: { tags: merge(def.conversation.tags, body.conversation?.tags) },
-      message: { tags: merge(def.message.tags, body.message?.tags) },
-      states: merge(def.states, body.states),
-      events: merge(def.events, body.events),
-      recurringEvents: merge(def.recurringEvents, body.recurringEvents),
-      actions: merge(def.actions, body.actions),
-      integrations: merge(def.integrations, body.integrations),
-      plugins: merge(def.plugins, body.plugins),
+      user: { tags: mergeMap(def.user.tags, body.user?.tags) },
+      conversation: { tags: mergeMap(def.conversation.tags, body.conversation?.tags) },
+      message: { tags: mergeMap(def.message.tags, body.message?.tags) },
+      states: mergeMap(def.states, body.states),
+      events: mergeMap(def.events, body.events),
+      recurringEvents: mergeMap(def.recurringEvents, body.recurringEvents),
+      actions: mergeMap(def.actions, body.actions),
+      integrations: mergeMap(def.integrations, body.integrations),
+      plugins: mergeMap(def.plugins, body.plugins),
       subscriptions: body.subscriptions
         ? {
             events:
               body.subscriptions.events === null
                 ? null
-                : merge(def.subscriptions.events ?? {}, body.subscriptions.events),
+                : mergeMap(def.subscriptions.events ?? {}, body.subscriptions.events),
           }
         : def.subscriptions,
       medias: body.medias ?? def.medias,
@@ -389,7 +379,7 @@ export class Bots {
       code: body.code ?? current.code,
       deployed_at: deploys ? now : current.deployed_at,
       definition: JSON.stringify(next),
-      secrets: JSON.stringify(merge(JSON.parse(current.secrets) as MapOf<string>, body.secrets)),
+      secrets: JSON.stringify(mergeMap(JSON.parse(current.secrets) as MapOf<string>, body.secrets)),
       updated_at: now,
     };
     await this.db.transaction().execute(async (trx) => {

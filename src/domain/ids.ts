@@ -9,6 +9,13 @@ export const ID_PREFIXES = {
   botApiKey: 'bak',
   personalAccessToken: 'pat',
   analytics: 'anl',
+  user: 'user',
+  conversation: 'conv',
+  message: 'msg',
+  event: 'evt',
+  state: 'state',
+  workflow: 'wfl',
+  observation: 'obs',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

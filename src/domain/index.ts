@@ -4,7 +4,14 @@ import { Analytics } from './analytics.ts';
 import { Auth } from './auth.ts';
 import { BotKeys } from './bot-keys.ts';
 import { Bots } from './bots.ts';
+import { Conversations } from './conversations.ts';
+import { Events } from './events.ts';
 import { Members } from './members.ts';
+import { Messages } from './messages.ts';
+import type { SignalSink } from './signals.ts';
+import { States } from './states.ts';
+import { Users } from './users.ts';
+import { Workflows } from './workflows.ts';
 import { Workspaces } from './workspaces.ts';
 
 /** Every domain service, wired to one store. The API, the engine and the CLI all go through these. */
@@ -17,12 +24,21 @@ export interface Domain {
   botKeys: BotKeys;
   auth: Auth;
   analytics: Analytics;
+  users: Users;
+  conversations: Conversations;
+  messages: Messages;
+  events: Events;
+  states: States;
+  workflows: Workflows;
 }
 
-export function createDomain(store: Store): Domain {
+export function createDomain(store: Store, signals: SignalSink): Domain {
   const { db } = store;
   const accounts = new Accounts(db);
   const members = new Members(db, accounts);
+  const users = new Users(store);
+  const conversations = new Conversations(store, users, signals);
+  const events = new Events(store, signals);
   return {
     store,
     accounts,
@@ -32,5 +48,11 @@ export function createDomain(store: Store): Domain {
     botKeys: new BotKeys(db),
     auth: new Auth(db, members),
     analytics: new Analytics(db),
+    users,
+    conversations,
+    messages: new Messages(store, users, conversations, events, signals),
+    events,
+    states: new States(store, events),
+    workflows: new Workflows(store),
   };
 }

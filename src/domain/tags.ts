@@ -42,3 +42,50 @@ export function hasTags(idColumn: string, tags: Tags): RawBuilder<SqlBool>[] {
       sql<SqlBool>`exists (select 1 from tags where tags.resource_id = ${sql.ref(idColumn)} and tags.key = ${key} and tags.value = ${value})`,
   );
 }
+
+/** The tags a get-or-create matches on: the named keys, or every tag given when none are named. */
+export function discriminatingTags(tags: Tags, discriminateBy: string[] | undefined): Tags {
+  if (!discriminateBy) return tags;
+  return Object.fromEntries(discriminateBy.filter((k) => k in tags).map((k) => [k, tags[k] as string]));
+}
+
+type TaggedTable = 'users' | 'conversations' | 'messages' | 'workflows';
+
+/** The oldest resource of a bot that carries all these tags. */
+export async function findByTags(
+  db: Executor,
+  table: TaggedTable,
+  botId: string,
+  tags: Tags,
+  extra: RawBuilder<SqlBool>[] = [],
+): Promise<string | undefined> {
+  const conditions = [...hasTags(`${table}.id`, tags), ...extra];
+  const where = conditions.length ? sql.join(conditions, sql` and `) : sql`1 = 1`;
+  const row = await sql<{
+    id: string;
+  }>`select ${sql.ref(`${table}.id`)} as id from ${sql.table(table)} where ${sql.ref(`${table}.bot_id`)} = ${botId} and ${where} order by ${sql.ref(`${table}.created_at`)}, ${sql.ref(`${table}.id`)} limit 1`.execute(
+    db,
+  );
+  return row.rows[0]?.id;
+}
+
+export const TAGGED_TYPES = { user: 'users', conversation: 'conversations', message: 'messages' } as const;
+export type TaggedType = keyof typeof TAGGED_TYPES;
+
+/** The distinct values one tag key takes among a bot's users, conversations or messages, in order. */
+export async function listTagValues(
+  db: Executor,
+  botId: string,
+  key: string,
+  type: TaggedType,
+  after: string | undefined,
+  limit: number,
+): Promise<string[]> {
+  const table = TAGGED_TYPES[type];
+  const rows = await sql<{ value: string }>`select distinct tags.value as value from tags
+    join ${sql.table(table)} on ${sql.ref(`${table}.id`)} = tags.resource_id
+    where ${sql.ref(`${table}.bot_id`)} = ${botId} and tags.key = ${key}
+    ${after === undefined ? sql`` : sql`and tags.value > ${after}`}
+    order by tags.value limit ${limit}`.execute(db);
+  return rows.rows.map((r) => r.value);
+}

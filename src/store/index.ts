@@ -7,6 +7,7 @@ import type { Migration, MigrationProvider, Transaction } from 'kysely';
 import type { StoreConfig } from '../config.ts';
 import type { Database } from './schema.ts';
 import * as foundation from './migrations/0001_foundation.ts';
+import * as runtime from './migrations/0002_runtime.ts';
 
 export type Db = Kysely<Database>;
 /** The database or a transaction on it: what repository functions run against. */
@@ -16,6 +17,7 @@ export type Dialect = StoreConfig['kind'];
 /** In order; a migration, once released, never changes. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': foundation,
+  '0002_runtime': runtime,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -39,7 +41,7 @@ export async function openStore(config: StoreConfig): Promise<Store> {
     close: () => db.destroy(),
   };
   try {
-    await migrate(db);
+    await migrate(db, config.kind);
   } catch (err) {
     await db.destroy();
     throw err;
@@ -47,9 +49,19 @@ export async function openStore(config: StoreConfig): Promise<Store> {
   return store;
 }
 
-async function migrate(db: Db): Promise<void> {
+async function migrate(db: Db, dialect: Dialect): Promise<void> {
   // Kysely's migrator takes a lock table, so several processes starting at once on Postgres are safe.
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  // Its bookkeeping tables go in the schema the connection uses (its search_path), like Parley's own:
+  // otherwise it may take another schema's tables of the same name for its own.
+  const migrationTableSchema =
+    dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+      : undefined;
+  const { error, results } = await new Migrator({
+    db,
+    provider,
+    ...(migrationTableSchema && { migrationTableSchema }),
+  }).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error) {
     throw new Error(

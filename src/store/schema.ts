@@ -87,6 +87,116 @@ export interface SettingsTable {
   value: string;
 }
 
+export interface UsersTable {
+  id: string;
+  bot_id: string;
+  name: string | null;
+  picture_url: string | null;
+  /** JSON: string map */
+  properties: string;
+  /** JSON: string map (deprecated in the wire protocol, kept for old clients) */
+  attributes: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ConversationsTable {
+  id: string;
+  bot_id: string;
+  channel: string;
+  integration: string;
+  /** JSON: string map */
+  properties: string;
+  message_count: number;
+  current_task_id: string | null;
+  current_workflow_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ParticipantsTable {
+  conversation_id: string;
+  user_id: string;
+  created_at: string;
+}
+
+export interface MessagesTable {
+  id: string;
+  bot_id: string;
+  conversation_id: string;
+  user_id: string;
+  type: string;
+  /** JSON object */
+  payload: string;
+  direction: string;
+  origin: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EventsTable {
+  id: string;
+  bot_id: string;
+  type: string;
+  /** JSON object */
+  payload: string;
+  conversation_id: string | null;
+  user_id: string | null;
+  message_id: string | null;
+  workflow_id: string | null;
+  status: string;
+  failure_reason: string | null;
+  /** When a scheduled event is due. */
+  scheduled_for: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface StatesTable {
+  id: string;
+  bot_id: string;
+  type: string;
+  /** The id of what the state belongs to (conversation, user, bot, workflow, ...). */
+  resource_id: string;
+  name: string;
+  /** JSON object */
+  payload: string;
+  /** Lifetime in milliseconds, as given (bigint: Postgres returns it as a string). */
+  expiry: number | string | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WorkflowsTable {
+  id: string;
+  bot_id: string;
+  name: string;
+  status: string;
+  /** JSON object */
+  input: string;
+  /** JSON object */
+  output: string;
+  parent_workflow_id: string | null;
+  conversation_id: string | null;
+  user_id: string | null;
+  event_id: string | null;
+  failure_reason: string | null;
+  timeout_at: string;
+  completed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ObservationsTable {
+  id: string;
+  bot_id: string;
+  name: string;
+  /** JSON: the whole observation as captured */
+  data: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   workspaces: WorkspacesTable;
@@ -97,4 +207,12 @@ export interface Database {
   tags: TagsTable;
   analytics: AnalyticsTable;
   settings: SettingsTable;
+  users: UsersTable;
+  conversations: ConversationsTable;
+  participants: ParticipantsTable;
+  messages: MessagesTable;
+  events: EventsTable;
+  states: StatesTable;
+  workflows: WorkflowsTable;
+  observations: ObservationsTable;
 }

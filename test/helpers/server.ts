@@ -20,6 +20,8 @@ export interface TestServer {
   workspaceId: string;
   /** An official client for the owner in the first workspace; `overrides` change any of its options. */
   client(overrides?: ConstructorParameters<typeof Client>[0]): Client;
+  /** Stops the server and starts a new one on the same store (and port): what survives is what was stored. */
+  restart(): Promise<void>;
   /** Stops the server and removes its data. */
   close(): Promise<void>;
 }
@@ -41,19 +43,26 @@ export async function startTestServer(
     ...(pgSchema && { databaseUrl: pgSchema.url }),
     ...settings,
   });
-  const server = await startServer(config);
-  if (!server.firstStart.created) throw new Error('test server did not start on an empty store');
-  const workspaceId = server.firstStart.workspaceId;
-  return {
-    server,
-    url: server.url,
+  const first = await startServer(config);
+  if (!first.firstStart.created) throw new Error('test server did not start on an empty store');
+  const workspaceId = first.firstStart.workspaceId;
+  const port = new URL(first.url).port;
+  const t: TestServer = {
+    server: first,
+    url: first.url,
     token,
     workspaceId,
-    client: (overrides) => new Client({ apiUrl: server.url, token, workspaceId, ...overrides }),
+    client: (overrides) => new Client({ apiUrl: t.url, token, workspaceId, ...overrides }),
+    restart: async () => {
+      await t.server.close();
+      t.server = await startServer({ ...config, port: Number(port) });
+      t.url = t.server.url;
+    },
     close: async () => {
-      await server.close();
+      await t.server.close();
       await pgSchema?.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+  return t;
 }

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BotSchema, BotSummarySchema, CreateBotBodySchema, UpdateBotBodySchema } from '../../domain/bots.ts';
 import { TagMap } from '../../domain/schemas.ts';
 import { workspaceActorOf } from '../auth.ts';
-import { EmptySchema, errorResponses, IdParams, listOf, PageQuery } from '../common.ts';
+import { EmptySchema, errorResponses, IdParams, listOf, PageQuery, SortQuery } from '../common.ts';
 
 const tags = ['Bots'];
 const BotResponse = Type.Object({ bot: BotSchema });
@@ -26,8 +26,7 @@ export const botRoutes: FastifyPluginAsyncTypebox = async (app) => {
           tags: Type.Optional(TagMap),
           integrationNames: Type.Optional(Type.Array(Type.String())),
           pluginNames: Type.Optional(Type.Array(Type.String())),
-          sortField: Type.Optional(Type.Union([Type.Literal('createdAt'), Type.Literal('updatedAt')])),
-          sortDirection: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+          ...SortQuery,
         }),
         response: { 200: listOf('bots', BotSummarySchema), ...errorResponses },
       },

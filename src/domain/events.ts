@@ -1,0 +1,245 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import type { Executor, Store } from '../store/index.ts';
+import type { EventsTable } from '../store/schema.ts';
+import type { BotActor } from './actors.ts';
+import { invalidPayload, notFound } from './errors.ts';
+import { newId } from './ids.ts';
+import { fromJson, toJson } from './json.ts';
+import { Keyset, pageSizeOf } from './pagination.ts';
+import type { Page, PageRequest } from './pagination.ts';
+import { JsonObject, Timestamp } from './schemas.ts';
+import type { SignalSink } from './signals.ts';
+import { nowIso } from './time.ts';
+
+export const EVENT_STATUSES = ['pending', 'processed', 'ignored', 'failed', 'scheduled', 'canceled'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+export const EventSchema = Type.Object({
+  id: Type.String(),
+  createdAt: Timestamp,
+  type: Type.String(),
+  payload: JsonObject,
+  conversationId: Type.Optional(Type.String()),
+  userId: Type.Optional(Type.String()),
+  messageId: Type.Optional(Type.String()),
+  status: Type.Enum(EVENT_STATUSES),
+  failureReason: Type.Union([Type.String(), Type.Null()]),
+});
+export type Event = Static<typeof EventSchema>;
+
+export const ScheduleSchema = Type.Object({
+  dateTime: Type.Optional(Type.String({ format: 'date-time' })),
+  delay: Type.Optional(Type.Number({ minimum: 0 })),
+});
+
+export const CreateEventBodySchema = Type.Object({
+  type: Type.String({ minLength: 1, maxLength: 200 }),
+  payload: JsonObject,
+  schedule: Type.Optional(ScheduleSchema),
+  conversationId: Type.Optional(Type.String()),
+  userId: Type.Optional(Type.String()),
+  workflowId: Type.Optional(Type.String()),
+  messageId: Type.Optional(Type.String()),
+});
+export type CreateEventBody = Static<typeof CreateEventBodySchema>;
+
+export interface ListEventsQuery extends PageRequest {
+  type?: string;
+  conversationId?: string;
+  userId?: string;
+  messageId?: string;
+  workflowId?: string;
+  status?: EventStatus;
+}
+
+/** What the engine queues for a bot: an event record and who it concerns. */
+export interface QueuedEvent {
+  type: string;
+  payload: Record<string, unknown>;
+  conversationId?: string;
+  userId?: string;
+  messageId?: string;
+  workflowId?: string;
+  /** When set, the event waits with status `scheduled` until then. */
+  scheduledFor?: string;
+}
+
+export function toEvent(row: EventsTable): Event {
+  return {
+    id: row.id,
+    createdAt: row.created_at,
+    type: row.type,
+    payload: fromJson<Record<string, unknown>>(row.payload),
+    ...(row.conversation_id !== null && { conversationId: row.conversation_id }),
+    ...(row.user_id !== null && { userId: row.user_id }),
+    ...(row.message_id !== null && { messageId: row.message_id }),
+    status: row.status as EventStatus,
+    failureReason: row.failure_reason,
+  };
+}
+
+const keyset = new Keyset('events.created_at', 'desc', 'events.id');
+
+/** The bot's events: its durable queue (`pending` until processed) and their history. */
+export class Events {
+  constructor(
+    private readonly store: Store,
+    private readonly signals: SignalSink,
+  ) {}
+
+  private get db() {
+    return this.store.db;
+  }
+
+  /** Stores an event for the bot: `pending` (queued now) or `scheduled` (queued when due). */
+  async queue(botId: string, event: QueuedEvent, db: Executor = this.db): Promise<Event> {
+    const now = nowIso();
+    const row: EventsTable = {
+      id: newId('event'),
+      bot_id: botId,
+      type: event.type,
+      payload: toJson(event.payload),
+      conversation_id: event.conversationId ?? null,
+      user_id: event.userId ?? null,
+      message_id: event.messageId ?? null,
+      workflow_id: event.workflowId ?? null,
+      status: event.scheduledFor ? 'scheduled' : 'pending',
+      failure_reason: null,
+      scheduled_for: event.scheduledFor ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+    await db.insertInto('events').values(row).execute();
+    return toEvent(row);
+  }
+
+  /** An event created through the Runtime API, by the bot (or an integration acting for it). */
+  async create(actor: BotActor, body: CreateEventBody): Promise<Event> {
+    const scheduledFor = scheduleTime(body.schedule);
+    if (body.conversationId !== undefined)
+      await this.requireIn('conversations', actor, body.conversationId, 'Conversation');
+    if (body.userId !== undefined) await this.requireIn('users', actor, body.userId, 'User');
+    if (body.messageId !== undefined) await this.requireIn('messages', actor, body.messageId, 'Message');
+    const event = await this.queue(actor.botId, { ...body, ...(scheduledFor && { scheduledFor }) });
+    if (!scheduledFor) this.publish(event, true);
+    return event;
+  }
+
+  async get(actor: BotActor, eventId: string): Promise<Event> {
+    const row = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('id', '=', eventId)
+      .where('bot_id', '=', actor.botId)
+      .executeTakeFirst();
+    if (!row) throw notFound('Event', eventId);
+    return toEvent(row);
+  }
+
+  async list(actor: BotActor, query: ListEventsQuery): Promise<Page<Event>> {
+    const pageSize = pageSizeOf(query);
+    const cursor = keyset.decode(query.nextToken);
+    let select = this.db.selectFrom('events').selectAll().where('bot_id', '=', actor.botId);
+    if (query.type !== undefined) select = select.where('type', '=', query.type);
+    if (query.conversationId !== undefined)
+      select = select.where('conversation_id', '=', query.conversationId);
+    if (query.userId !== undefined) select = select.where('user_id', '=', query.userId);
+    if (query.messageId !== undefined) select = select.where('message_id', '=', query.messageId);
+    if (query.workflowId !== undefined) select = select.where('workflow_id', '=', query.workflowId);
+    if (query.status !== undefined) select = select.where('status', '=', query.status);
+    if (cursor) select = select.where(keyset.after(cursor));
+    const rows = await select
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(pageSize + 1)
+      .execute();
+    return keyset.page(rows, pageSize, (r) => [r.created_at, r.id], toEvent);
+  }
+
+  async cancelScheduled(actor: BotActor, eventId: string): Promise<void> {
+    const event = await this.get(actor, eventId);
+    const result = await this.db
+      .updateTable('events')
+      .set({ status: 'canceled', updated_at: nowIso() })
+      .where('id', '=', eventId)
+      .where('status', '=', 'scheduled')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) {
+      throw invalidPayload(`Event "${eventId}" is ${event.status}, not scheduled: it cannot be canceled`);
+    }
+  }
+
+  /**
+   * Queues every scheduled event that is due. The status change is one conditional UPDATE, so an
+   * event fires once even when several processes sweep at the same moment.
+   */
+  async fireDue(now = nowIso()): Promise<number> {
+    const due = await this.db
+      .selectFrom('events')
+      .select('id')
+      .where('status', '=', 'scheduled')
+      .where('scheduled_for', '<=', now)
+      .orderBy('scheduled_for')
+      .limit(500)
+      .execute();
+    let fired = 0;
+    for (const { id } of due) {
+      const row = await this.db
+        .updateTable('events')
+        .set({ status: 'pending', updated_at: nowIso() })
+        .where('id', '=', id)
+        .where('status', '=', 'scheduled')
+        .returningAll()
+        .executeTakeFirst();
+      if (row) {
+        fired++;
+        this.publish(toEvent(row), true);
+      }
+    }
+    return fired;
+  }
+
+  /** Events in a conversation reach its live listeners. */
+  publish(event: Event, isBot: boolean): void {
+    if (!event.conversationId) return;
+    this.signals.publish({
+      type: 'event_created',
+      conversationId: event.conversationId,
+      event: {
+        id: event.id,
+        createdAt: event.createdAt,
+        payload: event.payload,
+        userId: event.userId ?? null,
+      },
+      isBot,
+    });
+  }
+
+  private async requireIn(
+    table: 'conversations' | 'users' | 'messages',
+    actor: BotActor,
+    id: string,
+    what: string,
+  ): Promise<void> {
+    const row = await this.db
+      .selectFrom(table)
+      .select('id')
+      .where('id', '=', id)
+      .where('bot_id', '=', actor.botId)
+      .executeTakeFirst();
+    if (!row) throw notFound(what, id);
+  }
+}
+
+/** The due time of a schedule, or undefined when there is none. */
+export function scheduleTime(schedule: Static<typeof ScheduleSchema> | undefined): string | undefined {
+  if (!schedule) return undefined;
+  if (schedule.dateTime !== undefined) {
+    const time = new Date(schedule.dateTime);
+    if (Number.isNaN(time.getTime())) throw invalidPayload('schedule.dateTime must be an ISO 8601 date-time');
+    return time.toISOString();
+  }
+  if (schedule.delay !== undefined) return new Date(Date.now() + schedule.delay).toISOString();
+  throw invalidPayload('schedule needs dateTime or delay');
+}

@@ -1,0 +1,291 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import type { Executor, Store } from '../store/index.ts';
+import { isUniqueViolation } from '../store/index.ts';
+import type { StatesTable } from '../store/schema.ts';
+import type { BotActor } from './actors.ts';
+import { notFound, payloadTooLarge } from './errors.ts';
+import type { Events } from './events.ts';
+import { newId } from './ids.ts';
+import { fromJson, toJson } from './json.ts';
+import { JsonObject, Timestamp } from './schemas.ts';
+import { nowIso } from './time.ts';
+
+/** Largest state payload, as serialised JSON. */
+export const STATE_PAYLOAD_LIMIT = 128 * 1024;
+
+export const STATE_TYPES = ['conversation', 'user', 'bot', 'integration', 'workflow', 'task'] as const;
+export type StateType = (typeof STATE_TYPES)[number];
+
+export const StateSchema = Type.Object({
+  id: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  botId: Type.String(),
+  conversationId: Type.Optional(Type.String()),
+  userId: Type.Optional(Type.String()),
+  name: Type.String(),
+  type: Type.Enum(STATE_TYPES),
+  payload: JsonObject,
+  expiry: Type.Optional(Type.Number()),
+  expiresAt: Type.Optional(Timestamp),
+});
+export type State = Static<typeof StateSchema>;
+
+export const Expiry = Type.Union([
+  Type.Number({ minimum: 0, description: 'Lifetime in milliseconds' }),
+  Type.Null(),
+]);
+
+export interface StateKey {
+  type: StateType;
+  id: string;
+  name: string;
+}
+
+const OWNER_TABLES = { conversation: 'conversations', user: 'users', workflow: 'workflows' } as const;
+
+function toState(row: StatesTable): State {
+  return {
+    id: row.id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    botId: row.bot_id,
+    ...(row.type === 'conversation' && { conversationId: row.resource_id }),
+    ...(row.type === 'user' && { userId: row.resource_id }),
+    name: row.name,
+    type: row.type as StateType,
+    payload: fromJson<Record<string, unknown>>(row.payload),
+    ...(row.expiry !== null && { expiry: Number(row.expiry) }),
+    ...(row.expires_at !== null && { expiresAt: row.expires_at }),
+  };
+}
+
+function expiresAt(expiry: number | null | undefined): string | null {
+  return expiry === null || expiry === undefined ? null : new Date(Date.now() + expiry).toISOString();
+}
+
+/** Named JSON documents attached to a conversation, user, workflow, the bot itself, ... */
+export class States {
+  constructor(
+    private readonly store: Store,
+    private readonly events: Events,
+  ) {}
+
+  private get db() {
+    return this.store.db;
+  }
+
+  /** A state past its expiry is gone, whether or not the sweeper has removed it yet. */
+  async get(actor: BotActor, key: StateKey, db: Executor = this.db): Promise<State> {
+    const row = await this.findRow(actor, key, db);
+    if (!row) throw notFound('State', `${key.type}/${key.id}/${key.name}`);
+    return toState(row);
+  }
+
+  /**
+   * Sets the payload; `expiry` undefined keeps the current one. A `null` payload deletes the state
+   * and answers what it was.
+   */
+  async set(
+    actor: BotActor,
+    key: StateKey,
+    payload: Record<string, unknown> | null,
+    expiry: number | null | undefined,
+  ): Promise<State> {
+    await this.requireOwner(actor, key);
+    if (payload === null) {
+      const state = await this.get(actor, key);
+      await this.remove(actor, key);
+      return state;
+    }
+    const text = this.serialise(payload);
+    return this.db.transaction().execute(async (trx) => {
+      const current = await this.findRow(actor, key, trx);
+      const now = nowIso();
+      if (current) {
+        const next: StatesTable = {
+          ...current,
+          payload: text,
+          ...(expiry !== undefined && { expiry, expires_at: expiresAt(expiry) }),
+          updated_at: now,
+        };
+        await trx.updateTable('states').set(next).where('id', '=', current.id).execute();
+        return toState(next);
+      }
+      return this.insert(actor, key, text, expiry ?? null, trx);
+    });
+  }
+
+  async getOrSet(
+    actor: BotActor,
+    key: StateKey,
+    payload: Record<string, unknown>,
+    expiry: number | null | undefined,
+  ): Promise<{ state: State; cached: boolean }> {
+    await this.requireOwner(actor, key);
+    const text = this.serialise(payload);
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const current = await this.findRow(actor, key, trx);
+        if (current) return { state: toState(current), cached: true };
+        return { state: await this.insert(actor, key, text, expiry ?? null, trx), cached: false };
+      });
+    } catch (err) {
+      // Another caller created it meanwhile: theirs is the state.
+      if (isUniqueViolation(err)) return { state: await this.get(actor, key), cached: true };
+      throw err;
+    }
+  }
+
+  /** Shallow merge of `payload` into the current payload. */
+  async patch(
+    actor: BotActor,
+    key: StateKey,
+    payload: Record<string, unknown>,
+    expiry: number | null | undefined,
+  ): Promise<State> {
+    await this.requireOwner(actor, key);
+    return this.db.transaction().execute(async (trx) => {
+      const current = await this.findRow(actor, key, trx);
+      if (!current) throw notFound('State', `${key.type}/${key.id}/${key.name}`);
+      const next: StatesTable = {
+        ...current,
+        payload: this.serialise({ ...fromJson<Record<string, unknown>>(current.payload), ...payload }),
+        ...(expiry !== undefined && { expiry, expires_at: expiresAt(expiry) }),
+        updated_at: nowIso(),
+      };
+      await trx.updateTable('states').set(next).where('id', '=', current.id).execute();
+      return toState(next);
+    });
+  }
+
+  async setExpiry(actor: BotActor, key: StateKey, expiry: number | null): Promise<State> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await this.findRow(actor, key, trx);
+      if (!current) throw notFound('State', `${key.type}/${key.id}/${key.name}`);
+      const next: StatesTable = { ...current, expiry, expires_at: expiresAt(expiry), updated_at: nowIso() };
+      await trx.updateTable('states').set(next).where('id', '=', current.id).execute();
+      return toState(next);
+    });
+  }
+
+  /**
+   * Removes every expired state and queues a `state_expired` event for its bot. Each state is
+   * deleted by id in the transaction that queues its event, so it expires once across processes.
+   */
+  async expireDue(now = nowIso()): Promise<number> {
+    const due = await this.db
+      .selectFrom('states')
+      .selectAll()
+      .where('expires_at', 'is not', null)
+      .where('expires_at', '<=', now)
+      .limit(500)
+      .execute();
+    let expired = 0;
+    for (const row of due) {
+      const gone = await this.db.transaction().execute(async (trx) => {
+        const result = await trx
+          .deleteFrom('states')
+          .where('id', '=', row.id)
+          .where('expires_at', '<=', now)
+          .executeTakeFirst();
+        if (Number(result.numDeletedRows) === 0) return false;
+        const state = toState(row);
+        await this.events.queue(
+          row.bot_id,
+          {
+            type: 'state_expired',
+            payload: { state },
+            ...(state.conversationId !== undefined && { conversationId: state.conversationId }),
+            ...(state.userId !== undefined && { userId: state.userId }),
+          },
+          trx,
+        );
+        return true;
+      });
+      if (gone) expired++;
+    }
+    return expired;
+  }
+
+  private async remove(actor: BotActor, key: StateKey): Promise<void> {
+    await this.db
+      .deleteFrom('states')
+      .where('bot_id', '=', actor.botId)
+      .where('type', '=', key.type)
+      .where('resource_id', '=', key.id)
+      .where('name', '=', key.name)
+      .execute();
+  }
+
+  private async insert(
+    actor: BotActor,
+    key: StateKey,
+    payload: string,
+    expiry: number | null,
+    trx: Executor,
+  ): Promise<State> {
+    const now = nowIso();
+    const row: StatesTable = {
+      id: newId('state'),
+      bot_id: actor.botId,
+      type: key.type,
+      resource_id: key.id,
+      name: key.name,
+      payload,
+      expiry,
+      expires_at: expiresAt(expiry),
+      created_at: now,
+      updated_at: now,
+    };
+    // An expired row the sweeper has not reached yet gives way to the new state.
+    await trx
+      .deleteFrom('states')
+      .where('bot_id', '=', actor.botId)
+      .where('type', '=', key.type)
+      .where('resource_id', '=', key.id)
+      .where('name', '=', key.name)
+      .execute();
+    await trx.insertInto('states').values(row).execute();
+    return toState(row);
+  }
+
+  private serialise(payload: Record<string, unknown>): string {
+    const text = toJson(payload);
+    if (Buffer.byteLength(text) > STATE_PAYLOAD_LIMIT) {
+      throw payloadTooLarge(`A state payload is limited to ${STATE_PAYLOAD_LIMIT / 1024} KB`);
+    }
+    return text;
+  }
+
+  private async findRow(actor: BotActor, key: StateKey, db: Executor): Promise<StatesTable | undefined> {
+    const row = await db
+      .selectFrom('states')
+      .selectAll()
+      .where('bot_id', '=', actor.botId)
+      .where('type', '=', key.type)
+      .where('resource_id', '=', key.id)
+      .where('name', '=', key.name)
+      .executeTakeFirst();
+    if (!row || (row.expires_at !== null && row.expires_at <= nowIso())) return undefined;
+    return row;
+  }
+
+  /** States hang off something of this bot: its conversations, users, workflows, or the bot itself. */
+  private async requireOwner(actor: BotActor, key: StateKey): Promise<void> {
+    if (key.type === 'bot') {
+      if (key.id !== actor.botId) throw notFound('Bot', key.id);
+      return;
+    }
+    if (key.type !== 'conversation' && key.type !== 'user' && key.type !== 'workflow') return;
+    const table = OWNER_TABLES[key.type];
+    const row = await this.db
+      .selectFrom(table)
+      .select('id')
+      .where('id', '=', key.id)
+      .where('bot_id', '=', actor.botId)
+      .executeTakeFirst();
+    if (!row) throw notFound(key.type[0]!.toUpperCase() + key.type.slice(1), key.id);
+  }
+}
