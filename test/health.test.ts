@@ -26,7 +26,15 @@ for (const store of await testStores()) {
       };
       assert.match(doc.openapi, /^3\./);
       const ops = Object.values(doc.paths).flatMap((p) => Object.values(p).map((o) => o.operationId));
-      for (const op of ['listBots', 'getBot', 'createBot', 'updateBot', 'deleteBot', 'introspect', 'trackAnalytics']) {
+      for (const op of [
+        'listBots',
+        'getBot',
+        'createBot',
+        'updateBot',
+        'deleteBot',
+        'introspect',
+        'trackAnalytics',
+      ]) {
         assert.ok(ops.includes(op), `${op} is documented`);
       }
       assert.ok(doc.paths['/v1/admin/bots']?.get?.responses, 'listBots has responses');

@@ -12,6 +12,7 @@ import { installErrorHandling } from './errors.ts';
 import { LARGEST_PAYLOAD } from './limits.ts';
 import { opsRoutes } from './ops.ts';
 import { runtimeApi } from './runtime/index.ts';
+import { validatorCompiler } from './validation.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -41,16 +42,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: {
       querystringParser: (query) => qs.parse(query, { allowDots: true, depth: 4, parameterLimit: 1000 }),
     },
-    ajv: {
-      customOptions: {
-        coerceTypes: 'array',
-        // Unknown properties are ignored, except where a schema forbids them: then they are an error.
-        removeAdditional: false,
-        allErrors: false,
-      },
-    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.setValidatorCompiler(validatorCompiler);
   app.decorate('domain', options.domain);
 
   // DELETE requests of the official clients carry `content-type: application/json`; some send no body at all.
