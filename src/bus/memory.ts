@@ -1,23 +1,25 @@
 import { EventEmitter } from 'node:events';
-import type { ConversationSignal, SignalSink } from '../domain/signals.ts';
+import type { LiveBus, RecordedSignal } from '../domain/live.ts';
 
-export type SignalHandler = (signal: ConversationSignal) => void;
-
-/** Live signals within one process: every listener of a conversation gets its signals in publish order. */
-export class MemoryBus implements SignalSink {
+/** Live signals within one process: every subscriber of a conversation gets them in publish order. */
+export class MemoryBus implements LiveBus {
   private readonly emitter = new EventEmitter();
 
   constructor() {
-    // One listener per open stream: thousands per conversation are normal, not a leak.
+    // One subscriber per open stream: thousands per conversation are normal, not a leak.
     this.emitter.setMaxListeners(0);
   }
 
-  publish(signal: ConversationSignal): void {
+  publish(signal: RecordedSignal): void {
     this.emitter.emit(signal.conversationId, signal);
   }
 
-  subscribe(conversationId: string, handler: SignalHandler): () => void {
+  subscribe(conversationId: string, handler: (signal: RecordedSignal) => void): () => void {
     this.emitter.on(conversationId, handler);
     return () => this.emitter.off(conversationId, handler);
+  }
+
+  async close(): Promise<void> {
+    this.emitter.removeAllListeners();
   }
 }

@@ -11,7 +11,7 @@ import { withKeyLock } from './locks.ts';
 import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest, SortDirection } from './pagination.ts';
 import { TagChangeMap, TagMap, Timestamp } from './schemas.ts';
-import type { SignalSink } from './signals.ts';
+import type { ConversationLog, RecordedSignal } from './live.ts';
 import { applyTagChanges, deleteTags, discriminatingTags, findByTags, hasTags, loadTags } from './tags.ts';
 import { nowIso } from './time.ts';
 import type { User, Users } from './users.ts';
@@ -92,7 +92,7 @@ export class Conversations {
   constructor(
     private readonly store: Store,
     private readonly users: Users,
-    private readonly signals: SignalSink,
+    private readonly log: ConversationLog,
   ) {}
 
   private get db() {
@@ -113,6 +113,7 @@ export class Conversations {
       integration: body.integrationName ?? integration ?? DEFAULT_INTEGRATION,
       properties: toJson(body.properties ?? {}),
       message_count: 0,
+      signal_seq: 0,
       current_task_id: null,
       current_workflow_id: null,
       created_at: now,
@@ -243,21 +244,28 @@ export class Conversations {
   // Participants
 
   async addParticipant(actor: BotActor, conversationId: string, userId: string): Promise<User> {
-    await this.requireRow(actor, conversationId, this.db);
-    const user = await this.users.get(actor, userId);
-    const added = await this.ensureParticipant(conversationId, userId, this.db);
-    if (added) this.signals.publish({ type: 'participant_added', conversationId, userId });
+    const { user, signal } = await this.db.transaction().execute(async (trx) => {
+      await this.requireRow(actor, conversationId, trx);
+      const found = await this.users.get(actor, userId, trx);
+      return { user: found, signal: await this.ensureParticipant(conversationId, userId, trx) };
+    });
+    if (signal) this.log.publish([signal]);
     return user;
   }
 
-  /** Adds the user unless already there; true when it was added. */
-  async ensureParticipant(conversationId: string, userId: string, db: Executor): Promise<boolean> {
+  /** Adds the user unless already there; when added, records the `participant_added` signal to publish. */
+  async ensureParticipant(
+    conversationId: string,
+    userId: string,
+    db: Executor,
+  ): Promise<RecordedSignal | undefined> {
     const result = await db
       .insertInto('participants')
       .values({ conversation_id: conversationId, user_id: userId, created_at: nowIso() })
       .onConflict((oc) => oc.columns(['conversation_id', 'user_id']).doNothing())
       .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+    if (Number(result.numInsertedOrUpdatedRows ?? 0) === 0) return undefined;
+    return this.log.record(db, conversationId, { type: 'participant_added', userId });
   }
 
   async getParticipant(actor: BotActor, conversationId: string, userId: string): Promise<User> {
@@ -277,14 +285,17 @@ export class Conversations {
   }
 
   async removeParticipant(actor: BotActor, conversationId: string, userId: string): Promise<void> {
-    await this.requireRow(actor, conversationId, this.db);
-    const result = await this.db
-      .deleteFrom('participants')
-      .where('conversation_id', '=', conversationId)
-      .where('user_id', '=', userId)
-      .executeTakeFirst();
-    if (Number(result.numDeletedRows) === 0) throw notFound('Participant', userId);
-    this.signals.publish({ type: 'participant_removed', conversationId, userId });
+    const signal = await this.db.transaction().execute(async (trx) => {
+      await this.requireRow(actor, conversationId, trx);
+      const result = await trx
+        .deleteFrom('participants')
+        .where('conversation_id', '=', conversationId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      if (Number(result.numDeletedRows) === 0) throw notFound('Participant', userId);
+      return this.log.record(trx, conversationId, { type: 'participant_removed', userId });
+    });
+    this.log.publish([signal]);
   }
 
   async listParticipants(actor: BotActor, conversationId: string, request: PageRequest): Promise<Page<User>> {

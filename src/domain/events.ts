@@ -9,7 +9,7 @@ import { fromJson, toJson } from './json.ts';
 import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest } from './pagination.ts';
 import { JsonObject, Timestamp } from './schemas.ts';
-import type { SignalSink } from './signals.ts';
+import type { ConversationLog, RecordedSignal } from './live.ts';
 import { nowIso } from './time.ts';
 
 export const EVENT_STATUSES = ['pending', 'processed', 'ignored', 'failed', 'scheduled', 'canceled'] as const;
@@ -85,7 +85,7 @@ const keyset = new Keyset('events.created_at', 'desc', 'events.id');
 export class Events {
   constructor(
     private readonly store: Store,
-    private readonly signals: SignalSink,
+    private readonly log: ConversationLog,
   ) {}
 
   private get db() {
@@ -121,8 +121,14 @@ export class Events {
       await this.requireIn('conversations', actor, body.conversationId, 'Conversation');
     if (body.userId !== undefined) await this.requireIn('users', actor, body.userId, 'User');
     if (body.messageId !== undefined) await this.requireIn('messages', actor, body.messageId, 'Message');
-    const event = await this.queue(actor.botId, { ...body, ...(scheduledFor && { scheduledFor }) });
-    if (!scheduledFor) this.publish(event, true);
+    const { event, signal } = await this.db.transaction().execute(async (trx) => {
+      const queued = await this.queue(actor.botId, { ...body, ...(scheduledFor && { scheduledFor }) }, trx);
+      return {
+        event: queued,
+        signal: scheduledFor ? undefined : await this.recordSignal(trx, actor.botId, queued, true),
+      };
+    });
+    if (signal) this.log.publish([signal]);
     return event;
   }
 
@@ -185,32 +191,39 @@ export class Events {
       .execute();
     let fired = 0;
     for (const { id } of due) {
-      const row = await this.db
-        .updateTable('events')
-        .set({ status: 'pending', updated_at: nowIso() })
-        .where('id', '=', id)
-        .where('status', '=', 'scheduled')
-        .returningAll()
-        .executeTakeFirst();
-      if (row) {
+      const result = await this.db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('events')
+          .set({ status: 'pending', updated_at: nowIso() })
+          .where('id', '=', id)
+          .where('status', '=', 'scheduled')
+          .returningAll()
+          .executeTakeFirst();
+        return row && { signal: await this.recordSignal(trx, row.bot_id, toEvent(row), true) };
+      });
+      if (result) {
         fired++;
-        this.publish(toEvent(row), true);
+        if (result.signal) this.log.publish([result.signal]);
       }
     }
     return fired;
   }
 
-  /** Events in a conversation reach its live listeners. */
-  publish(event: Event, isBot: boolean): void {
-    if (!event.conversationId) return;
-    this.signals.publish({
+  /** An event in a conversation reaches its live listeners (from the user, or from the bot: `isBot`). */
+  async recordSignal(
+    db: Executor,
+    botId: string,
+    event: Event,
+    isBot: boolean,
+  ): Promise<RecordedSignal | undefined> {
+    if (!event.conversationId) return undefined;
+    return this.log.record(db, event.conversationId, {
       type: 'event_created',
-      conversationId: event.conversationId,
       event: {
         id: event.id,
         createdAt: event.createdAt,
         payload: event.payload,
-        userId: event.userId ?? null,
+        userId: event.userId ?? botId,
       },
       isBot,
     });

@@ -8,7 +8,9 @@ import { Conversations } from './conversations.ts';
 import { Events } from './events.ts';
 import { Members } from './members.ts';
 import { Messages } from './messages.ts';
-import type { SignalSink } from './signals.ts';
+import { ForeignIds } from './chat-ids.ts';
+import { ConversationLog } from './live.ts';
+import type { LiveBus } from './live.ts';
 import { States } from './states.ts';
 import { Users } from './users.ts';
 import { Workflows } from './workflows.ts';
@@ -30,15 +32,19 @@ export interface Domain {
   events: Events;
   states: States;
   workflows: Workflows;
+  foreignIds: ForeignIds;
+  log: ConversationLog;
 }
 
-export function createDomain(store: Store, signals: SignalSink): Domain {
+export function createDomain(store: Store, bus: LiveBus): Domain {
   const { db } = store;
+  const foreignIds = new ForeignIds();
+  const log = new ConversationLog(store, foreignIds, bus);
   const accounts = new Accounts(db);
   const members = new Members(db, accounts);
   const users = new Users(store);
-  const conversations = new Conversations(store, users, signals);
-  const events = new Events(store, signals);
+  const conversations = new Conversations(store, users, log);
+  const events = new Events(store, log);
   return {
     store,
     accounts,
@@ -50,9 +56,11 @@ export function createDomain(store: Store, signals: SignalSink): Domain {
     analytics: new Analytics(db),
     users,
     conversations,
-    messages: new Messages(store, users, conversations, events, signals),
+    messages: new Messages(store, users, conversations, events, log),
     events,
     states: new States(store, events),
     workflows: new Workflows(store),
+    foreignIds,
+    log,
   };
 }

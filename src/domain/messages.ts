@@ -14,7 +14,7 @@ import { withKeyLock } from './locks.ts';
 import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest } from './pagination.ts';
 import { JsonObject, TagChangeMap, TagMap, Timestamp } from './schemas.ts';
-import type { SignalSink } from './signals.ts';
+import type { ConversationLog, RecordedSignal } from './live.ts';
 import { applyTagChanges, deleteTags, discriminatingTags, findByTags, hasTags, loadTags } from './tags.ts';
 import { nowIso } from './time.ts';
 import type { Users } from './users.ts';
@@ -77,6 +77,8 @@ export interface CreateOptions {
   createdAt?: string;
   /** Imported history is not news: it queues no event for the bot and reaches no listener. */
   silent?: boolean;
+  /** Free data a Chat API client attaches to its message. */
+  metadata?: Record<string, unknown>;
 }
 
 function toMessage(row: MessagesTable, tags: Record<string, string>): Message {
@@ -102,7 +104,7 @@ export class Messages {
     private readonly users: Users,
     private readonly conversations: Conversations,
     private readonly events: Events,
-    private readonly signals: SignalSink,
+    private readonly log: ConversationLog,
   ) {}
 
   private get db() {
@@ -114,8 +116,10 @@ export class Messages {
    * (`incoming`: the user joins the conversation and a `message_created` event is queued for the bot).
    */
   async create(actor: BotActor, body: CreateMessageBody, options: CreateOptions = {}): Promise<Message> {
-    const message = await this.db.transaction().execute((trx) => this.insert(actor, body, options, trx));
-    this.announce(message, options);
+    const { message, signals } = await this.db
+      .transaction()
+      .execute((trx) => this.insert(actor, body, options, trx));
+    this.log.publish(signals);
     return message;
   }
 
@@ -132,12 +136,12 @@ export class Messages {
             sql`messages.conversation_id = ${body.conversationId}`,
           ])
         : undefined;
-      if (existing) return { message: await this.get(actor, existing, trx), created: false };
-      const message = await this.insert(actor, { ...body, payload: body.payload ?? {}, tags }, {}, trx);
-      return { message, created: true };
+      if (existing) return { message: await this.get(actor, existing, trx), created: false, signals: [] };
+      const inserted = await this.insert(actor, { ...body, payload: body.payload ?? {}, tags }, {}, trx);
+      return { ...inserted, created: true };
     });
-    if (result.created) this.announce(result.message, {});
-    return result;
+    if (result.created) this.log.publish(result.signals);
+    return { message: result.message, created: result.created };
   }
 
   async get(actor: BotActor, messageId: string, db: Executor = this.db): Promise<Message> {
@@ -160,7 +164,7 @@ export class Messages {
   }
 
   async delete(actor: BotActor, messageId: string): Promise<void> {
-    const row = await this.db.transaction().execute(async (trx) => {
+    const signal = await this.db.transaction().execute(async (trx) => {
       const found = await this.requireRow(actor, messageId, trx);
       await deleteTags(trx, [messageId]);
       await trx.deleteFrom('messages').where('id', '=', messageId).execute();
@@ -169,14 +173,18 @@ export class Messages {
         .set((eb) => ({ message_count: eb('message_count', '-', 1) }))
         .where('id', '=', found.conversation_id)
         .execute();
-      return found;
+      return this.log.record(trx, found.conversation_id, {
+        type: 'message_deleted',
+        messageId,
+        userId: found.user_id,
+      });
     });
-    this.signals.publish({
-      type: 'message_deleted',
-      conversationId: row.conversation_id,
-      messageId,
-      userId: row.user_id,
-    });
+    this.log.publish([signal]);
+  }
+
+  /** The row of a message of this bot, for callers that check more than the Runtime API does. */
+  async row(actor: BotActor, messageId: string): Promise<MessagesTable> {
+    return this.requireRow(actor, messageId, this.db);
   }
 
   async list(actor: BotActor, query: ListMessagesQuery): Promise<Page<Message>> {
@@ -215,7 +223,7 @@ export class Messages {
     body: CreateMessageBody,
     options: CreateOptions,
     trx: Executor,
-  ): Promise<Message> {
+  ): Promise<{ message: Message; signals: RecordedSignal[] }> {
     await this.conversations.requireRow(actor, body.conversationId, trx);
     const outgoing = body.userId === actor.botId;
     if (!outgoing && !(await this.users.exists(actor, body.userId, trx))) throw notFound('User', body.userId);
@@ -229,6 +237,7 @@ export class Messages {
       payload: toJson(body.payload),
       direction: outgoing ? 'outgoing' : 'incoming',
       origin: body.origin ?? null,
+      metadata: options.metadata ? toJson(options.metadata) : null,
       created_at: options.createdAt ?? now,
       updated_at: now,
     };
@@ -240,8 +249,10 @@ export class Messages {
       .where('id', '=', body.conversationId)
       .execute();
     const message = toMessage(row, body.tags ?? {});
+    const signals: RecordedSignal[] = [];
     if (!outgoing) {
-      await this.conversations.ensureParticipant(body.conversationId, body.userId, trx);
+      const joined = await this.conversations.ensureParticipant(body.conversationId, body.userId, trx);
+      if (joined) signals.push(joined);
       if (!options.silent) {
         await this.events.queue(
           actor.botId,
@@ -256,24 +267,19 @@ export class Messages {
         );
       }
     }
-    return message;
-  }
-
-  /** After the commit: whoever listens to the conversation sees the message. */
-  private announce(message: Message, options: CreateOptions): void {
-    if (options.silent) return;
-    this.signals.publish({
+    if (options.silent) return { message, signals };
+    const signal = await this.log.record(trx, body.conversationId, {
       type: 'message_created',
-      conversationId: message.conversationId,
       message: {
         id: message.id,
         createdAt: message.createdAt,
-        payload: message.payload,
+        payload: { type: message.type, ...message.payload },
         userId: message.userId,
-        type: message.type,
+        ...(options.metadata && { metadata: options.metadata }),
       },
-      isBot: message.direction === 'outgoing',
+      isBot: outgoing,
     });
+    return { message, signals: [...signals, signal] };
   }
 
   private async requireRow(actor: BotActor, messageId: string, db: Executor): Promise<MessagesTable> {

@@ -8,6 +8,7 @@ import type { StoreConfig } from '../config.ts';
 import type { Database } from './schema.ts';
 import * as foundation from './migrations/0001_foundation.ts';
 import * as runtime from './migrations/0002_runtime.ts';
+import * as chat from './migrations/0003_chat.ts';
 
 export type Db = Kysely<Database>;
 /** The database or a transaction on it: what repository functions run against. */
@@ -18,6 +19,7 @@ export type Dialect = StoreConfig['kind'];
 const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_runtime': runtime,
+  '0003_chat': chat,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

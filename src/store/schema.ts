@@ -108,6 +108,8 @@ export interface ConversationsTable {
   /** JSON: string map */
   properties: string;
   message_count: number;
+  /** The number of the conversation's last live signal. */
+  signal_seq: number;
   current_task_id: string | null;
   current_workflow_id: string | null;
   created_at: string;
@@ -130,6 +132,8 @@ export interface MessagesTable {
   payload: string;
   direction: string;
   origin: string | null;
+  /** JSON object given by Chat API clients, or null. */
+  metadata: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -197,6 +201,31 @@ export interface ObservationsTable {
   created_at: string;
 }
 
+export interface ChatChannelsTable {
+  bot_id: string;
+  webhook_id: string;
+  enabled: number;
+  /** Set: personal mode (the bot owner signs user keys with it). Null: shared mode. */
+  encryption_key: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ChatIdsTable {
+  bot_id: string;
+  kind: string;
+  foreign_id: string;
+  internal_id: string;
+}
+
+export interface ConversationSignalsTable {
+  conversation_id: string;
+  seq: number;
+  /** The SSE `data:` of the signal, ready to write. */
+  frame: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   workspaces: WorkspacesTable;
@@ -215,4 +244,7 @@ export interface Database {
   states: StatesTable;
   workflows: WorkflowsTable;
   observations: ObservationsTable;
+  chat_channels: ChatChannelsTable;
+  chat_ids: ChatIdsTable;
+  conversation_signals: ConversationSignalsTable;
 }
