@@ -50,6 +50,24 @@ export const SETTINGS = {
     description:
       'Origin that clients use to reach this server, used in the URLs it hands out (webhook URLs). Defaults to `http://HOST:PORT`.',
   },
+  chatEncryptionKey: {
+    env: 'PARLEY_CHAT_ENCRYPTION_KEY',
+    flag: 'chat-encryption-key',
+    description:
+      'Secret that signs Chat API user keys of channels in shared mode. Unset: one is generated at first start and kept in the store.',
+  },
+  chatPingIntervalMs: {
+    env: 'PARLEY_CHAT_PING_INTERVAL_MS',
+    flag: 'chat-ping-interval-ms',
+    default: '30000',
+    description: 'Interval of the `data: ping` keep-alive frame on Chat API event streams, in milliseconds.',
+  },
+  redisUrl: {
+    env: 'REDIS_URL',
+    flag: 'redis-url',
+    description:
+      'A `redis://` URL: live signals travel through Redis between processes. Unset on Postgres: through LISTEN/NOTIFY.',
+  },
 } as const satisfies Record<string, Setting>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -68,6 +86,9 @@ export interface Config {
   adminToken: string | undefined;
   /** Undefined: the address the server listens on. */
   publicUrl: string | undefined;
+  chatEncryptionKey: string | undefined;
+  chatPingIntervalMs: number;
+  redisUrl: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -128,7 +149,23 @@ export function buildConfig(values: Partial<Record<SettingName, string>>): Confi
     logLevel,
     adminToken,
     publicUrl: values.publicUrl?.replace(/\/+$/, ''),
+    chatEncryptionKey: values.chatEncryptionKey,
+    chatPingIntervalMs: positiveInteger('PARLEY_CHAT_PING_INTERVAL_MS', values.chatPingIntervalMs ?? '30000'),
+    redisUrl: redisFrom(values.redisUrl),
   };
+}
+
+function positiveInteger(name: string, raw: string): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1)
+    throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+function redisFrom(url: string | undefined): string | undefined {
+  if (url !== undefined && !/^rediss?:\/\//.test(url))
+    throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
+  return url;
 }
 
 function storeFrom(databaseUrl: string | undefined, dataDir: string): StoreConfig {

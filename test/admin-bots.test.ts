@@ -60,7 +60,13 @@ for (const store of await testStores()) {
       assert.equal(bot.dev, false);
       assert.equal(bot.status, 'active');
       assert.deepEqual(bot.configuration, { data: { greeting: 'hi' }, schema: { type: 'object' } });
-      assert.deepEqual(bot.integrations, {});
+      // Every bot has the built-in chat channel, reachable at its webhook URL.
+      assert.deepEqual(Object.keys(bot.integrations), ['chat']);
+      const chat = bot.integrations.chat;
+      assert.equal(chat?.name, 'chat');
+      assert.equal(chat?.enabled, true);
+      assert.match(chat?.webhookId ?? '', /^[0-9a-f-]{36}$/);
+      assert.equal(chat?.webhookUrl, `${t.url}/chat/${chat?.webhookId}`);
       assert.deepEqual(bot.secrets, []);
 
       const fetched = (await c.getBot({ id: bot.id })).bot;

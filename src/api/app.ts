@@ -7,6 +7,7 @@ import qs from 'qs';
 import type { LogLevel } from '../config.ts';
 import type { Domain } from '../domain/index.ts';
 import { adminApi } from './admin/index.ts';
+import { chatApi } from './chat/index.ts';
 import { installAuth } from './auth.ts';
 import { installErrorHandling } from './errors.ts';
 import { LARGEST_PAYLOAD } from './limits.ts';
@@ -23,6 +24,7 @@ declare module 'fastify' {
 export interface AppOptions {
   domain: Domain;
   logLevel: LogLevel;
+  chatPingIntervalMs: number;
   version: string;
 }
 
@@ -92,5 +94,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(opsRoutes);
   await app.register(adminApi, { prefix: '/v1/admin' });
   await app.register(runtimeApi, { prefix: '/v1/chat' });
+  await app.register(chatApi, {
+    prefix: '/chat/:webhookId',
+    chat: options.domain.chat,
+    pingIntervalMs: options.chatPingIntervalMs,
+  });
   return app;
 }

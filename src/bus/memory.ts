@@ -19,6 +19,10 @@ export class MemoryBus implements LiveBus {
     return () => this.emitter.off(conversationId, handler);
   }
 
+  hasSubscribers(conversationId: string): boolean {
+    return this.emitter.listenerCount(conversationId) > 0;
+  }
+
   async close(): Promise<void> {
     this.emitter.removeAllListeners();
   }

@@ -11,9 +11,8 @@ export interface WorkspaceActor {
   role: Role;
 }
 
-/** Whoever acts as one bot on the Runtime, Files and Tables APIs. */
+/** Whoever acts as one bot: callers of the Runtime, Files and Tables APIs, the Chat API, bot code. */
 export interface BotActor {
   botId: string;
   workspaceId: string;
-  principal: Principal;
 }

@@ -47,7 +47,7 @@ export class Auth {
     if (!botId) throw unauthorized('The x-bot-id header is required');
     if (principal.kind === 'botKey') {
       if (principal.botId !== botId) throw forbidden(`This API key does not give access to bot "${botId}"`);
-      return { botId, workspaceId: principal.workspaceId, principal };
+      return { botId, workspaceId: principal.workspaceId };
     }
     const bot = await this.db
       .selectFrom('bots')
@@ -57,7 +57,7 @@ export class Auth {
       .where('workspace_members.account_id', '=', principal.accountId)
       .executeTakeFirst();
     if (!bot) throw forbidden(`This token does not give access to bot "${botId}"`);
-    return { botId, workspaceId: bot.workspace_id, principal };
+    return { botId, workspaceId: bot.workspace_id };
   }
 }
 

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import type { Db } from '../store/index.ts';
+import type { Db, Executor } from '../store/index.ts';
 import type { BotsTable } from '../store/schema.ts';
 import type { WorkspaceActor } from './actors.ts';
-import { notFound } from './errors.ts';
+import { ApiError, notFound } from './errors.ts';
+import { CHAT_INTEGRATION } from './chat-channels.ts';
+import type { ChatChannel, ChatChannels } from './chat-channels.ts';
+import type { Links } from './links.ts';
 import { newId } from './ids.ts';
 import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest, SortDirection } from './pagination.ts';
@@ -239,8 +242,38 @@ function emptyDefinition(): Definition {
 
 const SORT_COLUMNS = { createdAt: 'bots.created_at', updatedAt: 'bots.updated_at' } as const;
 
+/** The entry of the built-in chat channel in a bot's `integrations`. */
+function chatIntegration(channel: ChatChannel, links: Links): Static<typeof BotIntegrationSchema> {
+  return {
+    id: CHAT_INTEGRATION,
+    name: CHAT_INTEGRATION,
+    version: '1.0.0',
+    enabled: channel.enabled,
+    webhookId: channel.webhookId,
+    webhookUrl: links.chatUrl(channel.webhookId),
+    configurationType: null,
+    configuration: channel.encryptionKey ? { encryptionKey: channel.encryptionKey } : {},
+    status: 'registered',
+    statusReason: null,
+    disabledChannels: [],
+    createdAt: channel.createdAt,
+    updatedAt: channel.updatedAt,
+    title: 'Chat',
+    description: 'Parley’s built-in Chat API: end users talk to the bot over HTTP and SSE.',
+    iconUrl: '',
+    public: true,
+    visibility: 'public',
+    verificationStatus: 'approved',
+    lifecycleStatus: 'published',
+  };
+}
+
 export class Bots {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly channels: ChatChannels,
+    private readonly links: Links,
+  ) {}
 
   async list(actor: WorkspaceActor, query: ListBotsQuery): Promise<Page<BotSummary>> {
     const pageSize = pageSizeOf(query);
@@ -328,6 +361,7 @@ export class Bots {
     };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('bots').values(row).execute();
+      await this.channels.create(trx, id);
       await applyTagChanges(trx, id, body.tags ?? {});
     });
     return this.toBot(row);
@@ -350,7 +384,7 @@ export class Bots {
       events: mergeMap(def.events, body.events),
       recurringEvents: mergeMap(def.recurringEvents, body.recurringEvents),
       actions: mergeMap(def.actions, body.actions),
-      integrations: mergeMap(def.integrations, body.integrations),
+      integrations: def.integrations,
       plugins: mergeMap(def.plugins, body.plugins),
       subscriptions: body.subscriptions
         ? {
@@ -385,6 +419,7 @@ export class Bots {
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('bots').set(row).where('id', '=', botId).execute();
       await applyTagChanges(trx, botId, body.tags ?? {});
+      await this.updateIntegrations(trx, botId, body.integrations);
     });
     return this.toBot(row);
   }
@@ -396,6 +431,38 @@ export class Bots {
       await deleteTags(trx, [botId]);
       await trx.deleteFrom('bots').where('id', '=', botId).execute();
     });
+  }
+
+  /** Only the built-in chat channel exists: it can be disabled and given an encryption key (personal mode). */
+  private async updateIntegrations(
+    trx: Executor,
+    botId: string,
+    changes: UpdateBotBody['integrations'],
+  ): Promise<void> {
+    for (const [name, change] of Object.entries(changes ?? {})) {
+      if (name !== CHAT_INTEGRATION) {
+        throw new ApiError(
+          'ReferenceNotFound',
+          `No integration "${name}": Parley offers the built-in "chat" channel`,
+        );
+      }
+      if (change === null) {
+        await this.channels.update(trx, botId, { enabled: false });
+        continue;
+      }
+      const configuration = change.configuration as { encryptionKey?: unknown } | undefined;
+      const key = configuration?.encryptionKey;
+      if (key !== undefined && key !== null && typeof key !== 'string') {
+        throw new ApiError(
+          'InvalidPayload',
+          'integrations.chat.configuration.encryptionKey must be a string',
+        );
+      }
+      await this.channels.update(trx, botId, {
+        ...(typeof change.enabled === 'boolean' && { enabled: change.enabled }),
+        ...(configuration !== undefined && { encryptionKey: (key as string | undefined) ?? null }),
+      });
+    }
   }
 
   /** A bot of another workspace does not exist for this actor. */
@@ -413,6 +480,7 @@ export class Bots {
   private async toBot(row: BotsTable): Promise<Bot> {
     const def = JSON.parse(row.definition) as Definition;
     const tags = (await loadTags(this.db, [row.id])).get(row.id) ?? {};
+    const channel = await this.channels.forBot(row.id);
     return {
       id: row.id,
       createdAt: row.created_at,
@@ -425,8 +493,7 @@ export class Bots {
       status: row.status as Bot['status'],
       tags,
       signingSecret: row.signing_secret,
-      // Integrations are filled in by the channels that exist (the chat channel arrives with the Chat API).
-      integrations: {},
+      integrations: channel ? { [CHAT_INTEGRATION]: chatIntegration(channel, this.links) } : {},
       plugins: def.plugins,
       ...(def.maxExecutionTime !== undefined && { maxExecutionTime: def.maxExecutionTime }),
       user: def.user,

@@ -121,15 +121,24 @@ export class Events {
       await this.requireIn('conversations', actor, body.conversationId, 'Conversation');
     if (body.userId !== undefined) await this.requireIn('users', actor, body.userId, 'User');
     if (body.messageId !== undefined) await this.requireIn('messages', actor, body.messageId, 'Message');
-    const { event, signal } = await this.db.transaction().execute(async (trx) => {
-      const queued = await this.queue(actor.botId, { ...body, ...(scheduledFor && { scheduledFor }) }, trx);
-      return {
-        event: queued,
-        signal: scheduledFor ? undefined : await this.recordSignal(trx, actor.botId, queued, true),
-      };
+    return this.createFrom(actor, { ...body, ...(scheduledFor && { scheduledFor }), isBot: true });
+  }
+
+  /**
+   * Queues an event for the bot and, unless it waits for its schedule, shows it to the listeners of
+   * its conversation as coming from the bot (`isBot`) or from the user.
+   */
+  async createFrom(actor: BotActor, event: QueuedEvent & { isBot: boolean }): Promise<Event> {
+    const { isBot, ...queued } = event;
+    const { created, signal } = await this.db.transaction().execute(async (trx) => {
+      const stored = await this.queue(actor.botId, queued, trx);
+      const recorded = queued.scheduledFor
+        ? undefined
+        : await this.recordSignal(trx, actor.botId, stored, isBot);
+      return { created: stored, signal: recorded };
     });
     if (signal) this.log.publish([signal]);
-    return event;
+    return created;
   }
 
   async get(actor: BotActor, eventId: string): Promise<Event> {

@@ -8,7 +8,10 @@ import { Conversations } from './conversations.ts';
 import { Events } from './events.ts';
 import { Members } from './members.ts';
 import { Messages } from './messages.ts';
+import { Chat } from './chat.ts';
+import { ChatChannels } from './chat-channels.ts';
 import { ForeignIds } from './chat-ids.ts';
+import { Links } from './links.ts';
 import { ConversationLog } from './live.ts';
 import type { LiveBus } from './live.ts';
 import { States } from './states.ts';
@@ -34,33 +37,51 @@ export interface Domain {
   workflows: Workflows;
   foreignIds: ForeignIds;
   log: ConversationLog;
+  channels: ChatChannels;
+  links: Links;
+  chat: Chat;
 }
 
-export function createDomain(store: Store, bus: LiveBus): Domain {
+export interface DomainOptions {
+  /** The secret of shared-mode chat keys; undefined: generated once and kept in the store. */
+  chatSecret?: string;
+}
+
+export function createDomain(store: Store, bus: LiveBus, options: DomainOptions = {}): Domain {
   const { db } = store;
   const foreignIds = new ForeignIds();
   const log = new ConversationLog(store, foreignIds, bus);
+  const channels = new ChatChannels(db);
+  const links = new Links();
   const accounts = new Accounts(db);
   const members = new Members(db, accounts);
   const users = new Users(store);
   const conversations = new Conversations(store, users, log);
   const events = new Events(store, log);
+  const messages = new Messages(store, users, conversations, events, log);
+  const chat = new Chat(
+    { store, channels, ids: foreignIds, users, conversations, messages, events, log },
+    options.chatSecret,
+  );
   return {
     store,
     accounts,
     workspaces: new Workspaces(db),
     members,
-    bots: new Bots(db),
+    bots: new Bots(db, channels, links),
     botKeys: new BotKeys(db),
     auth: new Auth(db, members),
     analytics: new Analytics(db),
     users,
     conversations,
-    messages: new Messages(store, users, conversations, events, log),
+    messages,
     events,
     states: new States(store, events),
     workflows: new Workflows(store),
     foreignIds,
     log,
+    channels,
+    links,
+    chat,
   };
 }

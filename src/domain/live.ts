@@ -31,6 +31,8 @@ export interface RecordedSignal {
   conversationId: string;
   seq: number;
   frame: string;
+  /** For `participant_removed`: the user (Parley's id) whose streams of the conversation end with it. */
+  removedUserId?: string;
 }
 
 /** Carries recorded signals to every process's listeners, in order per conversation. */
@@ -71,7 +73,12 @@ export class ConversationLog {
       .insertInto('conversation_signals')
       .values({ conversation_id: conversationId, seq, frame, created_at: nowIso() })
       .execute();
-    return { conversationId, seq, frame };
+    return {
+      conversationId,
+      seq,
+      frame,
+      ...(signal.type === 'participant_removed' && { removedUserId: signal.userId }),
+    };
   }
 
   /** After the commit of the change the signals report. */
@@ -154,4 +161,32 @@ function userIdsOf(signal: LiveSignal): string[] {
     default:
       return [signal.userId];
   }
+}
+
+/** One recorded signal, read back from the store (for buses that carry references to large frames). */
+export async function loadSignal(
+  store: Store,
+  conversationId: string,
+  seq: number,
+): Promise<RecordedSignal | undefined> {
+  const row = await store.db
+    .selectFrom('conversation_signals')
+    .select('frame')
+    .where('conversation_id', '=', conversationId)
+    .where('seq', '=', seq)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const parsed = JSON.parse(row.frame) as { type: string; data: { participantId?: string } };
+  const signal: RecordedSignal = { conversationId, seq, frame: row.frame };
+  if (parsed.type === 'participant_removed' && parsed.data.participantId) {
+    // The frame carries the chat's id of the user; streams compare Parley's.
+    const mapped = await store.db
+      .selectFrom('chat_ids')
+      .select('internal_id')
+      .where('foreign_id', '=', parsed.data.participantId)
+      .where('kind', '=', 'user')
+      .executeTakeFirst();
+    signal.removedUserId = mapped?.internal_id ?? parsed.data.participantId;
+  }
+  return signal;
 }

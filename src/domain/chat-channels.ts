@@ -1,0 +1,120 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Db, Executor } from '../store/index.ts';
+import type { ChatChannelsTable } from '../store/schema.ts';
+import { invalidPayload } from './errors.ts';
+import { nowIso } from './time.ts';
+
+/** The built-in chat integration: its name is also its id and its alias on every bot. */
+export const CHAT_INTEGRATION = 'chat';
+
+/** The shared-mode signing secret, kept in the store when the operator gives none. */
+const SHARED_SECRET_SETTING = 'chat.sharedSecret';
+
+export interface ChatChannel {
+  botId: string;
+  webhookId: string;
+  enabled: boolean;
+  /** Set: personal mode, the bot owner signs user keys with it. Undefined: shared mode. */
+  encryptionKey?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ChatChannelChanges {
+  enabled?: boolean;
+  /** `null` returns the channel to shared mode. */
+  encryptionKey?: string | null;
+}
+
+function toChannel(row: ChatChannelsTable): ChatChannel {
+  return {
+    botId: row.bot_id,
+    webhookId: row.webhook_id,
+    enabled: row.enabled === 1,
+    ...(row.encryption_key !== null && { encryptionKey: row.encryption_key }),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** Every bot's chat channel: the webhook id in its Chat API URL, and how its user keys are signed. */
+export class ChatChannels {
+  constructor(private readonly db: Db) {}
+
+  async create(db: Executor, botId: string): Promise<ChatChannel> {
+    const now = nowIso();
+    const row: ChatChannelsTable = {
+      bot_id: botId,
+      webhook_id: randomUUID(),
+      enabled: 1,
+      encryption_key: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await db.insertInto('chat_channels').values(row).execute();
+    return toChannel(row);
+  }
+
+  async forBot(botId: string, db: Executor = this.db): Promise<ChatChannel | undefined> {
+    const row = await db
+      .selectFrom('chat_channels')
+      .selectAll()
+      .where('bot_id', '=', botId)
+      .executeTakeFirst();
+    return row && toChannel(row);
+  }
+
+  /** The channel of a webhook id, with the workspace of its bot. */
+  async byWebhook(webhookId: string): Promise<(ChatChannel & { workspaceId: string }) | undefined> {
+    const row = await this.db
+      .selectFrom('chat_channels')
+      .innerJoin('bots', 'bots.id', 'chat_channels.bot_id')
+      .selectAll('chat_channels')
+      .select('bots.workspace_id')
+      .where('webhook_id', '=', webhookId)
+      .executeTakeFirst();
+    return row && { ...toChannel(row), workspaceId: row.workspace_id };
+  }
+
+  async update(db: Executor, botId: string, changes: ChatChannelChanges): Promise<void> {
+    if (typeof changes.encryptionKey === 'string' && changes.encryptionKey.length < 16) {
+      throw invalidPayload('integrations.chat.configuration.encryptionKey must be at least 16 characters');
+    }
+    await db
+      .updateTable('chat_channels')
+      .set({
+        ...(changes.enabled !== undefined && { enabled: changes.enabled ? 1 : 0 }),
+        ...(changes.encryptionKey !== undefined && { encryption_key: changes.encryptionKey }),
+        updated_at: nowIso(),
+      })
+      .where('bot_id', '=', botId)
+      .execute();
+  }
+
+  /**
+   * The secret that signs user keys of channels in shared mode: the configured one, else one
+   * generated at first use and kept in the store, so every process and restart agrees on it.
+   */
+  async sharedSecret(configured: string | undefined): Promise<string> {
+    if (configured) return configured;
+    const existing = await this.readSetting();
+    if (existing) return existing;
+    await this.db
+      .insertInto('settings')
+      .values({ key: SHARED_SECRET_SETTING, value: randomBytes(32).toString('base64url') })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    const stored = await this.readSetting();
+    if (!stored) throw new Error('the chat secret could not be stored');
+    return stored;
+  }
+
+  private async readSetting(): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('settings')
+      .select('value')
+      .where('key', '=', SHARED_SECRET_SETTING)
+      .executeTakeFirst();
+    return row?.value;
+  }
+}
