@@ -13,7 +13,7 @@ import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest, SortDirection } from './pagination.ts';
 import { requireRole } from './roles.ts';
 import { JsonObject, TagChangeMap, TagDefinitions, TagMap, Timestamp } from './schemas.ts';
-import { applyTagChanges, deleteTags, hasTags, loadTags } from './tags.ts';
+import { applyTagChanges, deleteTags, hasTags, loadTags, withTags } from './tags.ts';
 import { nowIso } from './time.ts';
 import { mergeMap } from './json.ts';
 
@@ -288,35 +288,23 @@ export class Bots {
     for (const condition of hasTags('bots.id', query.tags ?? {})) select = select.where(condition);
     if (cursor) select = select.where(keyset.after(cursor));
     const rows = await select
-      .orderBy(
-        keyset.column === SORT_COLUMNS.createdAt ? 'bots.created_at' : 'bots.updated_at',
-        keyset.direction,
-      )
+      .orderBy(SORT_COLUMNS[sortField], keyset.direction)
       .orderBy('bots.id', keyset.direction)
       .limit(pageSize + 1)
       .execute();
-    const page = keyset.page(
-      rows,
-      pageSize,
-      (r) => [sortField === 'createdAt' ? r.created_at : r.updated_at, r.id],
-      (r) => r,
-    );
-    const tags = await loadTags(
-      this.db,
-      page.items.map((r) => r.id),
-    );
-    return {
-      ...page,
-      items: page.items.map((r) => ({
-        id: r.id,
-        createdAt: r.created_at,
-        updatedAt: r.updated_at,
-        name: r.name,
-        ...(r.deployed_at !== null && { deployedAt: r.deployed_at }),
-        tags: tags.get(r.id) ?? {},
-        type: r.type as BotSummary['type'],
-      })),
-    };
+    const page = keyset.page(rows, pageSize, (r) => [
+      sortField === 'createdAt' ? r.created_at : r.updated_at,
+      r.id,
+    ]);
+    return withTags(this.db, page, (r, tags) => ({
+      id: r.id,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      name: r.name,
+      ...(r.deployed_at !== null && { deployedAt: r.deployed_at }),
+      tags,
+      type: r.type as BotSummary['type'],
+    }));
   }
 
   async get(actor: WorkspaceActor, botId: string): Promise<Bot> {

@@ -12,7 +12,15 @@ import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest, SortDirection } from './pagination.ts';
 import { TagChangeMap, TagMap, Timestamp } from './schemas.ts';
 import type { ConversationLog, RecordedSignal } from './live.ts';
-import { applyTagChanges, deleteTags, discriminatingTags, findByTags, hasTags, loadTags } from './tags.ts';
+import {
+  applyTagChanges,
+  deleteTags,
+  discriminatingTags,
+  findByTags,
+  hasTags,
+  loadTags,
+  withTags,
+} from './tags.ts';
 import { nowIso } from './time.ts';
 import type { User, Users } from './users.ts';
 
@@ -228,17 +236,11 @@ export class Conversations {
       .orderBy('conversations.id', keyset.direction)
       .limit(pageSize + 1)
       .execute();
-    const page = keyset.page(
-      rows,
-      pageSize,
-      (r) => [sortField === 'createdAt' ? r.created_at : r.updated_at, r.id],
-      (r) => r,
-    );
-    const tags = await loadTags(
+    return withTags(
       this.db,
-      page.items.map((r) => r.id),
+      keyset.page(rows, pageSize, (r) => [sortField === 'createdAt' ? r.created_at : r.updated_at, r.id]),
+      toConversation,
     );
-    return { ...page, items: page.items.map((r) => toConversation(r, tags.get(r.id) ?? {})) };
   }
 
   // Participants

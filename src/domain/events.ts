@@ -5,6 +5,7 @@ import type { EventsTable } from '../store/schema.ts';
 import type { BotActor } from './actors.ts';
 import { invalidPayload, notFound } from './errors.ts';
 import { newId } from './ids.ts';
+import { requireOfBot } from './ownership.ts';
 import { fromJson, toJson } from './json.ts';
 import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest } from './pagination.ts';
@@ -118,9 +119,9 @@ export class Events {
   async create(actor: BotActor, body: CreateEventBody): Promise<Event> {
     const scheduledFor = scheduleTime(body.schedule);
     if (body.conversationId !== undefined)
-      await this.requireIn('conversations', actor, body.conversationId, 'Conversation');
-    if (body.userId !== undefined) await this.requireIn('users', actor, body.userId, 'User');
-    if (body.messageId !== undefined) await this.requireIn('messages', actor, body.messageId, 'Message');
+      await requireOfBot(this.db, 'conversations', actor, body.conversationId);
+    if (body.userId !== undefined) await requireOfBot(this.db, 'users', actor, body.userId);
+    if (body.messageId !== undefined) await requireOfBot(this.db, 'messages', actor, body.messageId);
     return this.createFrom(actor, { ...body, ...(scheduledFor && { scheduledFor }), isBot: true });
   }
 
@@ -169,7 +170,8 @@ export class Events {
       .orderBy('id', 'desc')
       .limit(pageSize + 1)
       .execute();
-    return keyset.page(rows, pageSize, (r) => [r.created_at, r.id], toEvent);
+    const page = keyset.page(rows, pageSize, (r) => [r.created_at, r.id]);
+    return { ...page, items: page.items.map(toEvent) };
   }
 
   async cancelScheduled(actor: BotActor, eventId: string): Promise<void> {
@@ -236,21 +238,6 @@ export class Events {
       },
       isBot,
     });
-  }
-
-  private async requireIn(
-    table: 'conversations' | 'users' | 'messages',
-    actor: BotActor,
-    id: string,
-    what: string,
-  ): Promise<void> {
-    const row = await this.db
-      .selectFrom(table)
-      .select('id')
-      .where('id', '=', id)
-      .where('bot_id', '=', actor.botId)
-      .executeTakeFirst();
-    if (!row) throw notFound(what, id);
   }
 }
 

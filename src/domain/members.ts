@@ -76,7 +76,8 @@ export class Members {
       .orderBy('workspace_members.id', 'asc')
       .limit(pageSize + 1)
       .execute();
-    return keyset.page(rows, pageSize, (r) => [r.created_at, r.id], toMember);
+    const page = keyset.page(rows, pageSize, (r) => [r.created_at, r.id]);
+    return { ...page, items: page.items.map(toMember) };
   }
 
   async me(actor: WorkspaceActor): Promise<Member> {

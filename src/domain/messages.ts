@@ -15,7 +15,15 @@ import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest } from './pagination.ts';
 import { JsonObject, TagChangeMap, TagMap, Timestamp } from './schemas.ts';
 import type { ConversationLog, RecordedSignal } from './live.ts';
-import { applyTagChanges, deleteTags, discriminatingTags, findByTags, hasTags, loadTags } from './tags.ts';
+import {
+  applyTagChanges,
+  deleteTags,
+  discriminatingTags,
+  findByTags,
+  hasTags,
+  loadTags,
+  withTags,
+} from './tags.ts';
 import { nowIso } from './time.ts';
 import type { Users } from './users.ts';
 
@@ -205,17 +213,11 @@ export class Messages {
       .orderBy('messages.id', 'desc')
       .limit(pageSize + 1)
       .execute();
-    const page = keyset.page(
-      rows,
-      pageSize,
-      (r) => [r.created_at, r.id],
-      (r) => r,
-    );
-    const tags = await loadTags(
+    return withTags(
       this.db,
-      page.items.map((r) => r.id),
+      keyset.page(rows, pageSize, (r) => [r.created_at, r.id]),
+      toMessage,
     );
-    return { ...page, items: page.items.map((r) => toMessage(r, tags.get(r.id) ?? {})) };
   }
 
   private async insert(

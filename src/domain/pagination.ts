@@ -62,17 +62,12 @@ export class Keyset {
     return sql<SqlBool>`(${col} ${op} ${cursor.value} or (${col} = ${cursor.value} and ${id} ${op} ${cursor.id}))`;
   }
 
-  /** Rows must have been fetched with `limit(pageSize + 1)` in this ordering. */
-  page<Row, Item>(
-    rows: Row[],
-    pageSize: number,
-    key: (row: Row) => [string, string],
-    toItem: (row: Row) => Item,
-  ): Page<Item> {
+  /** Rows must have been fetched with `limit(pageSize + 1)` in this ordering; `key` gives a row's sort value and id. */
+  page<Row>(rows: Row[], pageSize: number, key: (row: Row) => [string, string]): Page<Row> {
     const more = rows.length > pageSize;
     const served = more ? rows.slice(0, pageSize) : rows;
     const last = served[served.length - 1];
-    const page: Page<Item> = { items: served.map(toItem) };
+    const page: Page<Row> = { items: served };
     if (more && last !== undefined) {
       const [value, id] = key(last);
       page.nextToken = Buffer.from(JSON.stringify([this.sortName, value, id])).toString('base64url');

@@ -7,6 +7,7 @@ import type { BotActor } from './actors.ts';
 import { notFound, payloadTooLarge } from './errors.ts';
 import type { Events } from './events.ts';
 import { newId } from './ids.ts';
+import { requireOfBot } from './ownership.ts';
 import { fromJson, toJson } from './json.ts';
 import { JsonObject, Timestamp } from './schemas.ts';
 import { nowIso } from './time.ts';
@@ -279,13 +280,6 @@ export class States {
       return;
     }
     if (key.type !== 'conversation' && key.type !== 'user' && key.type !== 'workflow') return;
-    const table = OWNER_TABLES[key.type];
-    const row = await this.db
-      .selectFrom(table)
-      .select('id')
-      .where('id', '=', key.id)
-      .where('bot_id', '=', actor.botId)
-      .executeTakeFirst();
-    if (!row) throw notFound(key.type[0]!.toUpperCase() + key.type.slice(1), key.id);
+    await requireOfBot(this.db, OWNER_TABLES[key.type], actor, key.id);
   }
 }

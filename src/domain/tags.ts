@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
 import type { Executor } from '../store/index.ts';
+import type { Page } from './pagination.ts';
 
 export type Tags = Record<string, string>;
 /** A tag update: a string sets the key, `null` deletes it. */
@@ -88,4 +89,17 @@ export async function listTagValues(
     ${after === undefined ? sql`` : sql`and tags.value > ${after}`}
     order by tags.value limit ${limit}`.execute(db);
   return rows.rows.map((r) => r.value);
+}
+
+/** A page of rows as resources: each row with its tags, loaded in one query. */
+export async function withTags<Row extends { id: string }, Item>(
+  db: Executor,
+  page: Page<Row>,
+  toItem: (row: Row, tags: Tags) => Item,
+): Promise<Page<Item>> {
+  const tags = await loadTags(
+    db,
+    page.items.map((r) => r.id),
+  );
+  return { ...page, items: page.items.map((r) => toItem(r, tags.get(r.id) ?? {})) };
 }

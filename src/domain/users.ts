@@ -10,7 +10,15 @@ import { withKeyLock } from './locks.ts';
 import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest, SortDirection } from './pagination.ts';
 import { TagChangeMap, TagMap, Timestamp } from './schemas.ts';
-import { applyTagChanges, deleteTags, discriminatingTags, findByTags, hasTags, loadTags } from './tags.ts';
+import {
+  applyTagChanges,
+  deleteTags,
+  discriminatingTags,
+  findByTags,
+  hasTags,
+  loadTags,
+  withTags,
+} from './tags.ts';
 import { nowIso } from './time.ts';
 
 export const UserSchema = Type.Object({
@@ -206,17 +214,11 @@ export class Users {
       .orderBy('users.id', keyset.direction)
       .limit(pageSize + 1)
       .execute();
-    const page = keyset.page(
-      rows,
-      pageSize,
-      (r) => [sortField === 'createdAt' ? r.created_at : r.updated_at, r.id],
-      (r) => r,
-    );
-    const tags = await loadTags(
+    return withTags(
       this.db,
-      page.items.map((r) => r.id),
+      keyset.page(rows, pageSize, (r) => [sortField === 'createdAt' ? r.created_at : r.updated_at, r.id]),
+      toUser,
     );
-    return { ...page, items: page.items.map((r) => toUser(r, tags.get(r.id) ?? {})) };
   }
 
   private async requireRow(actor: BotActor, userId: string, db: Executor): Promise<UsersTable> {

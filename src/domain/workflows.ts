@@ -6,12 +6,21 @@ import type { WorkflowsTable } from '../store/schema.ts';
 import type { BotActor } from './actors.ts';
 import { invalidPayload, notFound } from './errors.ts';
 import { newId } from './ids.ts';
+import { requireOfBot } from './ownership.ts';
 import { fromJson, toJson, withoutNulls } from './json.ts';
 import { withKeyLock } from './locks.ts';
 import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest } from './pagination.ts';
 import { JsonObject, TagChangeMap, TagMap, Timestamp } from './schemas.ts';
-import { applyTagChanges, deleteTags, discriminatingTags, findByTags, hasTags, loadTags } from './tags.ts';
+import {
+  applyTagChanges,
+  deleteTags,
+  discriminatingTags,
+  findByTags,
+  hasTags,
+  loadTags,
+  withTags,
+} from './tags.ts';
 import { nowIso } from './time.ts';
 
 export const WORKFLOW_STATUSES = [
@@ -248,35 +257,19 @@ export class Workflows {
       .orderBy('workflows.id', 'desc')
       .limit(pageSize + 1)
       .execute();
-    const page = keyset.page(
-      rows,
-      pageSize,
-      (r) => [r.created_at, r.id],
-      (r) => r,
-    );
-    const tags = await loadTags(
+    return withTags(
       this.db,
-      page.items.map((r) => r.id),
+      keyset.page(rows, pageSize, (r) => [r.created_at, r.id]),
+      toWorkflow,
     );
-    return { ...page, items: page.items.map((r) => toWorkflow(r, tags.get(r.id) ?? {})) };
   }
 
   private async requireRefs(actor: BotActor, body: CreateWorkflowBody, db: Executor): Promise<void> {
-    const refs = [
-      ['conversations', body.conversationId, 'Conversation'],
-      ['users', body.userId, 'User'],
-      ['workflows', body.parentWorkflowId, 'Workflow'],
-    ] as const;
-    for (const [table, id, what] of refs) {
-      if (id === undefined) continue;
-      const row = await db
-        .selectFrom(table)
-        .select('id')
-        .where('id', '=', id)
-        .where('bot_id', '=', actor.botId)
-        .executeTakeFirst();
-      if (!row) throw notFound(what, id);
-    }
+    if (body.conversationId !== undefined)
+      await requireOfBot(db, 'conversations', actor, body.conversationId);
+    if (body.userId !== undefined) await requireOfBot(db, 'users', actor, body.userId);
+    if (body.parentWorkflowId !== undefined)
+      await requireOfBot(db, 'workflows', actor, body.parentWorkflowId);
   }
 
   private async requireRow(actor: BotActor, workflowId: string, db: Executor): Promise<WorkflowsTable> {

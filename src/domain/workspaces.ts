@@ -129,12 +129,7 @@ export class Workspaces {
       .orderBy('workspaces.id', keyset.direction)
       .limit(pageSize + 1)
       .execute();
-    const page = keyset.page(
-      rows,
-      pageSize,
-      (r) => [r.created_at, r.id],
-      (r) => r,
-    );
+    const page = keyset.page(rows, pageSize, (r) => [r.created_at, r.id]);
     const counts = await this.botCounts(page.items.map((r) => r.id));
     return { ...page, items: page.items.map((r) => this.shape(r, counts.get(r.id) ?? 0)) };
   }
