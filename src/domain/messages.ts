@@ -134,6 +134,7 @@ export class Messages {
   async getOrCreate(
     actor: BotActor,
     body: GetOrCreateMessageBody,
+    options: CreateOptions = {},
   ): Promise<{ message: Message; created: boolean }> {
     const tags = withoutNulls(body.tags);
     const discriminating = discriminatingTags(tags, body.discriminateByTags);
@@ -145,7 +146,7 @@ export class Messages {
           ])
         : undefined;
       if (existing) return { message: await this.get(actor, existing, trx), created: false, signals: [] };
-      const inserted = await this.insert(actor, { ...body, payload: body.payload ?? {}, tags }, {}, trx);
+      const inserted = await this.insert(actor, { ...body, payload: body.payload ?? {}, tags }, options, trx);
       return { ...inserted, created: true };
     });
     if (result.created) this.log.publish(result.signals);

@@ -4,13 +4,13 @@ import type { Executor } from '../store/index.ts';
 import type { Page } from './pagination.ts';
 
 export type Tags = Record<string, string>;
-/** A tag update: a string sets the key, `null` deletes it. */
+/** A tag update: a string sets the key; `null` or an empty string deletes it (as the hosted API documents). */
 export type TagChanges = Record<string, string | null>;
 
 export async function applyTagChanges(db: Executor, resourceId: string, changes: TagChanges): Promise<void> {
   for (const [key, value] of Object.entries(changes)) {
     await db.deleteFrom('tags').where('resource_id', '=', resourceId).where('key', '=', key).execute();
-    if (value !== null) {
+    if (value !== null && value !== '') {
       await db.insertInto('tags').values({ resource_id: resourceId, key, value }).execute();
     }
   }

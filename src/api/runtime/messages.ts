@@ -220,9 +220,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const actor = botActorOf(request);
       const imported = [];
       for (const m of request.body.messages) {
-        imported.push(
-          await messages.create(actor, m, { createdAt: new Date(m.createdAt).toISOString(), silent: true }),
-        );
+        // Imported history keeps its dates, queues nothing and reaches no listener; importing it again
+        // with discriminating tags finds the messages already there.
+        const options = { createdAt: new Date(m.createdAt).toISOString(), silent: true };
+        imported.push((await messages.getOrCreate(actor, m, options)).message);
       }
       return { messages: imported };
     },
