@@ -16,6 +16,7 @@ import { JsonObject, TagChangeMap, TagDefinitions, TagMap, Timestamp } from './s
 import { applyTagChanges, deleteTags, hasTags, loadTags, withTags } from './tags.ts';
 import { nowIso } from './time.ts';
 import { mergeMap } from './json.ts';
+import { runtimeOf } from './bot-code.ts';
 
 const BotType = Type.Union([Type.Literal('studio'), Type.Literal('adk'), Type.Literal('desk')]);
 const Media = Type.Object({ url: Type.String(), name: Type.String() });
@@ -200,6 +201,18 @@ export interface ListBotsQuery extends PageRequest {
 
 type MapOf<T> = Record<string, T>;
 
+export interface RuntimeBot {
+  botId: string;
+  workspaceId: string;
+  updatedAt: string;
+  code: string | null;
+  runtime: string | null;
+  deployedAt: string | null;
+  configuration: MapOf<unknown>;
+  secrets: MapOf<string>;
+  maxExecutionTime: number | undefined;
+}
+
 /** Everything of a bot that is kept as one JSON document. */
 interface Definition {
   configuration: { data: MapOf<unknown>; schema: MapOf<unknown> };
@@ -344,6 +357,7 @@ export class Bots {
       definition: JSON.stringify(definition),
       secrets: JSON.stringify(body.secrets ?? {}),
       code: body.code ?? null,
+      runtime: runtimeOf(body.code ?? null),
       created_at: now,
       updated_at: now,
     };
@@ -399,6 +413,7 @@ export class Bots {
       description: body.description ?? current.description,
       type: body.type ?? current.type,
       code: body.code ?? current.code,
+      runtime: body.code === undefined ? current.runtime : runtimeOf(body.code),
       deployed_at: deploys ? now : current.deployed_at,
       definition: JSON.stringify(next),
       secrets: JSON.stringify(mergeMap(JSON.parse(current.secrets) as MapOf<string>, body.secrets)),
@@ -451,6 +466,34 @@ export class Bots {
         ...(configuration !== undefined && { encryptionKey: (key as string | undefined) ?? null }),
       });
     }
+  }
+
+  /** When the bot last changed, and whether a runtime here runs its code: cheap, for caches. */
+  async runtimeStamp(botId: string): Promise<{ runtime: string | null; updatedAt: string } | undefined> {
+    const row = await this.db
+      .selectFrom('bots')
+      .select(['runtime', 'updated_at'])
+      .where('id', '=', botId)
+      .executeTakeFirst();
+    return row && { runtime: row.runtime, updatedAt: row.updated_at };
+  }
+
+  /** What a runtime needs of a bot to run it: its code, configuration and secrets (values included). */
+  async forRuntime(botId: string): Promise<RuntimeBot | undefined> {
+    const row = await this.db.selectFrom('bots').selectAll().where('id', '=', botId).executeTakeFirst();
+    if (!row) return undefined;
+    const def = JSON.parse(row.definition) as Definition;
+    return {
+      botId: row.id,
+      workspaceId: row.workspace_id,
+      updatedAt: row.updated_at,
+      code: row.code,
+      runtime: row.runtime,
+      deployedAt: row.deployed_at,
+      configuration: def.configuration.data,
+      secrets: JSON.parse(row.secrets) as MapOf<string>,
+      maxExecutionTime: def.maxExecutionTime,
+    };
   }
 
   /** A bot of another workspace does not exist for this actor. */

@@ -87,6 +87,7 @@ export class Events {
   constructor(
     private readonly store: Store,
     private readonly log: ConversationLog,
+    private readonly queueWatch: { notify(): void },
   ) {}
 
   private get db() {
@@ -108,10 +109,14 @@ export class Events {
       status: event.scheduledFor ? 'scheduled' : 'pending',
       failure_reason: null,
       scheduled_for: event.scheduledFor ?? null,
+      lease_owner: null,
+      lease_until: null,
       created_at: now,
       updated_at: now,
     };
     await db.insertInto('events').values(row).execute();
+    // The engine looks for work at once (a transaction still open is seen at its next look).
+    if (!event.scheduledFor) queueMicrotask(() => this.queueWatch.notify());
     return toEvent(row);
   }
 
@@ -217,6 +222,7 @@ export class Events {
         if (result.signal) this.log.publish([result.signal]);
       }
     }
+    if (fired > 0) this.queueWatch.notify();
     return fired;
   }
 

@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   state: 'state',
   workflow: 'wfl',
   observation: 'obs',
+  botLog: 'log',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

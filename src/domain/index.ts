@@ -1,11 +1,14 @@
 import type { Store } from '../store/index.ts';
 import { Accounts } from './accounts.ts';
+import { Actions } from './actions.ts';
 import { Analytics } from './analytics.ts';
 import { Auth } from './auth.ts';
 import { BotKeys } from './bot-keys.ts';
+import { BotLogs } from './bot-logs.ts';
 import { Bots } from './bots.ts';
 import { Conversations } from './conversations.ts';
 import { Events } from './events.ts';
+import { EventQueue } from './event-queue.ts';
 import { Members } from './members.ts';
 import { Messages } from './messages.ts';
 import { Chat } from './chat.ts';
@@ -27,6 +30,7 @@ export interface Domain {
   members: Members;
   bots: Bots;
   botKeys: BotKeys;
+  botLogs: BotLogs;
   auth: Auth;
   analytics: Analytics;
   users: Users;
@@ -40,6 +44,8 @@ export interface Domain {
   channels: ChatChannels;
   links: Links;
   chat: Chat;
+  queue: EventQueue;
+  actions: Actions;
 }
 
 export interface DomainOptions {
@@ -57,7 +63,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const members = new Members(db, accounts);
   const users = new Users(store);
   const conversations = new Conversations(store, users, log);
-  const events = new Events(store, log);
+  const queue = new EventQueue(store);
+  const events = new Events(store, log, queue);
   const messages = new Messages(store, users, conversations, events, log);
   const chat = new Chat(
     { store, channels, ids: foreignIds, users, conversations, messages, events, log },
@@ -70,6 +77,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     members,
     bots: new Bots(db, channels, links),
     botKeys: new BotKeys(db),
+    botLogs: new BotLogs(store),
     auth: new Auth(db, members),
     analytics: new Analytics(db),
     users,
@@ -83,5 +91,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     channels,
     links,
     chat,
+    queue,
+    actions: new Actions(store, log),
   };
 }

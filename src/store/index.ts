@@ -9,6 +9,8 @@ import type { Database } from './schema.ts';
 import * as foundation from './migrations/0001_foundation.ts';
 import * as runtime from './migrations/0002_runtime.ts';
 import * as chat from './migrations/0003_chat.ts';
+import * as botLogs from './migrations/0004_bot_logs.ts';
+import * as engine from './migrations/0005_engine.ts';
 
 export type Db = Kysely<Database>;
 /** The database or a transaction on it: what repository functions run against. */
@@ -20,6 +22,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_runtime': runtime,
   '0003_chat': chat,
+  '0004_bot_logs': botLogs,
+  '0005_engine': engine,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

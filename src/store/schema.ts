@@ -55,6 +55,8 @@ export interface BotsTable {
   /** JSON: secret name -> value. Only the names ever leave the store through the API. */
   secrets: string;
   code: string | null;
+  /** 'parley' when `code` is a Parley bot package the engine runs; null otherwise. */
+  runtime: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -152,6 +154,9 @@ export interface EventsTable {
   failure_reason: string | null;
   /** When a scheduled event is due. */
   scheduled_for: string | null;
+  /** The engine process working on this pending event, and until when its claim holds. */
+  lease_owner: string | null;
+  lease_until: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -226,6 +231,27 @@ export interface ConversationSignalsTable {
   created_at: string;
 }
 
+export interface ActionCacheTable {
+  bot_id: string;
+  key: string;
+  /** JSON: the action's output */
+  output: string;
+  expires_at: string;
+}
+
+/** One log line of a bot. `level`: debug, info, warn or error. */
+export interface BotLogsTable {
+  id: string;
+  bot_id: string;
+  /** ISO 8601 UTC, when the line was logged. */
+  timestamp: string;
+  level: string;
+  message: string;
+  conversation_id: string | null;
+  user_id: string | null;
+  workflow_id: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   workspaces: WorkspacesTable;
@@ -247,4 +273,6 @@ export interface Database {
   chat_channels: ChatChannelsTable;
   chat_ids: ChatIdsTable;
   conversation_signals: ConversationSignalsTable;
+  bot_logs: BotLogsTable;
+  action_cache: ActionCacheTable;
 }

@@ -3,6 +3,7 @@ import { PAYLOAD_LIMITS } from '../limits.ts';
 import { accountRoutes } from './account.ts';
 import { botKeyRoutes } from './bot-keys.ts';
 import { botRoutes } from './bots.ts';
+import { logRoutes } from './logs.ts';
 import { memberRoutes } from './members.ts';
 import { workspaceRoutes } from './workspaces.ts';
 
@@ -16,4 +17,5 @@ export const adminApi: FastifyPluginAsyncTypebox = async (app) => {
   await app.register(memberRoutes);
   await app.register(botKeyRoutes);
   await app.register(botRoutes);
+  await app.register(logRoutes);
 };

@@ -1,0 +1,187 @@
+import { createHash } from 'node:crypto';
+import { Ajv } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import type { Store } from '../store/index.ts';
+import type { BotActor } from './actors.ts';
+import { CHAT_INTEGRATION } from './chat-channels.ts';
+import { ApiError, invalidPayload, notFound } from './errors.ts';
+import { fromJson, toJson } from './json.ts';
+import type { ConversationLog } from './live.ts';
+import { requireOfBot } from './ownership.ts';
+import { nowIso } from './time.ts';
+
+/** A bot action as its runtime describes it. */
+export interface ResolvedAction {
+  /** Identifies the deployed code: a cached output is valid for one version only. */
+  versionId: string;
+  input: Record<string, unknown>;
+  output: Record<string, unknown>;
+  cacheable?: { ttlSeconds: number };
+  run(input: Record<string, unknown>): Promise<Record<string, unknown>>;
+}
+
+/** Finds and runs bots' own actions: the engine provides it. */
+export interface BotActionRunner {
+  resolve(actor: BotActor, name: string): Promise<ResolvedAction | undefined>;
+}
+
+export interface ActionResult {
+  output: Record<string, unknown>;
+  cached: boolean;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: false, coerceTypes: false });
+
+/**
+ * The action call: `name` runs the bot's own action; `alias:name` an installed integration's (the
+ * built-in chat channel offers `chat:sendEvent`). Input and output are checked against the action's
+ * schemas; a cacheable action answers a repeated input from its cache within the TTL.
+ */
+export class Actions {
+  private runner: BotActionRunner | undefined;
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: ConversationLog,
+  ) {}
+
+  useRunner(runner: BotActionRunner): void {
+    this.runner = runner;
+  }
+
+  async call(actor: BotActor, type: string, input: Record<string, unknown>): Promise<ActionResult> {
+    const colon = type.indexOf(':');
+    if (colon >= 0)
+      return {
+        output: await this.integrationAction(actor, type.slice(0, colon), type.slice(colon + 1), input),
+        cached: false,
+      };
+    const action = this.runner && (await this.runner.resolve(actor, type));
+    if (!action) throw notFound('Action', type);
+    this.check(`${action.versionId}:${type}:input`, action.input, input, (m) => invalidPayload(`input ${m}`));
+    const key = action.cacheable && cacheKey(action.versionId, type, input);
+    if (key) {
+      const hit = await this.cached(actor.botId, key);
+      if (hit) return { output: hit, cached: true };
+    }
+    const output = await action.run(input);
+    this.check(
+      `${action.versionId}:${type}:output`,
+      action.output,
+      output,
+      (m) => new ApiError('Runtime', `The action "${type}" returned an invalid output: ${m}`),
+    );
+    if (key && action.cacheable)
+      await this.storeOutput(actor.botId, key, output, action.cacheable.ttlSeconds);
+    return { output, cached: false };
+  }
+
+  /** Removes expired cache entries. */
+  async pruneCache(now = nowIso()): Promise<void> {
+    await this.store.db.deleteFrom('action_cache').where('expires_at', '<', now).execute();
+  }
+
+  private async integrationAction(
+    actor: BotActor,
+    alias: string,
+    name: string,
+    input: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    if (alias === CHAT_INTEGRATION && name === 'sendEvent') return this.sendChatEvent(actor, input);
+    throw notFound('Action', `${alias}:${name}`);
+  }
+
+  /** `chat:sendEvent`: a custom event from the bot to the conversation's listeners (not stored: its id is null). */
+  private async sendChatEvent(
+    actor: BotActor,
+    input: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    const { conversationId, payload } = input;
+    if (typeof conversationId !== 'string') throw invalidPayload('input.conversationId must be a string');
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+      throw invalidPayload('input.payload must be an object');
+    }
+    await requireOfBot(this.store.db, 'conversations', actor, conversationId);
+    const signal = await this.store.db.transaction().execute((trx) =>
+      this.log.record(trx, conversationId, {
+        type: 'event_created',
+        event: {
+          id: null,
+          createdAt: nowIso(),
+          payload: payload as Record<string, unknown>,
+          userId: actor.botId,
+        },
+        isBot: true,
+      }),
+    );
+    this.log.publish([signal]);
+    return {};
+  }
+
+  private check(
+    key: string,
+    schema: Record<string, unknown>,
+    value: unknown,
+    error: (message: string) => ApiError,
+  ): void {
+    let validate = this.validators.get(key);
+    if (!validate) {
+      validate = ajv.compile(schema);
+      this.validators.set(key, validate);
+    }
+    if (!validate(value)) {
+      const first = validate.errors?.[0];
+      throw error(`${first?.instancePath || ''} ${first?.message ?? 'is invalid'}`.trim());
+    }
+  }
+
+  private async cached(botId: string, key: string): Promise<Record<string, unknown> | undefined> {
+    const row = await this.store.db
+      .selectFrom('action_cache')
+      .select(['output', 'expires_at'])
+      .where('bot_id', '=', botId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row && row.expires_at > nowIso() ? fromJson<Record<string, unknown>>(row.output) : undefined;
+  }
+
+  private async storeOutput(
+    botId: string,
+    key: string,
+    output: Record<string, unknown>,
+    ttlSeconds: number,
+  ): Promise<void> {
+    const values = {
+      bot_id: botId,
+      key,
+      output: toJson(output),
+      expires_at: new Date(Date.now() + ttlSeconds * 1000).toISOString(),
+    };
+    await this.store.db
+      .insertInto('action_cache')
+      .values(values)
+      .onConflict((oc) =>
+        oc.columns(['bot_id', 'key']).doUpdateSet({ output: values.output, expires_at: values.expires_at }),
+      )
+      .execute();
+  }
+}
+
+/** The same input, whatever the order of its keys, gives the same key. */
+function cacheKey(versionId: string, action: string, input: unknown): string {
+  return createHash('sha256')
+    .update(`${versionId}\0${action}\0${canonical(input)}`)
+    .digest('hex');
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,282 @@
+import type { Message } from '../domain/messages.ts';
+import type { Card, CompiledPackage, Workflow, WorkflowNode } from './package/format.ts';
+import { unitIds } from './package/format.ts';
+import type { DialogState, Frame } from './dialog-state.ts';
+import type { Json, JsonObject } from './sandbox/types.ts';
+import { previewOf } from './event-object.ts';
+
+/** What the dialog needs from the turn that runs it. */
+export interface DialogHost {
+  pkg: CompiledPackage;
+  dialog: DialogState;
+  /** Runs a unit of the bot's code and answers its value; variable changes are kept by the host. */
+  run(unit: string, extra?: { input?: Json }): Promise<Json>;
+  /** Sends a message from the bot (through the outgoing hooks). */
+  reply(message: JsonObject): Promise<void>;
+  /** Stores the dialog and the variables changed so far: called after every card. */
+  save(): Promise<void>;
+  /** Starts a workflow run (a runtime workflow record with its variables); answers its record id. */
+  startWorkflow(name: string): Promise<string>;
+  finishWorkflow(frame: Frame, status: 'completed' | 'cancelled'): Promise<void>;
+  setVariable(ref: string, value: Json): void;
+  callAction(type: string, input: JsonObject): Promise<Json>;
+  /** The conversation ends: the after_conversation_end hook runs and the dialog is cleared. */
+  endConversation(): Promise<void>;
+  log(level: 'info' | 'warn' | 'error', message: string): void;
+}
+
+export class DialogError extends Error {}
+
+/** Transitions a turn may take before it is stopped as a loop in the workflow graph. */
+const MAX_STEPS = 1000;
+
+type CardResult = { kind: 'next' } | { kind: 'goto'; node: string } | { kind: 'wait' } | { kind: 'stop' };
+
+/**
+ * Runs the bot's workflows for one turn: from where the dialog stands (or from a start point) until it
+ * waits for the user, ends, or has nowhere to go. The dialog state is saved after every card.
+ */
+export class DialogRunner {
+  constructor(private readonly host: DialogHost) {}
+
+  private get dialog(): DialogState {
+    return this.host.dialog;
+  }
+
+  /** Starts a workflow at a node (a trigger, `main`'s start, or a sub-workflow's entry). */
+  async start(workflow: string, node: string): Promise<void> {
+    for (const frame of [...this.dialog.frames].reverse()) await this.host.finishWorkflow(frame, 'cancelled');
+    this.dialog.frames = [{ workflow, node, card: 0, recordId: await this.host.startWorkflow(workflow) }];
+    this.dialog.waiting = undefined;
+    this.dialog.started = true;
+    await this.host.save();
+  }
+
+  /** Answers the capture card that waits, with the user's message; true when the dialog should go on. */
+  async answer(message: Pick<Message, 'type' | 'payload'>): Promise<boolean> {
+    const frame = this.top();
+    const card = this.cardAt(frame);
+    if (!card || card.type !== 'capture' || !this.dialog.waiting) return true;
+    const payload = { type: message.type, ...message.payload };
+    const value = extract(card, payload);
+    const valid =
+      value !== undefined &&
+      (card.validation === undefined ||
+        (await this.host.run(unitIds.condition(frame.workflow, frame.node, frame.card), { input: value })) ===
+          true);
+    if (valid) {
+      this.host.setVariable(card.variable, value);
+      this.dialog.waiting = undefined;
+      frame.card++;
+      await this.host.save();
+      return true;
+    }
+    const attempts = this.dialog.waiting.attempts + 1;
+    if (attempts > (card.retries ?? 2)) {
+      this.dialog.waiting = undefined;
+      if (card.onFailure) this.moveTo(frame, card.onFailure);
+      else frame.card++;
+      await this.host.save();
+      return true;
+    }
+    this.dialog.waiting = { attempts };
+    await this.host.reply(await this.prompt(frame, card, 'retryMessage'));
+    await this.host.save();
+    return false;
+  }
+
+  /** Runs cards and transitions until the dialog waits, ends or has nowhere to go. */
+  async run(): Promise<void> {
+    for (let steps = 0; this.dialog.frames.length > 0; steps++) {
+      if (steps > MAX_STEPS)
+        throw new DialogError(`The dialog took more than ${MAX_STEPS} steps in one turn: a loop?`);
+      const frame = this.top();
+      const node = this.node(frame);
+      const cards = node.cards ?? [];
+      if (frame.card < cards.length) {
+        const result = await this.runCard(frame, cards[frame.card] as Card);
+        if (result.kind === 'wait' || result.kind === 'stop') return;
+        if (result.kind === 'goto') this.moveTo(frame, result.node);
+        else if (this.top() === frame) frame.card++;
+        await this.host.save();
+        continue;
+      }
+      if (!(await this.leave(frame, node))) return;
+      await this.host.save();
+    }
+  }
+
+  /** Past a node's last card: exit, end, or follow its transition. False when the dialog stops. */
+  private async leave(frame: Frame, node: WorkflowNode): Promise<boolean> {
+    if (node.type === 'end') {
+      await this.endConversation();
+      return false;
+    }
+    if (node.type === 'exit') {
+      this.dialog.frames.pop();
+      await this.host.finishWorkflow(frame, 'completed');
+      // The caller resumes after its goto card (already counted when the sub-workflow started).
+      return true;
+    }
+    const next = await this.transition(frame, node);
+    if (next === undefined) {
+      // Nowhere to go: this dialog is over; the next message starts from the beginning.
+      for (const f of [...this.dialog.frames].reverse()) await this.host.finishWorkflow(f, 'completed');
+      this.dialog.frames = [];
+      return true;
+    }
+    this.moveTo(frame, next);
+    return true;
+  }
+
+  private async transition(frame: Frame, node: WorkflowNode): Promise<string | undefined> {
+    if (node.next === undefined) return undefined;
+    if (typeof node.next === 'string') return node.next;
+    for (const [j, option] of node.next.entries()) {
+      if (option.when === undefined) return option.to;
+      if ((await this.host.run(unitIds.when(frame.workflow, frame.node, j))) === true) return option.to;
+    }
+    return undefined;
+  }
+
+  private async runCard(frame: Frame, card: Card): Promise<CardResult> {
+    const { workflow, node, card: i } = frame;
+    switch (card.type) {
+      case 'say':
+        await this.host.reply((await this.field(frame, 'message', card.message)) as JsonObject);
+        return { kind: 'next' };
+      case 'code':
+        await this.host.run(unitIds.card(workflow, node, i));
+        return { kind: 'next' };
+      case 'expression':
+        return (await this.host.run(unitIds.condition(workflow, node, i))) === true
+          ? { kind: 'goto', node: card.to }
+          : { kind: 'next' };
+      case 'capture':
+        this.dialog.waiting = { attempts: 0 };
+        await this.host.reply(await this.prompt(frame, card, 'prompt'));
+        await this.host.save();
+        return { kind: 'wait' };
+      case 'set':
+        this.host.setVariable(card.variable, await this.field(frame, 'value', card.value));
+        return { kind: 'next' };
+      case 'action': {
+        const input = card.input === undefined ? {} : await this.field(frame, 'input', card.input);
+        const output = await this.host.callAction(card.action, (input ?? {}) as JsonObject);
+        if (card.output) this.host.setVariable(card.output, output);
+        return { kind: 'next' };
+      }
+      case 'goto': {
+        const target = this.host.pkg.workflows[card.workflow] as Workflow;
+        const entry = card.node ?? target.nodes.find((n) => n.type === 'entry' || n.type === 'start')?.id;
+        if (!entry) throw new DialogError(`Workflow "${card.workflow}" has no entry node`);
+        frame.card++;
+        this.dialog.frames.push({
+          workflow: card.workflow,
+          node: entry,
+          card: 0,
+          recordId: await this.host.startWorkflow(card.workflow),
+        });
+        return { kind: 'next' };
+      }
+      case 'end':
+        await this.endConversation();
+        return { kind: 'stop' };
+    }
+  }
+
+  private async endConversation(): Promise<void> {
+    for (const frame of [...this.dialog.frames].reverse()) await this.host.finishWorkflow(frame, 'completed');
+    this.dialog.frames = [];
+    this.dialog.waiting = undefined;
+    await this.host.save();
+    await this.host.endConversation();
+  }
+
+  /** A capture's prompt (or retry message): a choice capture offers its choices. */
+  private async prompt(
+    frame: Frame,
+    card: Extract<Card, { type: 'capture' }>,
+    field: 'prompt' | 'retryMessage',
+  ) {
+    const source = card[field] ?? card.prompt;
+    const rendered =
+      source === undefined ? undefined : await this.field(frame, field in card ? field : 'prompt', source);
+    const message: JsonObject =
+      typeof rendered === 'string'
+        ? { type: 'text', text: rendered }
+        : ((rendered as JsonObject | undefined) ?? { type: 'text', text: defaultPrompt(card.kind) });
+    if (card.kind === 'choice' && card.choices && message.type === 'text') {
+      return { type: 'choice', text: message.text ?? defaultPrompt('choice'), options: card.choices };
+    }
+    return message;
+  }
+
+  /** A card field's value: its JSON, or what its template unit renders when it holds `{{ }}`. */
+  private async field(frame: Frame, name: string, value: unknown): Promise<Json> {
+    const unit = unitIds.template(frame.workflow, frame.node, frame.card, name);
+    if (unit in this.host.pkg.units) return this.host.run(unit);
+    return value as Json;
+  }
+
+  private moveTo(frame: Frame, node: string): void {
+    frame.node = node;
+    frame.card = 0;
+  }
+
+  private top(): Frame {
+    const frame = this.dialog.frames[this.dialog.frames.length - 1];
+    if (!frame) throw new DialogError('No workflow is running');
+    return frame;
+  }
+
+  private node(frame: Frame): WorkflowNode {
+    const node = this.host.pkg.workflows[frame.workflow]?.nodes.find((n) => n.id === frame.node);
+    if (!node) throw new DialogError(`Workflow "${frame.workflow}" has no node "${frame.node}"`);
+    return node;
+  }
+
+  private cardAt(frame: Frame): Card | undefined {
+    return this.node(frame).cards?.[frame.card];
+  }
+}
+
+function defaultPrompt(kind: string): string {
+  switch (kind) {
+    case 'number':
+      return 'Please enter a number.';
+    case 'email':
+      return 'Please enter an email address.';
+    case 'choice':
+      return 'Please choose an option.';
+    default:
+      return 'Please answer.';
+  }
+}
+
+const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+
+/** The value a capture card takes from a message, or undefined when the message does not give one. */
+export function extract(
+  card: Extract<Card, { type: 'capture' }>,
+  payload: Record<string, unknown>,
+): Json | undefined {
+  const text = previewOf(payload).trim();
+  switch (card.kind) {
+    case 'text':
+      return text === '' ? undefined : text;
+    case 'number': {
+      if (!/^[-+]?\d+([.,]\d+)?$/.test(text)) return undefined;
+      return Number(text.replace(',', '.'));
+    }
+    case 'email':
+      return EMAIL.test(text) ? text.toLowerCase() : undefined;
+    case 'choice': {
+      const wanted = text.toLowerCase();
+      const match = (card.choices ?? []).find(
+        (c) => c.value.toLowerCase() === wanted || c.label.toLowerCase() === wanted,
+      );
+      return match?.value;
+    }
+  }
+}

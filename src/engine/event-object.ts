@@ -1,0 +1,95 @@
+import type { Conversation } from '../domain/conversations.ts';
+import type { Event } from '../domain/events.ts';
+import type { Message } from '../domain/messages.ts';
+import type { User } from '../domain/users.ts';
+import type { JsonObject } from './sandbox/types.ts';
+
+/** Where the workflow handling this event was started from, when a trigger node started it. */
+export interface TriggerInfo {
+  flowId: string;
+  nodeId: string;
+  eventName?: string;
+}
+
+export interface EventSources {
+  botId: string;
+  event: Event;
+  message?: Message;
+  conversation?: Conversation;
+  user?: User;
+  trigger?: TriggerInfo;
+  /** Where the conversation's dialog stands (workflow and node), for `event.state`. */
+  dialog?: { workflow: string; node: string } | null;
+}
+
+/** The chat view of a message payload: its type with its content, e.g. `{ type: 'text', text: 'hi' }`. */
+export function messagePayload(message: Pick<Message, 'type' | 'payload'>): JsonObject {
+  return { type: message.type, ...(message.payload as JsonObject) };
+}
+
+/** The plain text of a payload: the text of a text message, a short form of the others. */
+export function previewOf(payload: Record<string, unknown>): string {
+  const text = (key: string) => (typeof payload[key] === 'string' ? (payload[key] as string) : undefined);
+  switch (payload.type) {
+    case 'text':
+    case 'choice':
+    case 'dropdown':
+      return text('text') ?? '';
+    case 'markdown':
+      return text('markdown') ?? '';
+    case 'image':
+      return text('imageUrl') ?? '';
+    case 'audio':
+      return text('audioUrl') ?? '';
+    case 'video':
+      return text('videoUrl') ?? '';
+    case 'file':
+      return text('title') ?? text('fileUrl') ?? '';
+    case 'card':
+      return text('title') ?? '';
+    case 'location':
+      return text('address') ?? `${String(payload.latitude)},${String(payload.longitude)}`;
+    default:
+      return JSON.stringify(payload);
+  }
+}
+
+/**
+ * The `event` object bot code receives (the hosted studio's IncomingEvent): every field of the spec,
+ * built from the runtime event and the message, conversation and user it concerns.
+ */
+export function buildEventObject(sources: EventSources): JsonObject {
+  const { event, message, conversation, user, trigger } = sources;
+  const payload = message ? messagePayload(message) : (event.payload as JsonObject);
+  const eventObject: JsonObject = {
+    id: event.id,
+    type: event.type,
+    botId: sources.botId,
+    direction: 'incoming',
+    createdOn: event.createdAt,
+    payload,
+    preview: previewOf(payload),
+    state: { dialog: sources.dialog ?? null, status: event.status },
+    kb: { included: [], results: [] },
+    tags: {
+      conversation: conversation?.tags ?? {},
+      user: user?.tags ?? {},
+      message: message?.tags ?? {},
+    },
+  };
+  if (event.conversationId !== undefined) eventObject.conversationId = event.conversationId;
+  if (event.userId !== undefined) eventObject.userId = event.userId;
+  if (event.messageId !== undefined) eventObject.messageId = event.messageId;
+  if (conversation) eventObject.integration = conversation.integration;
+  if (trigger) {
+    eventObject.trigger = {
+      flowId: trigger.flowId,
+      nodeId: trigger.nodeId,
+      ...(trigger.eventName !== undefined && { eventName: trigger.eventName }),
+      ...(event.conversationId !== undefined && { conversationId: event.conversationId }),
+      ...(event.userId !== undefined && { userId: event.userId }),
+      ...(conversation && { integration: conversation.integration }),
+    };
+  }
+  return eventObject;
+}

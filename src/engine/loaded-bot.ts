@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+import type { RuntimeBot } from '../domain/bots.ts';
+import { parsePackage } from '../domain/bot-code.ts';
+import type { Domain } from '../domain/index.ts';
+import type { CompiledPackage } from './package/format.ts';
+import { DEFAULT_LIMITS } from './sandbox/types.ts';
+import type { BotProgram, JsonObject } from './sandbox/types.ts';
+
+/** A deployed bot as the engine runs it: its package, its compiled program, and its `env`. */
+export interface LoadedBot {
+  bot: RuntimeBot;
+  pkg: CompiledPackage;
+  program: BotProgram;
+  env: JsonObject;
+}
+
+/** Loads deployed bots, keeping each version parsed until a new deploy replaces it. */
+export class LoadedBots {
+  private readonly cache = new Map<string, { updatedAt: string; loaded: LoadedBot }>();
+
+  constructor(private readonly domain: Domain) {}
+
+  async get(botId: string): Promise<LoadedBot | undefined> {
+    // Code, configuration and secrets all change the bot's updatedAt: one cheap read tells if the cache holds.
+    const stamp = await this.domain.bots.runtimeStamp(botId);
+    if (!stamp || stamp.runtime !== 'parley') return undefined;
+    const hit = this.cache.get(botId);
+    if (hit && hit.updatedAt === stamp.updatedAt) return hit.loaded;
+    const bot = await this.domain.bots.forRuntime(botId);
+    if (!bot || bot.runtime !== 'parley' || bot.code === null) return undefined;
+    const pkg = parsePackage(bot.code);
+    const limits = {
+      memoryMb: pkg.manifest.limits?.memoryMb ?? DEFAULT_LIMITS.memoryMb,
+      timeoutMs: pkg.manifest.limits?.timeoutMs ?? bot.maxExecutionTime ?? DEFAULT_LIMITS.timeoutMs,
+    };
+    const versionId = `${botId}@${createHash('sha256').update(bot.code).digest('hex').slice(0, 16)}`;
+    const defaults = Object.fromEntries(
+      Object.entries(pkg.manifest.configuration?.variables ?? {}).map(([k, v]) => [k, v.default ?? null]),
+    );
+    const loaded: LoadedBot = {
+      bot,
+      pkg,
+      program: { versionId, botId, units: pkg.units, limits },
+      env: { ...defaults, ...(bot.configuration as JsonObject), ...bot.secrets } as JsonObject,
+    };
+    this.cache.set(botId, { updatedAt: bot.updatedAt, loaded });
+    return loaded;
+  }
+}

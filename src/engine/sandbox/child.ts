@@ -1,0 +1,74 @@
+/**
+ * Entry of a sandbox process, started by supervisor.ts with `child_process.fork`. It holds the
+ * isolates of the bot versions routed to it (one VersionRuntime each) and talks to the API process
+ * only over IPC (protocol.ts). If V8 aborts this process (an isolate that V8 cannot contain), the
+ * parent fails the calls it held and starts a new one; nothing else goes down with it.
+ */
+import { readParentMessage } from './protocol.ts';
+import type { ChildMessage, ParentMessage, ProgramSource } from './protocol.ts';
+import { VersionRuntime } from './version-runtime.ts';
+
+const runtimes = new Map<string, VersionRuntime>();
+/** The runtime of each call in flight, to route the parent's host answers. */
+const callRuntimes = new Map<number, VersionRuntime>();
+
+function send(message: ChildMessage): void {
+  // A closed channel means the parent is gone; 'disconnect' below ends this process.
+  process.send?.(message, undefined, undefined, () => undefined);
+}
+
+function load(program: ProgramSource): void {
+  const existing = runtimes.get(program.versionId);
+  // A version id names compiled code, so only a changed memory limit needs a new isolate.
+  if (existing && existing.program.memoryMb === program.memoryMb) return;
+  existing?.retire();
+  runtimes.set(
+    program.versionId,
+    new VersionRuntime(program, (id, requestId, call) => send({ type: 'host', id, requestId, call })),
+  );
+}
+
+function onCall(message: Extract<ParentMessage, { type: 'call' }>): void {
+  const { id, versionId, unit, context, timeoutMs } = message;
+  if (message.program) load(message.program);
+  const runtime = runtimes.get(versionId);
+  if (!runtime) {
+    const message = `version ${versionId} is not loaded`;
+    send({ type: 'result', id, outcome: { ok: false, kind: 'runtime', message, logs: [] } });
+    return;
+  }
+  callRuntimes.set(id, runtime);
+  void runtime.call(id, unit, context, timeoutMs).then((outcome) => {
+    callRuntimes.delete(id);
+    send({ type: 'result', id, outcome });
+  });
+}
+
+process.on('message', (raw: unknown) => {
+  const message = readParentMessage(raw);
+  if (!message) {
+    process.stderr.write('sandbox: ignored a malformed message from the parent\n');
+    return;
+  }
+  switch (message.type) {
+    case 'call':
+      onCall(message);
+      break;
+    case 'hostAnswer':
+      callRuntimes.get(message.id)?.answer(message.id, message.requestId, message.answer);
+      break;
+    case 'unload':
+      runtimes.get(message.versionId)?.retire();
+      runtimes.delete(message.versionId);
+      break;
+  }
+});
+
+// The parent closed the channel (close(), or it died): nothing is left to serve.
+process.on('disconnect', () => process.exit(0));
+
+if (!process.send) {
+  process.stderr.write('sandbox: child.ts must be started with child_process.fork\n');
+  process.exit(1);
+}
+send({ type: 'ready' });

@@ -1,0 +1,144 @@
+/**
+ * The IPC protocol between the API process (pool.ts, supervisor.ts) and a sandbox process (child.ts).
+ * Both sides speak JSON over Node's IPC channel. The child hosts untrusted code, so everything it
+ * sends is checked here before the parent acts on it; the parent is trusted, so the child's checks
+ * are only there to fail loudly on a programming error.
+ */
+import type { CallContext, CallOutcome, FailureKind, HostCall, Json, LogLine } from './types.ts';
+
+/** The part of a program a sandbox process needs to build (and rebuild) its isolate. */
+export interface ProgramSource {
+  versionId: string;
+  botId: string;
+  units: Record<string, string>;
+  memoryMb: number;
+}
+
+/** The answer to one host call: its JSON result, or the message of the Error bot code will see. */
+export type HostAnswer = { ok: true; value: Json } | { ok: false; message: string };
+
+export type ParentMessage =
+  /** Runs one unit. `program` is sent with the first call of a version to this process (and after a restart). */
+  | {
+      type: 'call';
+      id: number;
+      versionId: string;
+      unit: string;
+      timeoutMs: number;
+      context: CallContext;
+      program?: ProgramSource;
+    }
+  | { type: 'hostAnswer'; id: number; requestId: number; answer: HostAnswer }
+  | { type: 'unload'; versionId: string };
+
+export type ChildMessage =
+  | { type: 'ready' }
+  /** Bot code of call `id` asks the host something; the parent answers with a `hostAnswer` of the same ids. */
+  | { type: 'host'; id: number; requestId: number; call: HostCall }
+  | { type: 'result'; id: number; outcome: CallOutcome };
+
+type Fields = Record<string, unknown>;
+
+function isObject(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isJsonObject(value: unknown): value is { [key: string]: Json } {
+  return isObject(value);
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+const FAILURE_KINDS: readonly string[] = ['runtime', 'timeout', 'memory', 'crash'] satisfies FailureKind[];
+const LOG_LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'] satisfies LogLine['level'][];
+
+function isLogLine(value: unknown): value is LogLine {
+  return (
+    isObject(value) &&
+    typeof value.level === 'string' &&
+    LOG_LEVELS.includes(value.level) &&
+    typeof value.message === 'string' &&
+    typeof value.time === 'string'
+  );
+}
+
+const SCOPE_NAMES = ['workflow', 'conversation', 'user', 'bot', 'turn'] as const;
+
+function isOutcome(value: unknown): value is CallOutcome {
+  if (!isObject(value) || !Array.isArray(value.logs) || !value.logs.every(isLogLine)) return false;
+  if (value.ok === true) {
+    const scopes = value.scopes;
+    // IPC drops an undefined `value`, so a missing one is checked (and restored) by the caller.
+    return isObject(scopes) && SCOPE_NAMES.every((name) => isJsonObject(scopes[name]));
+  }
+  return (
+    value.ok === false &&
+    typeof value.kind === 'string' &&
+    FAILURE_KINDS.includes(value.kind) &&
+    typeof value.message === 'string'
+  );
+}
+
+/** Only the two shapes of HostCall, with string names; args/input arrive as JSON (or missing: null). */
+export function readHostCall(value: unknown): HostCall | undefined {
+  if (!isObject(value)) return undefined;
+  if (value.target === 'client' && typeof value.operation === 'string') {
+    return { target: 'client', operation: value.operation, args: (value.args as Json | undefined) ?? null };
+  }
+  if (value.target === 'action' && typeof value.alias === 'string' && typeof value.action === 'string') {
+    return {
+      target: 'action',
+      alias: value.alias,
+      action: value.action,
+      input: (value.input as Json | undefined) ?? null,
+    };
+  }
+  return undefined;
+}
+
+/** Checks a message from a sandbox process; anything malformed is `undefined` (and ignored). */
+export function readChildMessage(value: unknown): ChildMessage | undefined {
+  if (!isObject(value)) return undefined;
+  switch (value.type) {
+    case 'ready':
+      return { type: 'ready' };
+    case 'host': {
+      const call = readHostCall(value.call);
+      if (!isCount(value.id) || !isCount(value.requestId) || !call) return undefined;
+      return { type: 'host', id: value.id, requestId: value.requestId, call };
+    }
+    case 'result': {
+      const outcome = value.outcome;
+      if (!isCount(value.id) || !isOutcome(outcome)) return undefined;
+      if (outcome.ok && outcome.value === undefined) outcome.value = null;
+      return { type: 'result', id: value.id, outcome };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Checks a message from the parent. */
+export function readParentMessage(value: unknown): ParentMessage | undefined {
+  if (!isObject(value)) return undefined;
+  switch (value.type) {
+    case 'call':
+      return isCount(value.id) &&
+        typeof value.versionId === 'string' &&
+        typeof value.unit === 'string' &&
+        typeof value.timeoutMs === 'number' &&
+        isObject(value.context)
+        ? (value as ParentMessage)
+        : undefined;
+    case 'hostAnswer':
+      return isCount(value.id) && isCount(value.requestId) && isObject(value.answer)
+        ? (value as ParentMessage)
+        : undefined;
+    case 'unload':
+      return typeof value.versionId === 'string' ? { type: 'unload', versionId: value.versionId } : undefined;
+    default:
+      return undefined;
+  }
+}
