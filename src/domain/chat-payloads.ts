@@ -40,6 +40,9 @@ const card = kind('card', cardProperties);
  */
 function keyedUnion<T extends TSchema[]>(branches: [...T]) {
   return Type.Unsafe<Static<ReturnType<typeof Type.Union<T>>>>({
+    // `type: object` first: a discriminator only looks at objects, so anything else must fail here.
+    type: 'object',
+    required: ['type'],
     oneOf: branches,
     discriminator: { propertyName: 'type' },
   });

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
@@ -481,11 +482,14 @@ export class Chat {
 
   // Keys: HS256 JWTs `{ id }`, signed with the channel's encryption key (personal mode) or the server's secret.
 
+  /**
+   * Personal mode: the channel's own key. Shared mode: a key derived from the server's secret for this
+   * channel, so a key one channel issued never opens another channel's user of the same id.
+   */
   private async secretOf(channel: ChatChannel): Promise<Uint8Array> {
-    const secret =
-      channel.encryptionKey ??
-      (await (this.sharedSecret ??= this.s.channels.sharedSecret(this.configuredSecret)));
-    return keyEncoder.encode(secret);
+    if (channel.encryptionKey) return keyEncoder.encode(channel.encryptionKey);
+    const shared = await (this.sharedSecret ??= this.s.channels.sharedSecret(this.configuredSecret));
+    return createHmac('sha256', shared).update(`chat-channel:${channel.botId}`).digest();
   }
 
   private async sign(channel: ChatChannel, foreignId: string): Promise<string> {

@@ -90,11 +90,7 @@ export const UpdateWorkflowBodySchema = Type.Object({
   output: Type.Optional(JsonObject),
   timeoutAt: Type.Optional(Type.String({ format: 'date-time' })),
   status: Type.Optional(
-    Type.Union(
-      (['completed', 'cancelled', 'listening', 'paused', 'failed', 'in_progress'] as const).map((s) =>
-        Type.Literal(s),
-      ),
-    ),
+    Type.Enum(['completed', 'cancelled', 'listening', 'paused', 'failed', 'in_progress']),
   ),
   failureReason: Type.Optional(Type.String({ maxLength: 2000 })),
   tags: Type.Optional(TagChangeMap),
