@@ -62,6 +62,12 @@ export const SETTINGS = {
     default: '30000',
     description: 'Interval of the `data: ping` keep-alive frame on Chat API event streams, in milliseconds.',
   },
+  sandboxProcesses: {
+    env: 'PARLEY_SANDBOX_PROCESSES',
+    flag: 'sandbox-processes',
+    default: '1',
+    description: 'Sandbox processes that run bot code (isolated-vm isolates, one per deployed bot version).',
+  },
   redisUrl: {
     env: 'REDIS_URL',
     flag: 'redis-url',
@@ -89,6 +95,7 @@ export interface Config {
   chatEncryptionKey: string | undefined;
   chatPingIntervalMs: number;
   redisUrl: string | undefined;
+  sandboxProcesses: number;
 }
 
 export class ConfigError extends Error {}
@@ -152,6 +159,7 @@ export function buildConfig(values: Partial<Record<SettingName, string>>): Confi
     chatEncryptionKey: values.chatEncryptionKey,
     chatPingIntervalMs: positiveInteger('PARLEY_CHAT_PING_INTERVAL_MS', values.chatPingIntervalMs ?? '30000'),
     redisUrl: redisFrom(values.redisUrl),
+    sandboxProcesses: positiveInteger('PARLEY_SANDBOX_PROCESSES', values.sandboxProcesses ?? '1'),
   };
 }
 

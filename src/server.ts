@@ -7,6 +7,7 @@ import { createDomain } from './domain/index.ts';
 import type { Domain } from './domain/index.ts';
 import { openBus } from './bus/index.ts';
 import type { LiveBus } from './domain/live.ts';
+import { Engine } from './engine/index.ts';
 import { Scheduler } from './engine/scheduler.ts';
 import { openStore } from './store/index.ts';
 import { VERSION } from './version.ts';
@@ -52,6 +53,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
     domain.links.baseUrl = config.publicUrl ?? url;
     const scheduler = new Scheduler(domain, app.log);
     scheduler.start();
+    const engine = new Engine(domain, app.log, {
+      sandboxProcesses: config.sandboxProcesses,
+      concurrency: 16,
+    });
+    await engine.start();
     let closing: Promise<void> | undefined;
     const liveBus = bus;
     return {
@@ -63,6 +69,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       close: () =>
         (closing ??= (async () => {
           await app.close();
+          await engine.stop();
           await scheduler.stop();
           await liveBus.close();
           await store.close();

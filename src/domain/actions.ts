@@ -20,9 +20,12 @@ export interface ResolvedAction {
   run(input: Record<string, unknown>): Promise<Record<string, unknown>>;
 }
 
-/** Finds and runs bots' own actions: the engine provides it. */
+/**
+ * Finds and runs bots' own actions: the engine provides it. `context` is what the caller runs in
+ * (the turn of a card that calls the action), passed through untouched.
+ */
 export interface BotActionRunner {
-  resolve(actor: BotActor, name: string): Promise<ResolvedAction | undefined>;
+  resolve(actor: BotActor, name: string, context?: unknown): Promise<ResolvedAction | undefined>;
 }
 
 export interface ActionResult {
@@ -50,14 +53,19 @@ export class Actions {
     this.runner = runner;
   }
 
-  async call(actor: BotActor, type: string, input: Record<string, unknown>): Promise<ActionResult> {
+  async call(
+    actor: BotActor,
+    type: string,
+    input: Record<string, unknown>,
+    context?: unknown,
+  ): Promise<ActionResult> {
     const colon = type.indexOf(':');
     if (colon >= 0)
       return {
         output: await this.integrationAction(actor, type.slice(0, colon), type.slice(colon + 1), input),
         cached: false,
       };
-    const action = this.runner && (await this.runner.resolve(actor, type));
+    const action = this.runner && (await this.runner.resolve(actor, type, context));
     if (!action) throw notFound('Action', type);
     this.check(`${action.versionId}:${type}:input`, action.input, input, (m) => invalidPayload(`input ${m}`));
     const key = action.cacheable && cacheKey(action.versionId, type, input);

@@ -468,6 +468,12 @@ export class Bots {
     }
   }
 
+  /** The bots whose code a runtime here runs. */
+  async withRuntime(): Promise<string[]> {
+    const rows = await this.db.selectFrom('bots').select('id').where('runtime', 'is not', null).execute();
+    return rows.map((r) => r.id);
+  }
+
   /** When the bot last changed, and whether a runtime here runs its code: cheap, for caches. */
   async runtimeStamp(botId: string): Promise<{ runtime: string | null; updatedAt: string } | undefined> {
     const row = await this.db

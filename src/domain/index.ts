@@ -1,5 +1,6 @@
 import type { Store } from '../store/index.ts';
 import { Accounts } from './accounts.ts';
+import { Settings } from './settings.ts';
 import { Actions } from './actions.ts';
 import { Analytics } from './analytics.ts';
 import { Auth } from './auth.ts';
@@ -46,6 +47,7 @@ export interface Domain {
   chat: Chat;
   queue: EventQueue;
   actions: Actions;
+  settings: Settings;
 }
 
 export interface DomainOptions {
@@ -93,5 +95,6 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     chat,
     queue,
     actions: new Actions(store, log),
+    settings: new Settings(db),
   };
 }

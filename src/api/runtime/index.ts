@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { PAYLOAD_LIMITS } from '../limits.ts';
+import { actionRoutes } from './actions.ts';
 import { conversationRoutes } from './conversations.ts';
 import { eventRoutes } from './events.ts';
 import { messageRoutes } from './messages.ts';
@@ -13,6 +14,7 @@ export const runtimeApi: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onRoute', (route) => {
     route.bodyLimit ??= PAYLOAD_LIMITS.runtime;
   });
+  await app.register(actionRoutes);
   await app.register(conversationRoutes);
   await app.register(userRoutes);
   await app.register(messageRoutes);

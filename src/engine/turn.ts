@@ -1,0 +1,443 @@
+import type { BotActor } from '../domain/actors.ts';
+import type { Conversation } from '../domain/conversations.ts';
+import { ApiError } from '../domain/errors.ts';
+import type { Event } from '../domain/events.ts';
+import type { Domain } from '../domain/index.ts';
+import type { Message } from '../domain/messages.ts';
+import type { User } from '../domain/users.ts';
+import type { StateKey } from '../domain/states.ts';
+import { DialogRunner } from './dialog.ts';
+import type { DialogHost } from './dialog.ts';
+import { DIALOG_STATE, emptyDialog, VARIABLES_STATE } from './dialog-state.ts';
+import type { DialogState, Frame } from './dialog-state.ts';
+import { buildEventObject } from './event-object.ts';
+import type { TriggerInfo } from './event-object.ts';
+import type { RuntimeOperations } from './host.ts';
+import { hostHandler } from './host.ts';
+import type { LoadedBot } from './loaded-bot.ts';
+import type { HookType, VariableScope, WorkflowNode } from './package/format.ts';
+import type { CallContext, Json, JsonObject, Sandbox, Scopes } from './sandbox/types.ts';
+
+/** A unit of bot code failed: the turn stops, the failure is logged to the bot's logs. */
+export class UnitFailure extends Error {
+  constructor(
+    readonly unit: string,
+    readonly kind: string,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  /** The hosted product's error for the caller of an action: 504 for a time-out, 400 `Runtime` otherwise. */
+  toApiError(): ApiError {
+    if (this.kind === 'timeout') return new ApiError('OperationTimeout', this.message);
+    return new ApiError('Runtime', this.message);
+  }
+}
+
+/** The tag that makes each reply of a turn idempotent: a resumed turn finds the replies it already sent. */
+const REPLY_TAG = 'parley:reply';
+
+export type TurnResult = 'processed' | 'ignored';
+
+/** Everything one turn needs from the engine. */
+export interface TurnServices {
+  domain: Domain;
+  sandbox: Sandbox;
+  operations: RuntimeOperations;
+}
+
+/**
+ * One event's turn: the incoming hooks, the workflows, the outgoing hooks on each reply, then
+ * `after_turn_end`. The dialog and the variables are stored after every card, so a turn that a crash
+ * interrupted resumes where it stood, and the replies it had sent are not sent again.
+ */
+export class Turn implements DialogHost {
+  readonly actor: BotActor;
+  dialog: DialogState = emptyDialog();
+  private scopes: Scopes = { workflow: {}, conversation: {}, user: {}, bot: {}, turn: {} };
+  /** JSON of each scope as last stored, to store only what changed. */
+  private stored: Record<string, string> = {};
+  private workflowOwner: string | undefined;
+  private eventObject: JsonObject = {};
+  private message?: Message;
+  private conversation?: Conversation;
+  private user?: User;
+
+  constructor(
+    private readonly s: TurnServices,
+    private readonly loaded: LoadedBot,
+    private readonly event: Event,
+  ) {
+    this.actor = { botId: loaded.bot.botId, workspaceId: loaded.bot.workspaceId };
+  }
+
+  get pkg() {
+    return this.loaded.pkg;
+  }
+
+  async execute(): Promise<TurnResult> {
+    const { domain } = this.s;
+    const isMessage = this.event.type === 'message_created' && this.event.messageId !== undefined;
+    if (isMessage) {
+      this.message = await domain.messages
+        .get(this.actor, this.event.messageId as string)
+        .catch(() => undefined);
+      // The message was deleted before its turn: nothing to answer.
+      if (!this.message) return 'ignored';
+    }
+    if (this.event.conversationId) {
+      this.conversation = await domain.conversations
+        .get(this.actor, this.event.conversationId)
+        .catch(() => undefined);
+      if (!this.conversation) return 'ignored';
+    }
+    if (this.event.userId)
+      this.user = await domain.users.get(this.actor, this.event.userId).catch(() => undefined);
+
+    await this.loadScopes();
+    const resuming = this.dialog.turn?.eventId === this.event.id && this.dialog.turn.running;
+    if (!resuming) this.dialog.turn = { eventId: this.event.id, replies: 0, running: true };
+    const start = resuming ? undefined : this.startPoint(isMessage);
+    if (start?.trigger) this.dialog.trigger = start.trigger;
+    this.eventObject = buildEventObject({
+      botId: this.actor.botId,
+      event: this.event,
+      ...(this.message && { message: this.message }),
+      ...(this.conversation && { conversation: this.conversation }),
+      ...(this.user && { user: this.user }),
+      ...(this.dialog.trigger && { trigger: this.dialog.trigger }),
+      dialog: this.position(),
+    });
+
+    if (!resuming) {
+      const stopped = await this.incomingHooks(isMessage);
+      if (stopped) {
+        await this.finishTurn();
+        return 'ignored';
+      }
+    }
+    const runner = new DialogRunner(this);
+    let handled = true;
+    if (resuming) {
+      await runner.run();
+    } else if (isMessage && this.dialog.waiting && this.dialog.frames.length > 0) {
+      if (await runner.answer(this.message as Message)) await runner.run();
+    } else if (start) {
+      await runner.start(start.workflow, start.node);
+      await runner.run();
+    } else {
+      handled = false;
+    }
+    await this.finishTurn();
+    return handled ? 'processed' : 'ignored';
+  }
+
+  /** Where a new dialog starts for this event, if anywhere. */
+  private startPoint(
+    isMessage: boolean,
+  ): { workflow: string; node: string; trigger?: TriggerInfo } | undefined {
+    const triggers = (kind: string, match: (n: WorkflowNode) => boolean = () => true) => {
+      for (const [workflow, definition] of Object.entries(this.pkg.workflows)) {
+        const node = definition.nodes.find(
+          (n) => n.type === 'trigger' && n.trigger?.kind === kind && match(n),
+        );
+        if (node)
+          return { workflow, node: node.id, trigger: { flowId: workflow, nodeId: node.id } as TriggerInfo };
+      }
+      return undefined;
+    };
+    if (isMessage) {
+      if (this.dialog.waiting && this.dialog.frames.length > 0) return undefined;
+      if (!this.dialog.started) {
+        const started = triggers('conversation_started');
+        if (started) return started;
+      }
+      const received = triggers('message_received');
+      if (received) return received;
+      const main = this.pkg.workflows.main?.nodes.find((n) => n.type === 'start');
+      return main ? { workflow: 'main', node: main.id } : undefined;
+    }
+    const custom = triggers(
+      'custom_event',
+      (n) => n.trigger?.kind === 'custom_event' && n.trigger.event === this.event.type,
+    );
+    if (custom)
+      return { ...custom, trigger: { ...(custom.trigger as TriggerInfo), eventName: this.event.type } };
+    const scheduled = /^schedule:([^:]+):(.+)$/.exec(this.event.type);
+    if (scheduled)
+      return {
+        workflow: scheduled[1] as string,
+        node: scheduled[2] as string,
+        trigger: {
+          flowId: scheduled[1] as string,
+          nodeId: scheduled[2] as string,
+          eventName: this.event.type,
+        },
+      };
+    return undefined;
+  }
+
+  /** The incoming hooks; true when one stopped the message. */
+  private async incomingHooks(isMessage: boolean): Promise<boolean> {
+    const before: HookType = isMessage ? 'before_incoming_message' : 'before_incoming_event';
+    for (const value of await this.hooks(before)) {
+      const result = value as { stop?: unknown; payload?: unknown } | null;
+      if (result && typeof result === 'object' && result.stop === true) return true;
+      if (result && typeof result === 'object' && result.payload && typeof result.payload === 'object') {
+        // A hook rewrote the message: the rest of the turn sees the new payload.
+        this.eventObject.payload = result.payload as JsonObject;
+        if (this.message) {
+          const { type, ...content } = result.payload as JsonObject;
+          this.message = {
+            ...this.message,
+            type: typeof type === 'string' ? type : this.message.type,
+            payload: content,
+          };
+        }
+      }
+    }
+    await this.hooks(isMessage ? 'after_incoming_message' : 'after_incoming_event');
+    return false;
+  }
+
+  private async finishTurn(): Promise<void> {
+    await this.hooks('after_turn_end');
+    if (this.dialog.turn) this.dialog.turn.running = false;
+    await this.save();
+  }
+
+  private async hooks(type: HookType, extra: Partial<CallContext> = {}): Promise<Json[]> {
+    const values: Json[] = [];
+    for (const unit of this.pkg.hooks[type] ?? []) values.push(await this.run(unit, extra));
+    return values;
+  }
+
+  // DialogHost
+
+  async run(unit: string, extra: Partial<CallContext> = {}): Promise<Json> {
+    await this.syncWorkflowScope();
+    const context: CallContext = { event: this.eventObject, ...this.scopes, env: this.loaded.env, ...extra };
+    const host = hostHandler(this.s.operations, this.actor, (actor, type, input) =>
+      this.callAction(type, input as JsonObject),
+    );
+    const outcome = await this.s.sandbox.call(this.loaded.program, unit, context, host);
+    if (outcome.logs.length > 0) {
+      await this.s.domain.botLogs.write(
+        this.actor.botId,
+        outcome.logs.map((line) => ({ ...line, timestamp: line.time, ...this.logRefs() })),
+      );
+    }
+    if (!outcome.ok) {
+      const message = `${unitName(unit)} failed (${outcome.kind}): ${outcome.message}`;
+      throw new UnitFailure(unit, outcome.kind, message);
+    }
+    this.scopes = outcome.scopes;
+    return outcome.value;
+  }
+
+  async reply(message: JsonObject): Promise<void> {
+    if (!this.dialog.turn) throw new Error('no turn is running');
+    const n = ++this.dialog.turn.replies;
+    let outgoing: JsonObject | undefined = message;
+    for (const unit of this.pkg.hooks.before_outgoing_message ?? []) {
+      const value = (await this.run(unit, { message: outgoing })) as {
+        stop?: unknown;
+        message?: unknown;
+      } | null;
+      if (value && typeof value === 'object' && value.stop === true) {
+        outgoing = undefined;
+        break;
+      }
+      if (value && typeof value === 'object' && value.message && typeof value.message === 'object') {
+        outgoing = value.message as JsonObject;
+      }
+    }
+    if (!outgoing) return;
+    if (!this.conversation) {
+      this.log('warn', 'A reply was dropped: this event has no conversation to reply in');
+      return;
+    }
+    const { type, ...payload } = outgoing;
+    const { message: sent } = await this.s.domain.messages.getOrCreate(this.actor, {
+      conversationId: this.conversation.id,
+      userId: this.actor.botId,
+      type: typeof type === 'string' ? type : 'text',
+      payload: payload as Record<string, unknown>,
+      tags: { [REPLY_TAG]: `${this.event.id}:${n}` },
+      discriminateByTags: [REPLY_TAG],
+    });
+    await this.hooks('after_outgoing_message', { message: JSON.parse(JSON.stringify(sent)) as Json });
+  }
+
+  async save(): Promise<void> {
+    await this.syncWorkflowScope();
+    for (const scope of ['conversation', 'user', 'bot', 'workflow'] as const) {
+      const key = this.scopeKey(scope);
+      if (!key) continue;
+      const text = JSON.stringify(this.scopes[scope]);
+      const id = `${scope}:${key.id}`;
+      if (this.stored[id] === text) continue;
+      await this.s.domain.states.set(this.actor, key, this.scopes[scope], undefined);
+      this.stored[id] = text;
+    }
+    if (this.conversation) {
+      await this.s.domain.states.set(
+        this.actor,
+        this.dialogKey(),
+        this.dialog as unknown as JsonObject,
+        undefined,
+      );
+    }
+  }
+
+  async startWorkflow(name: string): Promise<string> {
+    const { workflow } = await this.s.domain.workflows
+      .create(this.actor, {
+        name,
+        status: 'in_progress',
+        ...(this.conversation && { conversationId: this.conversation.id }),
+        ...(this.user && { userId: this.user.id }),
+        eventId: this.event.id,
+      })
+      .then((w) => ({ workflow: w }));
+    return workflow.id;
+  }
+
+  async finishWorkflow(frame: Frame, status: 'completed' | 'cancelled'): Promise<void> {
+    await this.s.domain.workflows.update(this.actor, frame.recordId, { status }).catch(() => undefined);
+  }
+
+  setVariable(ref: string, value: Json): void {
+    const [scope, name] = ref.split('.') as [VariableScope, string];
+    this.scopes[scope] = { ...this.scopes[scope], [name]: value };
+  }
+
+  async callAction(type: string, input: JsonObject): Promise<Json> {
+    const result = await this.s.domain.actions.call(this.actor, type, input, this);
+    return result.output as Json;
+  }
+
+  /** The context an action called from this turn runs in: this turn's event and variables. */
+  contextFor(input: JsonObject): Partial<CallContext> {
+    return { input };
+  }
+
+  async endConversation(): Promise<void> {
+    await this.hooks('after_conversation_end');
+  }
+
+  log(level: 'info' | 'warn' | 'error', message: string): void {
+    void this.s.domain.botLogs
+      .write(this.actor.botId, [{ level, message, ...this.logRefs() }])
+      .catch(() => undefined);
+  }
+
+  // Variables
+
+  private async loadScopes(): Promise<void> {
+    const vars = this.pkg.manifest.variables ?? {};
+    const defaults = (scope: 'conversation' | 'user' | 'bot') =>
+      Object.fromEntries(Object.entries(vars[scope] ?? {}).map(([k, v]) => [k, (v.default ?? null) as Json]));
+    for (const scope of ['conversation', 'user', 'bot'] as const) {
+      const key = this.scopeKey(scope);
+      const current = key ? await this.readState(key) : undefined;
+      this.scopes[scope] = { ...defaults(scope), ...(current ?? {}) };
+      if (key) this.stored[`${scope}:${key.id}`] = JSON.stringify(this.scopes[scope]);
+    }
+    if (this.conversation) {
+      const dialog = await this.readState(this.dialogKey());
+      if (dialog) this.dialog = dialog as unknown as DialogState;
+    }
+  }
+
+  /** The `workflow` scope follows the running workflow: a push or pop stores one and loads the other. */
+  private async syncWorkflowScope(): Promise<void> {
+    const top = this.dialog.frames[this.dialog.frames.length - 1];
+    if (top?.recordId === this.workflowOwner) return;
+    if (this.workflowOwner) {
+      const text = JSON.stringify(this.scopes.workflow);
+      if (this.stored[`workflow:${this.workflowOwner}`] !== text) {
+        await this.s.domain.states
+          .set(
+            this.actor,
+            { type: 'workflow', id: this.workflowOwner, name: VARIABLES_STATE },
+            this.scopes.workflow,
+            undefined,
+          )
+          .catch(() => undefined);
+      }
+    }
+    this.workflowOwner = top?.recordId;
+    if (!top) {
+      this.scopes.workflow = {};
+      return;
+    }
+    const declared = {
+      ...(this.pkg.manifest.variables?.workflow ?? {}),
+      ...(this.pkg.workflows[top.workflow]?.variables ?? {}),
+    };
+    const defaults = Object.fromEntries(
+      Object.entries(declared).map(([k, v]) => [k, (v.default ?? null) as Json]),
+    );
+    const current = await this.readState({ type: 'workflow', id: top.recordId, name: VARIABLES_STATE });
+    this.scopes.workflow = { ...defaults, ...(current ?? {}) };
+    this.stored[`workflow:${top.recordId}`] = JSON.stringify(this.scopes.workflow);
+  }
+
+  private scopeKey(scope: VariableScope): StateKey | undefined {
+    switch (scope) {
+      case 'conversation':
+        return this.conversation && { type: 'conversation', id: this.conversation.id, name: VARIABLES_STATE };
+      case 'user':
+        return this.user && { type: 'user', id: this.user.id, name: VARIABLES_STATE };
+      case 'bot':
+        return { type: 'bot', id: this.actor.botId, name: VARIABLES_STATE };
+      case 'workflow':
+        return this.workflowOwner
+          ? { type: 'workflow', id: this.workflowOwner, name: VARIABLES_STATE }
+          : undefined;
+    }
+  }
+
+  private dialogKey(): StateKey {
+    return { type: 'conversation', id: (this.conversation as Conversation).id, name: DIALOG_STATE };
+  }
+
+  private async readState(key: StateKey): Promise<JsonObject | undefined> {
+    try {
+      return (await this.s.domain.states.get(this.actor, key)).payload as JsonObject;
+    } catch (err) {
+      if (err instanceof ApiError && err.type === 'ResourceNotFound') return undefined;
+      throw err;
+    }
+  }
+
+  private position(): { workflow: string; node: string } | null {
+    const top = this.dialog.frames[this.dialog.frames.length - 1];
+    return top ? { workflow: top.workflow, node: top.node } : null;
+  }
+
+  private logRefs() {
+    return {
+      ...(this.event.conversationId && { conversationId: this.event.conversationId }),
+      ...(this.event.userId && { userId: this.event.userId }),
+      ...(this.workflowOwner && { workflowId: this.workflowOwner }),
+    };
+  }
+}
+
+/** A readable name of a unit, for log lines: `hook before_incoming_message (01-filter.ts)`. */
+export function unitName(unit: string): string {
+  const [kind, ...rest] = unit.split(':');
+  switch (kind) {
+    case 'hook':
+      return `hook ${rest[0]} (${rest.slice(1).join(':')})`;
+    case 'action':
+      return `action "${rest.join(':')}"`;
+    case 'card':
+      return `code card ${rest.length > 2 ? `${rest[2]} of node "${rest[1]}" in workflow "${rest[0]}"` : rest.join(':')}`;
+    default:
+      return `expression ${unit}`;
+  }
+}
