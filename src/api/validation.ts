@@ -1,11 +1,6 @@
-import { Ajv } from 'ajv';
 import type { Options } from 'ajv';
-import formats from 'ajv-formats';
-import type { FormatsPlugin } from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-
-// ajv-formats is CommonJS: under ESM its plugin arrives as the default export's `default`.
-const addFormats = ((formats as unknown as { default?: FormatsPlugin }).default ?? formats) as FormatsPlugin;
+import { createAjv } from '../domain/json-schema.ts';
 
 const common: Options = {
   useDefaults: true,
@@ -18,9 +13,9 @@ const common: Options = {
 };
 
 /** JSON bodies keep their types: `5` is no string, `null` is no empty string. */
-const bodies = addFormats(new Ajv({ ...common, coerceTypes: false }));
+const bodies = createAjv({ ...common, coerceTypes: false });
 /** Query strings, path parameters and headers are text: `pageSize=20` is a number, one `ids=a` is an array. */
-const texts = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
+const texts = createAjv({ ...common, coerceTypes: 'array' });
 
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
   (httpPart === 'body' ? bodies : texts).compile(schema);

@@ -1,4 +1,6 @@
 import { ConfigError } from '../config.ts';
+import { deployCommand, validateCommand } from './deploy.ts';
+import { logsCommand } from './logs.ts';
 import { memberCommand } from './member.ts';
 import { serveCommand } from './serve.ts';
 import { tokenCommand } from './token.ts';
@@ -10,6 +12,12 @@ Commands:
   token create --email <email>   Give an account a new personal access token (printed once).
   member add --workspace <id> --email <email> --role <role>
                                  Add an account (created on first use) to a workspace.
+  validate <dir>                 Validate and compile a bot package; print OK or every problem.
+  deploy <dir> [--bot-id <id>] [--url URL] [--token T] [--workspace-id W]
+                                 Validate, compile and upload a bot package (creates the bot
+                                 without --bot-id). Reads PARLEY_URL (default http://127.0.0.1:3000),
+                                 PARLEY_TOKEN and PARLEY_WORKSPACE_ID.
+  logs <botId> [--follow] [--since 10m] [--level L]   Print a bot's log lines (see parley logs --help).
 
 Settings (flag, or environment variable):
   --port PORT  --host HOST  --data-dir DATA_DIR  --database-url DATABASE_URL
@@ -21,6 +29,9 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   serve: serveCommand,
   token: tokenCommand,
   member: memberCommand,
+  logs: logsCommand,
+  validate: validateCommand,
+  deploy: deployCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Ajv } from 'ajv';
+import { createAjv } from './json-schema.ts';
 import type { ValidateFunction } from 'ajv';
 import type { Store } from '../store/index.ts';
 import type { BotActor } from './actors.ts';
@@ -33,7 +33,7 @@ export interface ActionResult {
   cached: boolean;
 }
 
-const ajv = new Ajv({ strict: false, allErrors: false, coerceTypes: false });
+const ajv = createAjv();
 
 /**
  * The action call: `name` runs the bot's own action; `alias:name` an installed integration's (the

@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { createAjv } from './json-schema.ts';
 import { Type } from 'typebox';
 import {
   ActionDefinitionSchema,
@@ -24,7 +24,7 @@ const CompiledPackageSchema = Type.Object({
   units: Type.Record(Type.String(), Type.String()),
 });
 
-const validate = new Ajv({ strict: false, allErrors: false }).compile(CompiledPackageSchema);
+const validate = createAjv().compile(CompiledPackageSchema);
 
 /**
  * Which runtime runs this code: a compiled Parley bot package (what `parley deploy` uploads) runs in

@@ -18,7 +18,7 @@ export interface DialogHost {
   /** Starts a workflow run (a runtime workflow record with its variables); answers its record id. */
   startWorkflow(name: string): Promise<string>;
   finishWorkflow(frame: Frame, status: 'completed' | 'cancelled'): Promise<void>;
-  setVariable(ref: string, value: Json): void;
+  setVariable(ref: string, value: Json): Promise<void>;
   callAction(type: string, input: JsonObject): Promise<Json>;
   /** The conversation ends: the after_conversation_end hook runs and the dialog is cleared. */
   endConversation(): Promise<void>;
@@ -65,7 +65,7 @@ export class DialogRunner {
         (await this.host.run(unitIds.condition(frame.workflow, frame.node, frame.card), { input: value })) ===
           true);
     if (valid) {
-      this.host.setVariable(card.variable, value);
+      await this.host.setVariable(card.variable, value);
       this.dialog.waiting = undefined;
       frame.card++;
       await this.host.save();
@@ -158,12 +158,12 @@ export class DialogRunner {
         await this.host.save();
         return { kind: 'wait' };
       case 'set':
-        this.host.setVariable(card.variable, await this.field(frame, 'value', card.value));
+        await this.host.setVariable(card.variable, await this.field(frame, 'value', card.value));
         return { kind: 'next' };
       case 'action': {
         const input = card.input === undefined ? {} : await this.field(frame, 'input', card.input);
         const output = await this.host.callAction(card.action, (input ?? {}) as JsonObject);
-        if (card.output) this.host.setVariable(card.output, output);
+        if (card.output) await this.host.setVariable(card.output, output);
         return { kind: 'next' };
       }
       case 'goto': {

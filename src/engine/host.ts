@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { createAjv } from '../domain/json-schema.ts';
 import type { ValidateFunction } from 'ajv';
 import { Type } from 'typebox';
 import type { Static, TSchema } from 'typebox';
@@ -18,7 +18,7 @@ import { CreateUserBodySchema, GetOrCreateUserBodySchema, UpdateUserBodySchema }
 import { CreateWorkflowBodySchema, UpdateWorkflowBodySchema } from '../domain/workflows.ts';
 import type { HostCall, HostHandler, Json } from './sandbox/types.ts';
 
-const ajv = new Ajv({ strict: false, coerceTypes: false, removeAdditional: false });
+const ajv = createAjv();
 const Id = Type.Object({ id: Type.String() });
 const StateKey = { type: Type.Enum(STATE_TYPES), id: Type.String(), name: Type.String() };
 const Page = {

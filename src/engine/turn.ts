@@ -308,7 +308,9 @@ export class Turn implements DialogHost {
     await this.s.domain.workflows.update(this.actor, frame.recordId, { status }).catch(() => undefined);
   }
 
-  setVariable(ref: string, value: Json): void {
+  async setVariable(ref: string, value: Json): Promise<void> {
+    // The workflow scope must be the running workflow's before it is written.
+    await this.syncWorkflowScope();
     const [scope, name] = ref.split('.') as [VariableScope, string];
     this.scopes[scope] = { ...this.scopes[scope], [name]: value };
   }
@@ -349,6 +351,7 @@ export class Turn implements DialogHost {
       const dialog = await this.readState(this.dialogKey());
       if (dialog) this.dialog = dialog as unknown as DialogState;
     }
+    await this.syncWorkflowScope();
   }
 
   /** The `workflow` scope follows the running workflow: a push or pop stores one and loads the other. */

@@ -1,0 +1,1 @@
+console.info(`turn done: visit ${conversation.visits}, choice "${workflow.choice ?? ''}"`);
