@@ -86,7 +86,10 @@ class AdminApi {
   }
 }
 
-type DeployedBot = Pick<Bot, 'id' | 'name' | 'integrations' | 'secrets' | 'actions' | 'events'>;
+type DeployedBot = Pick<
+  Bot,
+  'id' | 'name' | 'integrations' | 'secrets' | 'actions' | 'events' | 'configuration'
+>;
 
 /**
  * The bot's definition from the package: the compiled package as its code, and what the Admin API
@@ -115,12 +118,17 @@ function botDefinition(pkg: CompiledPackage, current?: DeployedBot) {
     ]),
   );
   const variables = manifest.configuration?.variables ?? {};
+  const defaults = Object.fromEntries(
+    Object.entries(variables)
+      .filter(([, v]) => v.default !== undefined)
+      .map(([name, v]) => [name, v.default]),
+  );
+  // Values an operator set (updateBot) survive a deploy; variables the package dropped go.
+  const kept = Object.fromEntries(
+    Object.entries(current?.configuration.data ?? {}).filter(([name]) => name in variables),
+  );
   const configuration = {
-    data: Object.fromEntries(
-      Object.entries(variables)
-        .filter(([, v]) => v.default !== undefined)
-        .map(([name, v]) => [name, v.default]),
-    ),
+    data: { ...defaults, ...kept },
     // The variables' types and descriptions, for whoever edits the values with updateBot.
     schema: {
       type: 'object',
