@@ -3,6 +3,7 @@ import type { Db, Executor } from '../store/index.ts';
 import type { ChatChannelsTable } from '../store/schema.ts';
 import { invalidPayload } from './errors.ts';
 import { nowIso } from './time.ts';
+import type { Settings } from './settings.ts';
 
 /** The built-in chat integration: its name is also its id and its alias on every bot. */
 export const CHAT_INTEGRATION = 'chat';
@@ -39,7 +40,10 @@ function toChannel(row: ChatChannelsTable): ChatChannel {
 
 /** Every bot's chat channel: the webhook id in its Chat API URL, and how its user keys are signed. */
 export class ChatChannels {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly settings: Settings,
+  ) {}
 
   async create(db: Executor, botId: string): Promise<ChatChannel> {
     const now = nowIso();
@@ -97,24 +101,16 @@ export class ChatChannels {
    */
   async sharedSecret(configured: string | undefined): Promise<string> {
     if (configured) return configured;
-    const existing = await this.readSetting();
+    const existing = await this.settings.get(SHARED_SECRET_SETTING);
     if (existing) return existing;
-    await this.db
-      .insertInto('settings')
-      .values({ key: SHARED_SECRET_SETTING, value: randomBytes(32).toString('base64url') })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    const stored = await this.readSetting();
+    // Of several processes starting at once, one stores its secret; all use the stored one.
+    await this.settings.compareAndSet(
+      SHARED_SECRET_SETTING,
+      undefined,
+      randomBytes(32).toString('base64url'),
+    );
+    const stored = await this.settings.get(SHARED_SECRET_SETTING);
     if (!stored) throw new Error('the chat secret could not be stored');
     return stored;
-  }
-
-  private async readSetting(): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('settings')
-      .select('value')
-      .where('key', '=', SHARED_SECRET_SETTING)
-      .executeTakeFirst();
-    return row?.value;
   }
 }

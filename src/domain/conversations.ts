@@ -22,6 +22,7 @@ import {
   withTags,
 } from './tags.ts';
 import { nowIso } from './time.ts';
+import { deleteStatesOf } from './states.ts';
 import type { User, Users } from './users.ts';
 
 /** The integration of conversations created without one: Parley's built-in chat channel. */
@@ -191,12 +192,7 @@ export class Conversations {
         .execute();
       await deleteTags(trx, [conversationId, ...messages.map((m) => m.id)]);
       await trx.deleteFrom('events').where('conversation_id', '=', conversationId).execute();
-      await trx
-        .deleteFrom('states')
-        .where('bot_id', '=', actor.botId)
-        .where('type', '=', 'conversation')
-        .where('resource_id', '=', conversationId)
-        .execute();
+      await deleteStatesOf(trx, actor.botId, 'conversation', conversationId);
       // Messages and participants go with the conversation (foreign keys cascade).
       await trx.deleteFrom('conversations').where('id', '=', conversationId).execute();
     });

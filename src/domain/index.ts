@@ -59,7 +59,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const { db } = store;
   const foreignIds = new ForeignIds();
   const log = new ConversationLog(store, foreignIds, bus);
-  const channels = new ChatChannels(db);
+  const settings = new Settings(db);
+  const channels = new ChatChannels(db, settings);
   const links = new Links();
   const accounts = new Accounts(db);
   const members = new Members(db, accounts);
@@ -95,6 +96,6 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     chat,
     queue,
     actions: new Actions(store, log),
-    settings: new Settings(db),
+    settings,
   };
 }

@@ -66,6 +66,21 @@ function expiresAt(expiry: number | null | undefined): string | null {
   return expiry === null || expiry === undefined ? null : new Date(Date.now() + expiry).toISOString();
 }
 
+/** Removes every state of one conversation, user or workflow: they go with what they belong to. */
+export async function deleteStatesOf(
+  db: Executor,
+  botId: string,
+  type: StateType,
+  resourceId: string,
+): Promise<void> {
+  await db
+    .deleteFrom('states')
+    .where('bot_id', '=', botId)
+    .where('type', '=', type)
+    .where('resource_id', '=', resourceId)
+    .execute();
+}
+
 /** Named JSON documents attached to a conversation, user, workflow, the bot itself, ... */
 export class States {
   constructor(

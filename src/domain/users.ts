@@ -20,6 +20,7 @@ import {
   withTags,
 } from './tags.ts';
 import { nowIso } from './time.ts';
+import { deleteStatesOf } from './states.ts';
 
 export const UserSchema = Type.Object({
   id: Type.String(),
@@ -177,12 +178,7 @@ export class Users {
     await this.db.transaction().execute(async (trx) => {
       await this.requireRow(actor, userId, trx);
       await deleteTags(trx, [userId]);
-      await trx
-        .deleteFrom('states')
-        .where('bot_id', '=', actor.botId)
-        .where('type', '=', 'user')
-        .where('resource_id', '=', userId)
-        .execute();
+      await deleteStatesOf(trx, actor.botId, 'user', userId);
       await trx.deleteFrom('users').where('id', '=', userId).execute();
     });
   }

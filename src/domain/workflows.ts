@@ -22,6 +22,7 @@ import {
   withTags,
 } from './tags.ts';
 import { nowIso } from './time.ts';
+import { deleteStatesOf } from './states.ts';
 
 export const WORKFLOW_STATUSES = [
   'pending',
@@ -222,12 +223,7 @@ export class Workflows {
     await this.db.transaction().execute(async (trx) => {
       await this.requireRow(actor, workflowId, trx);
       await deleteTags(trx, [workflowId]);
-      await trx
-        .deleteFrom('states')
-        .where('bot_id', '=', actor.botId)
-        .where('type', '=', 'workflow')
-        .where('resource_id', '=', workflowId)
-        .execute();
+      await deleteStatesOf(trx, actor.botId, 'workflow', workflowId);
       await trx.deleteFrom('workflows').where('id', '=', workflowId).execute();
     });
   }
