@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { Client } from '@botpress/client';
+import { ChatSession, deployWithCli, textOf, turnOutcome } from './helpers/chat-bots.ts';
+import type { ChatMessage } from './helpers/chat-bots.ts';
+import { runParley } from './helpers/process.ts';
+import type { ParleyProcess } from './helpers/process.ts';
+import { freshPostgresSchema, testStores } from './helpers/stores.ts';
+
+const LISTENING = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"Parley is listening"/;
+/** The engine's claim on an event lapses this long after its process died (dispatcher.ts LEASE_MS). */
+const LEASE_MS = 15_000;
+
+const texts = (messages: ChatMessage[]) => messages.map(textOf);
+
+for (const store of await testStores()) {
+  describe(`a turn interrupted by a crash of parley serve (${store.name})`, { skip: store.skip }, () => {
+    const token = `bp_pat_test_${randomBytes(24).toString('base64url')}`;
+    const procs: ParleyProcess[] = [];
+    const sessions: ChatSession[] = [];
+    let dataDir: string | undefined;
+    let schema: Awaited<ReturnType<typeof freshPostgresSchema>> | undefined;
+    after(async () => {
+      for (const session of sessions) await session.close();
+      for (const proc of procs) {
+        if (proc.child.exitCode === null && proc.child.signalCode === null) {
+          proc.child.kill('SIGTERM');
+          await proc.exited;
+        }
+      }
+      await schema?.drop();
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    });
+
+    /** `parley serve` as a child process on the test's data dir (and Postgres schema); answers its URL. */
+    async function serve(): Promise<{ proc: ParleyProcess; url: string }> {
+      const proc = runParley(['serve', '--port', '0', '--data-dir', dataDir as string], {
+        PARLEY_ADMIN_TOKEN: token,
+        ...(schema && { DATABASE_URL: schema.url }),
+      });
+      procs.push(proc);
+      const [, url] = await proc.waitFor(LISTENING);
+      return { proc, url: url as string };
+    }
+
+    test('SIGKILL in the middle of a multi-card turn: after a restart the turn finishes, each reply sent once', async () => {
+      dataDir = await mkdtemp(path.join(os.tmpdir(), 'parley-restart-'));
+      if (store.name === 'postgres') schema = await freshPostgresSchema();
+      const first = await serve();
+      const [, workspaceId] = await first.proc.waitFor(/workspace id: (\S+)/);
+      assert.ok(workspaceId);
+      const { botId, webhookUrl } = await deployWithCli(
+        { url: first.url, token, workspaceId },
+        'test/fixtures/slow-cards',
+      );
+
+      // One turn: 'one', 1.5 s of code, 'two', 1.5 s of code, 'three'. Kill the server once 'one' is out.
+      const s = await ChatSession.open(webhookUrl);
+      sessions.push(s);
+      const messageId = await s.say('go');
+      assert.deepEqual(await s.nextTexts(1), ['one']);
+      assert.deepEqual(texts(s.botReplies()), ['one'], 'the turn is still working when the server dies');
+      first.proc.child.kill('SIGKILL');
+      await first.proc.exited;
+      await s.close();
+
+      // A new server on the same data: the chat URL is the same but for the port.
+      const second = await serve();
+      const chatUrl = second.url + new URL(webhookUrl).pathname;
+      const again = await ChatSession.resume(chatUrl, s.userKey, s.conversationId);
+      sessions.push(again);
+      const deadline = store.name === 'postgres' ? LEASE_MS + 15_000 : 15_000;
+      const botTexts = (messages: ChatMessage[]) => texts(messages.filter((m) => m.userId === botId));
+      const end = Date.now() + deadline;
+      let history = await again.history();
+      while (!botTexts(history).includes('three')) {
+        assert.ok(
+          Date.now() < end,
+          `no 'three' within ${deadline} ms of the restart; messages: ${JSON.stringify(texts(history))}`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        history = await again.history();
+      }
+
+      const runtime = new Client({ apiUrl: second.url, token, workspaceId, botId });
+      const outcome = await turnOutcome(runtime, messageId);
+      assert.deepEqual(outcome, { status: 'processed', failureReason: null });
+      const { events } = await runtime.listEvents({ messageId });
+      assert.equal(events.length, 1, 'one event for the message');
+
+      history = await again.history();
+      assert.deepEqual(
+        history.map((m) => [m.userId === botId ? 'bot' : 'user', textOf(m)]),
+        [
+          ['user', 'go'],
+          ['bot', 'one'],
+          ['bot', 'two'],
+          ['bot', 'three'],
+        ],
+        'the turn finished once: every reply exactly once, in order',
+      );
+
+      // The conversation goes on as usual on the new server, over SSE.
+      await again.listen();
+      await again.say('go on');
+      assert.deepEqual(await again.nextTexts(3), ['one', 'two', 'three']);
+    });
+  });
+}
