@@ -185,7 +185,19 @@ export function hostHandler(
         `client.${call.operation}: ${error?.instancePath || 'arguments'} ${error?.message ?? 'are invalid'}`,
       );
     }
+    // client.callAction runs in the caller's context too (a turn's event and variables), like actions.<alias>.<name>.
+    const answer =
+      call.operation === 'callAction'
+        ? {
+            output: await callAction(
+              actor,
+              (args as { type: string }).type,
+              (args as { input: Record<string, unknown> }).input,
+            ),
+            meta: { cached: false },
+          }
+        : await operation.run(actor, args as never);
     // Answers cross into the sandbox as JSON.
-    return JSON.parse(JSON.stringify(await operation.run(actor, args as never))) as Json;
+    return JSON.parse(JSON.stringify(answer)) as Json;
   };
 }

@@ -10,7 +10,7 @@ import { DialogRunner } from './dialog.ts';
 import type { DialogHost } from './dialog.ts';
 import { DIALOG_STATE, emptyDialog, VARIABLES_STATE } from './dialog-state.ts';
 import type { DialogState, Frame } from './dialog-state.ts';
-import { buildEventObject } from './event-object.ts';
+import { buildEventObject, previewOf } from './event-object.ts';
 import type { TriggerInfo } from './event-object.ts';
 import type { RuntimeOperations } from './host.ts';
 import { hostHandler } from './host.ts';
@@ -99,7 +99,8 @@ export class Turn implements DialogHost {
     const resuming = this.dialog.turn?.eventId === this.event.id && this.dialog.turn.running;
     if (!resuming) this.dialog.turn = { eventId: this.event.id, replies: 0, running: true };
     const start = resuming ? undefined : this.startPoint(isMessage);
-    if (start?.trigger) this.dialog.trigger = start.trigger;
+    // `event.trigger` is the trigger that started this turn's workflow, if one did (kept for a resumed turn).
+    if (!resuming) this.dialog.trigger = start?.trigger;
     this.eventObject = buildEventObject({
       botId: this.actor.botId,
       event: this.event,
@@ -181,24 +182,30 @@ export class Turn implements DialogHost {
   /** The incoming hooks; true when one stopped the message. */
   private async incomingHooks(isMessage: boolean): Promise<boolean> {
     const before: HookType = isMessage ? 'before_incoming_message' : 'before_incoming_event';
-    for (const value of await this.hooks(before)) {
-      const result = value as { stop?: unknown; payload?: unknown } | null;
+    // One hook at a time: a hook sees what the ones before it did, and a stop ends the turn at once.
+    for (const unit of this.pkg.hooks[before] ?? []) {
+      const result = (await this.run(unit)) as { stop?: unknown; payload?: unknown } | null;
       if (result && typeof result === 'object' && result.stop === true) return true;
       if (result && typeof result === 'object' && result.payload && typeof result.payload === 'object') {
-        // A hook rewrote the message: the rest of the turn sees the new payload.
-        this.eventObject.payload = result.payload as JsonObject;
-        if (this.message) {
-          const { type, ...content } = result.payload as JsonObject;
-          this.message = {
-            ...this.message,
-            type: typeof type === 'string' ? type : this.message.type,
-            payload: content,
-          };
-        }
+        this.rewrite(result.payload as JsonObject);
       }
     }
     await this.hooks(isMessage ? 'after_incoming_message' : 'after_incoming_event');
     return false;
+  }
+
+  /** A hook rewrote the message (or the event's payload): the rest of the turn sees the new one. */
+  private rewrite(payload: JsonObject): void {
+    this.eventObject.payload = payload;
+    this.eventObject.preview = previewOf(payload);
+    if (this.message) {
+      const { type, ...content } = payload;
+      this.message = {
+        ...this.message,
+        type: typeof type === 'string' ? type : this.message.type,
+        payload: content,
+      };
+    }
   }
 
   private async finishTurn(): Promise<void> {
@@ -282,12 +289,15 @@ export class Turn implements DialogHost {
       this.stored[id] = text;
     }
     if (this.conversation) {
+      const text = JSON.stringify(this.dialog);
+      if (this.stored[DIALOG_STATE] === text) return;
       await this.s.domain.states.set(
         this.actor,
         this.dialogKey(),
         this.dialog as unknown as JsonObject,
         undefined,
       );
+      this.stored[DIALOG_STATE] = text;
     }
   }
 
@@ -320,11 +330,6 @@ export class Turn implements DialogHost {
     return result.output as Json;
   }
 
-  /** The context an action called from this turn runs in: this turn's event and variables. */
-  contextFor(input: JsonObject): Partial<CallContext> {
-    return { input };
-  }
-
   async endConversation(): Promise<void> {
     await this.hooks('after_conversation_end');
   }
@@ -349,7 +354,10 @@ export class Turn implements DialogHost {
     }
     if (this.conversation) {
       const dialog = await this.readState(this.dialogKey());
-      if (dialog) this.dialog = dialog as unknown as DialogState;
+      if (dialog) {
+        this.dialog = dialog as unknown as DialogState;
+        this.stored[DIALOG_STATE] = JSON.stringify(dialog);
+      }
     }
     await this.syncWorkflowScope();
   }

@@ -155,9 +155,13 @@ function checkWorkflow(name: string, { doc, value }: LoadedJson<Workflow>, parts
     if (node.trigger?.kind === 'custom_event') {
       const event = node.trigger.event;
       const declared = parts.manifest?.value.events?.[event] ?? parts.manifest?.value.schedules?.[event];
-      if (parts.manifest && !declared) {
+      // `alias:name` is an integration's event (a chat createEvent is `chat:custom`): bot.json does not declare it.
+      if (parts.manifest && !declared && !event.includes(':')) {
         problems.push(
-          doc.problem(at('trigger', 'event'), `no event "${event}" in bot.json (events or schedules)`),
+          doc.problem(
+            at('trigger', 'event'),
+            `no event "${event}" in bot.json (events or schedules); integration events are named "alias:name"`,
+          ),
         );
       }
     }

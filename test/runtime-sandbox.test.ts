@@ -1,0 +1,270 @@
+// The sandbox seen through deployed bots: bot code that loops, blows its memory, throws, rejects,
+// overflows its stack or reaches for the host fails only its own call, with a hosted-product-style error
+// (400 Runtime, 504 OperationTimeout) and an error line in the bot's logs; the same bot's next call and
+// every other bot keep working.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { isApiError, OperationTimeoutError, RuntimeError } from '@botpress/client';
+import {
+  deployPackage,
+  json,
+  replies,
+  send,
+  sendAndWait,
+  startChat,
+  waitForLog,
+  waitForReplies,
+} from './helpers/deployed-bots.ts';
+import type { Chatter, DeployedBot, Files } from './helpers/deployed-bots.ts';
+import { rejectsWith } from './helpers/runtime.ts';
+import { startTestServer } from './helpers/server.ts';
+import type { TestServer } from './helpers/server.ts';
+import { testStores } from './helpers/stores.ts';
+
+const TIMEOUT_MS = 2000;
+
+const ANY_OBJECT = { type: 'object' };
+
+/** Action name -> code. Every action takes and returns any object. */
+const ACTIONS: Record<string, string> = {
+  good: "console.info('good ran ' + input.n);\nreturn { ok: true, n: Number(input.n ?? 0) + 1 };\n",
+  loop: 'while (true) {}\n',
+  loopAfterAwait:
+    "await client.getState({ type: 'bot', id: event.botId, name: 'none' }).catch(() => null);\nwhile (true) {}\n",
+  boom: "throw new Error('boom');\n",
+  nope: "await Promise.reject(new Error('nope'));\n",
+  bomb: 'const keep = [];\nwhile (true) keep.push(new Array(1e6).fill(1.5));\n',
+  recursion: 'function f(): number {\n  return f() + 1;\n}\nreturn { n: f() };\n',
+  ctorEscape: "return this.constructor.constructor('return process')();\n",
+  typeofProcess: 'return typeof process;\n',
+  // `require` written as such is refused at deploy (code cannot import modules): reach it by name instead.
+  typeofRequire:
+    "return { global: typeof globalThis['req' + 'uire'], fn: Function('return typeof require')() };\n",
+  hostEscape:
+    'return {\n' +
+    "  client: client.anything.constructor('return typeof process')(),\n" +
+    "  console: console.log.constructor('return typeof process')(),\n" +
+    "  actions: actions.chat.sendEvent.constructor('return typeof process')(),\n" +
+    "  caller: (function f() { try { return String(f.caller && f.caller.caller); } catch (e) { return 'refused'; } })(),\n" +
+    '};\n',
+};
+
+function sandboxBot(): Files {
+  const files: Files = {
+    'bot.json': json({
+      formatVersion: 1,
+      name: 'sandbox-bot',
+      limits: { memoryMb: 32, timeoutMs: TIMEOUT_MS },
+    }),
+    'workflows/main.json': json({
+      nodes: [
+        { id: 'start', type: 'start', next: 'reply' },
+        {
+          id: 'reply',
+          type: 'standard',
+          cards: [
+            { type: 'code', code: "if (event.preview === 'loop') {\n  while (true) {}\n}\n" },
+            { type: 'say', message: { type: 'text', text: 'ok: {{ event.preview }}' } },
+          ],
+        },
+      ],
+    }),
+  };
+  for (const [name, code] of Object.entries(ACTIONS)) {
+    files[`actions/${name}.json`] = json({ input: ANY_OBJECT, output: ANY_OBJECT });
+    files[`actions/${name}.ts`] = code;
+  }
+  return files;
+}
+
+const echoBot = (): Files => ({
+  'bot.json': json({ formatVersion: 1, name: 'echo-like' }),
+  'workflows/main.json': json({
+    nodes: [
+      { id: 'start', type: 'start', next: 'echo' },
+      {
+        id: 'echo',
+        type: 'standard',
+        cards: [{ type: 'say', message: { type: 'text', text: 'echo: {{ event.preview }}' } }],
+      },
+    ],
+  }),
+});
+
+for (const store of await testStores()) {
+  describe(`the sandbox through deployed bots (${store.name})`, { skip: store.skip }, () => {
+    let t: TestServer;
+    let bot: DeployedBot;
+    let echo: DeployedBot;
+    let echoChat: Chatter;
+    let goodCalls = 0;
+    let echoes = 0;
+
+    before(async () => {
+      t = await startTestServer(store);
+      bot = await deployPackage(t, sandboxBot());
+      echo = await deployPackage(t, echoBot());
+      echoChat = await startChat(echo);
+    });
+    after(() => t?.close());
+
+    /** The same bot's good action still runs, and the other bot still answers a chat message. */
+    async function stillWorking(): Promise<void> {
+      const n = ++goodCalls;
+      const res = await bot.client.callAction({ type: 'good', input: { n } });
+      assert.deepEqual(
+        res,
+        { output: { ok: true, n: n + 1 }, meta: { cached: false } },
+        'the good action runs',
+      );
+      const text = `still there ${++echoes}`;
+      await send(echoChat, text);
+      const all = await waitForReplies(echo, echoChat, echoes);
+      assert.equal(all.at(-1), `echo: ${text}`, 'the other bot answers');
+    }
+
+    /** Calls an action that must fail; answers the error. */
+    async function failing(
+      action: string,
+      errorClass: typeof RuntimeError | typeof OperationTimeoutError,
+      message: RegExp,
+    ): Promise<Error & { code: number; type: string }> {
+      return rejectsWith(bot.client.callAction({ type: action, input: {} }), errorClass, message);
+    }
+
+    test('an infinite loop: 504 OperationTimeout after the time limit, logged, recovered from', async () => {
+      const since = new Date().toISOString();
+      const started = Date.now();
+      const err = await failing('loop', OperationTimeoutError, /time limit/);
+      const took = Date.now() - started;
+      assert.equal(err.code, 504);
+      assert.equal(err.type, 'OperationTimeout');
+      assert.ok(took >= TIMEOUT_MS - 100, `stopped at the time limit, not before (${took} ms)`);
+      assert.ok(took < TIMEOUT_MS + 4000, `stopped soon after the time limit (${took} ms)`);
+      await waitForLog(t, bot.botId, since, /action "loop" failed \(timeout\)/, 'error');
+      await stillWorking();
+    });
+
+    test('a loop after an await (outside V8’s own timeout): 504, and the next call gets a fresh isolate', async () => {
+      const since = new Date().toISOString();
+      const err = await failing('loopAfterAwait', OperationTimeoutError, /time limit/);
+      assert.equal(err.code, 504);
+      await waitForLog(t, bot.botId, since, /action "loopAfterAwait" failed \(timeout\)/, 'error');
+      await stillWorking();
+    });
+
+    test('a thrown error: 400 Runtime whose message holds the error, logged', async () => {
+      const since = new Date().toISOString();
+      const err = await failing('boom', RuntimeError, /boom/);
+      assert.equal(err.code, 400);
+      assert.equal(err.type, 'Runtime');
+      await waitForLog(t, bot.botId, since, /action "boom" failed \(runtime\): Error: boom/, 'error');
+      await stillWorking();
+    });
+
+    test('a rejected promise: 400 Runtime, logged', async () => {
+      const since = new Date().toISOString();
+      const err = await failing('nope', RuntimeError, /nope/);
+      assert.equal(err.code, 400);
+      await waitForLog(t, bot.botId, since, /action "nope" failed \(runtime\): Error: nope/, 'error');
+      await stillWorking();
+    });
+
+    test('a memory bomb: 400 Runtime naming the memory limit, logged, recovered from', async () => {
+      const since = new Date().toISOString();
+      const err = await failing('bomb', RuntimeError, /memory limit of 32 MB/);
+      assert.equal(err.code, 400);
+      await waitForLog(t, bot.botId, since, /action "bomb" failed \(memory\)/, 'error');
+      await stillWorking();
+    });
+
+    test('infinite recursion: 400 Runtime (stack overflow), logged', async () => {
+      const since = new Date().toISOString();
+      const err = await failing('recursion', RuntimeError, /call stack/i);
+      assert.equal(err.code, 400);
+      await waitForLog(t, bot.botId, since, /action "recursion" failed \(runtime\): RangeError/, 'error');
+      await stillWorking();
+    });
+
+    test('this.constructor.constructor("return process")(): no host process, a Runtime error', async () => {
+      const since = new Date().toISOString();
+      const err = await failing('ctorEscape', RuntimeError, /process is not defined/);
+      assert.equal(err.code, 400);
+      await waitForLog(
+        t,
+        bot.botId,
+        since,
+        /action "ctorEscape" failed \(runtime\): ReferenceError/,
+        'error',
+      );
+      await stillWorking();
+    });
+
+    test('typeof process and typeof require are "undefined" in bot code', async () => {
+      const proc = await bot.client.callAction({ type: 'typeofProcess', input: {} });
+      // A value that is not an object comes back as { value }.
+      assert.deepEqual(proc.output, { value: 'undefined' });
+      const req = await bot.client.callAction({ type: 'typeofRequire', input: {} });
+      assert.deepEqual(req.output, { global: 'undefined', fn: 'undefined' });
+      await stillWorking();
+    });
+
+    test('host objects are out of reach through client, console, actions and the call stack', async () => {
+      const res = await bot.client.callAction({ type: 'hostEscape', input: {} });
+      const output = res.output as Record<string, unknown>;
+      assert.equal(output.client, 'undefined');
+      assert.equal(output.console, 'undefined');
+      assert.equal(output.actions, 'undefined');
+      assert.ok(
+        output.caller === 'refused' || output.caller === 'null',
+        `the caller chain stops at the unit (got ${String(output.caller)})`,
+      );
+      await stillWorking();
+    });
+
+    test('while one bot loops, another bot still answers', async () => {
+      const looping = bot.client.callAction({ type: 'loop', input: {} }).then(
+        () => 'answered',
+        (err: unknown) => (isApiError(err) ? err.type : 'other'),
+      );
+      let settled = false;
+      void looping.then(() => (settled = true));
+      const text = `during the loop ${++echoes}`;
+      await send(echoChat, text);
+      const all = await waitForReplies(echo, echoChat, echoes);
+      assert.equal(all.at(-1), `echo: ${text}`);
+      assert.equal(settled, false, 'the other bot answered while the loop still ran');
+      assert.equal(await looping, 'OperationTimeout');
+      await stillWorking();
+    });
+
+    test('a code card that loops forever fails its turn, is logged, and the next message is answered', async () => {
+      const c = await startChat(bot);
+      const since = new Date().toISOString();
+      const failed = await sendAndWait(bot, c, 'loop');
+      assert.equal(failed.status, 'failed', 'the turn failed');
+      assert.match(
+        failed.failureReason ?? '',
+        /code card 0 of node "reply" in workflow "main" failed \(timeout\)/,
+      );
+      await waitForLog(
+        t,
+        bot.botId,
+        since,
+        new RegExp(`The turn of event ${failed.id} \\(message_created\\) failed`),
+        'error',
+      );
+      assert.deepEqual(await replies(bot, c), [], 'no reply to the message whose turn failed');
+      const next = await sendAndWait(bot, c, 'hello again');
+      assert.equal(next.status, 'processed', `the next turn: ${next.failureReason}`);
+      assert.deepEqual(await waitForReplies(bot, c, 1), ['ok: hello again']);
+      await stillWorking();
+    });
+
+    test('the server still answers after all that', async () => {
+      const res = await fetch(`${t.url}/healthz`);
+      assert.equal(res.status, 200);
+      await stillWorking();
+    });
+  });
+}
