@@ -43,7 +43,11 @@ export class Engine implements BotActionRunner {
     options: EngineOptions,
   ) {
     this.sandbox = new ProcessSandbox({ processes: options.sandboxProcesses, logger: log });
-    this.bots = new LoadedBots(domain);
+    this.bots = new LoadedBots(domain, (versionId) => {
+      void this.sandbox
+        .unload(versionId)
+        .catch((err: unknown) => log.warn({ err, versionId }, 'could not unload a bot version'));
+    });
     this.operations = runtimeOperations(domain, async (actor, type, input) => {
       return (await domain.actions.call(actor, type, input)).output;
     });

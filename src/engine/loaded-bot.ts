@@ -18,7 +18,11 @@ export interface LoadedBot {
 export class LoadedBots {
   private readonly cache = new Map<string, { updatedAt: string; loaded: LoadedBot }>();
 
-  constructor(private readonly domain: Domain) {}
+  constructor(
+    private readonly domain: Domain,
+    /** Told when a bot's version is replaced, so its warm isolate can go. */
+    private readonly onReplaced: (versionId: string) => void = () => {},
+  ) {}
 
   async get(botId: string): Promise<LoadedBot | undefined> {
     // Code, configuration and secrets all change the bot's updatedAt: one cheap read tells if the cache holds.
@@ -43,6 +47,7 @@ export class LoadedBots {
       program: { versionId, botId, units: pkg.units, limits },
       env: { ...defaults, ...(bot.configuration as JsonObject), ...bot.secrets } as JsonObject,
     };
+    if (hit && hit.loaded.program.versionId !== versionId) this.onReplaced(hit.loaded.program.versionId);
     this.cache.set(botId, { updatedAt: bot.updatedAt, loaded });
     return loaded;
   }
