@@ -66,6 +66,11 @@ function expiresAt(expiry: number | null | undefined): string | null {
   return expiry === null || expiry === undefined ? null : new Date(Date.now() + expiry).toISOString();
 }
 
+/** A state's key as text: `type/id/name`. */
+export function stateKeyText(key: StateKey): string {
+  return `${key.type}/${key.id}/${key.name}`;
+}
+
 /** Removes every state of one conversation, user or workflow: they go with what they belong to. */
 export async function deleteStatesOf(
   db: Executor,
@@ -90,6 +95,63 @@ export class States {
 
   private get db() {
     return this.store.db;
+  }
+
+  /**
+   * Payloads of several states of a bot in one query (the bot runtime reads a turn's variables this way).
+   * Keyed `type/id/name`; missing and expired states are absent.
+   */
+  async readMany(actor: BotActor, keys: StateKey[]): Promise<Map<string, Record<string, unknown>>> {
+    const found = new Map<string, Record<string, unknown>>();
+    if (keys.length === 0) return found;
+    const now = nowIso();
+    const rows = await this.db
+      .selectFrom('states')
+      .select(['type', 'resource_id', 'name', 'payload', 'expires_at'])
+      .where('bot_id', '=', actor.botId)
+      .where((eb) =>
+        eb.or(
+          keys.map((k) =>
+            eb.and([eb('type', '=', k.type), eb('resource_id', '=', k.id), eb('name', '=', k.name)]),
+          ),
+        ),
+      )
+      .execute();
+    for (const row of rows) {
+      if (row.expires_at !== null && row.expires_at <= now) continue;
+      found.set(
+        stateKeyText({ type: row.type as StateType, id: row.resource_id, name: row.name }),
+        fromJson(row.payload),
+      );
+    }
+    return found;
+  }
+
+  /**
+   * Stores a payload in one statement, keeping the state's expiry: for the bot runtime's own states
+   * (variables, dialog), whose owners the runtime has already checked.
+   */
+  async write(actor: BotActor, key: StateKey, payload: Record<string, unknown>): Promise<void> {
+    const now = nowIso();
+    const text = this.serialise(payload);
+    await this.db
+      .insertInto('states')
+      .values({
+        id: newId('state'),
+        bot_id: actor.botId,
+        type: key.type,
+        resource_id: key.id,
+        name: key.name,
+        payload: text,
+        expiry: null,
+        expires_at: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.columns(['bot_id', 'type', 'resource_id', 'name']).doUpdateSet({ payload: text, updated_at: now }),
+      )
+      .execute();
   }
 
   /** A state past its expiry is gone, whether or not the sweeper has removed it yet. */

@@ -137,11 +137,17 @@ export class Workflows {
     return this.store.db;
   }
 
-  async create(actor: BotActor, body: CreateWorkflowBody, db: Executor = this.db): Promise<Workflow> {
+  /** `id`: the bot runtime names its workflow runs before it stores them. */
+  async create(
+    actor: BotActor,
+    body: CreateWorkflowBody,
+    db: Executor = this.db,
+    id: string = newId('workflow'),
+  ): Promise<Workflow> {
     await this.requireRefs(actor, body, db);
     const now = nowIso();
     const row: WorkflowsTable = {
-      id: newId('workflow'),
+      id,
       bot_id: actor.botId,
       name: body.name,
       status: body.status,

@@ -23,6 +23,11 @@ export interface DialogState {
   /** The event whose turn is running: a resumed turn continues it, and replies keep their numbers. */
   turn?: { eventId: string; replies: number; running: boolean };
   trigger?: TriggerInfo;
+  /**
+   * Workflow runs stored as Runtime API workflow records. A run gets its record when its `workflow`
+   * variables are first stored, so a workflow without variables costs no record.
+   */
+  recorded?: string[];
 }
 
 export const DIALOG_STATE = 'parley:dialog';

@@ -5,7 +5,9 @@ import type { Event } from '../domain/events.ts';
 import type { Domain } from '../domain/index.ts';
 import type { Message } from '../domain/messages.ts';
 import type { User } from '../domain/users.ts';
+import { stateKeyText } from '../domain/states.ts';
 import type { StateKey } from '../domain/states.ts';
+import { newId } from '../domain/ids.ts';
 import { DialogRunner } from './dialog.ts';
 import type { DialogHost } from './dialog.ts';
 import { DIALOG_STATE, emptyDialog, VARIABLES_STATE } from './dialog-state.ts';
@@ -58,7 +60,8 @@ export class Turn implements DialogHost {
   private scopes: Scopes = { workflow: {}, conversation: {}, user: {}, bot: {}, turn: {} };
   /** JSON of each scope as last stored, to store only what changed. */
   private stored: Record<string, string> = {};
-  private workflowOwner: string | undefined;
+  /** The workflow run whose variables `scopes.workflow` holds. */
+  private workflowOwner: { id: string; workflow: string } | undefined;
   private eventObject: JsonObject = {};
   private message?: Message;
   private conversation?: Conversation;
@@ -279,42 +282,23 @@ export class Turn implements DialogHost {
 
   async save(): Promise<void> {
     await this.syncWorkflowScope();
-    for (const scope of ['conversation', 'user', 'bot', 'workflow'] as const) {
+    for (const scope of ['conversation', 'user', 'bot'] as const) {
       const key = this.scopeKey(scope);
-      if (!key) continue;
-      const text = JSON.stringify(this.scopes[scope]);
-      const id = `${scope}:${key.id}`;
-      if (this.stored[id] === text) continue;
-      await this.s.domain.states.set(this.actor, key, this.scopes[scope], undefined);
-      this.stored[id] = text;
+      if (key) await this.store(key, this.scopes[scope]);
     }
-    if (this.conversation) {
-      const text = JSON.stringify(this.dialog);
-      if (this.stored[DIALOG_STATE] === text) return;
-      await this.s.domain.states.set(
-        this.actor,
-        this.dialogKey(),
-        this.dialog as unknown as JsonObject,
-        undefined,
-      );
-      this.stored[DIALOG_STATE] = text;
-    }
+    await this.storeWorkflowScope();
+    if (this.conversation) await this.store(this.dialogKey(), this.dialog as unknown as JsonObject);
   }
 
-  async startWorkflow(name: string): Promise<string> {
-    const { workflow } = await this.s.domain.workflows
-      .create(this.actor, {
-        name,
-        status: 'in_progress',
-        ...(this.conversation && { conversationId: this.conversation.id }),
-        ...(this.user && { userId: this.user.id }),
-        eventId: this.event.id,
-      })
-      .then((w) => ({ workflow: w }));
-    return workflow.id;
+  /** Names a workflow run; its record is stored only when its variables are (see `storeWorkflowScope`). */
+  async startWorkflow(): Promise<string> {
+    return newId('workflow');
   }
 
   async finishWorkflow(frame: Frame, status: 'completed' | 'cancelled'): Promise<void> {
+    const recorded = this.dialog.recorded ?? [];
+    if (!recorded.includes(frame.recordId)) return;
+    this.dialog.recorded = recorded.filter((id) => id !== frame.recordId);
     await this.s.domain.workflows.update(this.actor, frame.recordId, { status }).catch(() => undefined);
   }
 
@@ -342,44 +326,74 @@ export class Turn implements DialogHost {
 
   // Variables
 
+  /** The turn's variables and dialog, in one read. */
   private async loadScopes(): Promise<void> {
     const vars = this.pkg.manifest.variables ?? {};
     const defaults = (scope: 'conversation' | 'user' | 'bot') =>
       Object.fromEntries(Object.entries(vars[scope] ?? {}).map(([k, v]) => [k, (v.default ?? null) as Json]));
-    for (const scope of ['conversation', 'user', 'bot'] as const) {
-      const key = this.scopeKey(scope);
-      const current = key ? await this.readState(key) : undefined;
+    const keys = (['conversation', 'user', 'bot'] as const).map(
+      (scope) => [scope, this.scopeKey(scope)] as const,
+    );
+    const wanted = [
+      ...keys.flatMap(([, key]) => (key ? [key] : [])),
+      ...(this.conversation ? [this.dialogKey()] : []),
+    ];
+    const found = await this.s.domain.states.readMany(this.actor, wanted);
+    for (const [scope, key] of keys) {
+      const current = key && (found.get(stateKeyText(key)) as JsonObject | undefined);
       this.scopes[scope] = { ...defaults(scope), ...(current ?? {}) };
-      if (key) this.stored[`${scope}:${key.id}`] = JSON.stringify(this.scopes[scope]);
+      if (key) this.stored[stateKeyText(key)] = JSON.stringify(this.scopes[scope]);
     }
     if (this.conversation) {
-      const dialog = await this.readState(this.dialogKey());
+      const dialog = found.get(stateKeyText(this.dialogKey()));
       if (dialog) {
         this.dialog = dialog as unknown as DialogState;
-        this.stored[DIALOG_STATE] = JSON.stringify(dialog);
+        this.stored[stateKeyText(this.dialogKey())] = JSON.stringify(dialog);
       }
     }
     await this.syncWorkflowScope();
   }
 
+  /** Stores a state the turn owns, when it changed since it was read or last stored. */
+  private async store(key: StateKey, payload: JsonObject): Promise<void> {
+    const text = JSON.stringify(payload);
+    const id = stateKeyText(key);
+    if (this.stored[id] === text) return;
+    await this.s.domain.states.write(this.actor, key, payload);
+    this.stored[id] = text;
+  }
+
+  /** The running workflow's variables, with its workflow record the first time they are stored. */
+  private async storeWorkflowScope(): Promise<void> {
+    const owner = this.workflowOwner;
+    if (!owner) return;
+    const key: StateKey = { type: 'workflow', id: owner.id, name: VARIABLES_STATE };
+    if (this.stored[stateKeyText(key)] === JSON.stringify(this.scopes.workflow)) return;
+    const recorded = this.dialog.recorded ?? [];
+    if (!recorded.includes(owner.id)) {
+      await this.s.domain.workflows.create(
+        this.actor,
+        {
+          name: owner.workflow,
+          status: 'in_progress',
+          ...(this.conversation && { conversationId: this.conversation.id }),
+          ...(this.user && { userId: this.user.id }),
+          eventId: this.event.id,
+        },
+        undefined,
+        owner.id,
+      );
+      this.dialog.recorded = [...recorded, owner.id];
+    }
+    await this.store(key, this.scopes.workflow);
+  }
+
   /** The `workflow` scope follows the running workflow: a push or pop stores one and loads the other. */
   private async syncWorkflowScope(): Promise<void> {
     const top = this.dialog.frames[this.dialog.frames.length - 1];
-    if (top?.recordId === this.workflowOwner) return;
-    if (this.workflowOwner) {
-      const text = JSON.stringify(this.scopes.workflow);
-      if (this.stored[`workflow:${this.workflowOwner}`] !== text) {
-        await this.s.domain.states
-          .set(
-            this.actor,
-            { type: 'workflow', id: this.workflowOwner, name: VARIABLES_STATE },
-            this.scopes.workflow,
-            undefined,
-          )
-          .catch(() => undefined);
-      }
-    }
-    this.workflowOwner = top?.recordId;
+    if (top?.recordId === this.workflowOwner?.id) return;
+    await this.storeWorkflowScope();
+    this.workflowOwner = top && { id: top.recordId, workflow: top.workflow };
     if (!top) {
       this.scopes.workflow = {};
       return;
@@ -391,9 +405,13 @@ export class Turn implements DialogHost {
     const defaults = Object.fromEntries(
       Object.entries(declared).map(([k, v]) => [k, (v.default ?? null) as Json]),
     );
-    const current = await this.readState({ type: 'workflow', id: top.recordId, name: VARIABLES_STATE });
-    this.scopes.workflow = { ...defaults, ...(current ?? {}) };
-    this.stored[`workflow:${top.recordId}`] = JSON.stringify(this.scopes.workflow);
+    const key: StateKey = { type: 'workflow', id: top.recordId, name: VARIABLES_STATE };
+    // A run without a record has stored no variables: nothing to read.
+    const current = (this.dialog.recorded ?? []).includes(top.recordId)
+      ? (await this.s.domain.states.readMany(this.actor, [key])).get(stateKeyText(key))
+      : undefined;
+    this.scopes.workflow = { ...defaults, ...((current as JsonObject | undefined) ?? {}) };
+    this.stored[stateKeyText(key)] = JSON.stringify(this.scopes.workflow);
   }
 
   private scopeKey(scope: VariableScope): StateKey | undefined {
@@ -405,23 +423,12 @@ export class Turn implements DialogHost {
       case 'bot':
         return { type: 'bot', id: this.actor.botId, name: VARIABLES_STATE };
       case 'workflow':
-        return this.workflowOwner
-          ? { type: 'workflow', id: this.workflowOwner, name: VARIABLES_STATE }
-          : undefined;
+        return this.workflowOwner && { type: 'workflow', id: this.workflowOwner.id, name: VARIABLES_STATE };
     }
   }
 
   private dialogKey(): StateKey {
     return { type: 'conversation', id: (this.conversation as Conversation).id, name: DIALOG_STATE };
-  }
-
-  private async readState(key: StateKey): Promise<JsonObject | undefined> {
-    try {
-      return (await this.s.domain.states.get(this.actor, key)).payload as JsonObject;
-    } catch (err) {
-      if (err instanceof ApiError && err.type === 'ResourceNotFound') return undefined;
-      throw err;
-    }
   }
 
   private position(): { workflow: string; node: string } | null {
@@ -433,7 +440,7 @@ export class Turn implements DialogHost {
     return {
       ...(this.event.conversationId && { conversationId: this.event.conversationId }),
       ...(this.event.userId && { userId: this.event.userId }),
-      ...(this.workflowOwner && { workflowId: this.workflowOwner }),
+      ...(this.workflowOwner && { workflowId: this.workflowOwner.id }),
     };
   }
 }
