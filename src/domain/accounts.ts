@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Db, Executor } from '../store/index.ts';
+import type { Caches } from './caches.ts';
 import type { AccountsTable, PersonalAccessTokensTable } from '../store/schema.ts';
 import { notFound } from './errors.ts';
 import { Timestamp } from './schemas.ts';
@@ -46,7 +47,10 @@ function toPat(row: Pick<PersonalAccessTokensTable, 'id' | 'created_at' | 'note'
 }
 
 export class Accounts {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly caches: Caches,
+  ) {}
 
   async get(accountId: string): Promise<Account> {
     const row = await this.db
@@ -120,5 +124,6 @@ export class Accounts {
       .where('account_id', '=', accountId)
       .executeTakeFirst();
     if (Number(result.numDeletedRows) === 0) throw notFound('Personal access token', tokenId);
+    this.caches.accessChanged();
   }
 }

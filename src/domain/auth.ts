@@ -1,4 +1,5 @@
 import type { Db } from '../store/index.ts';
+import type { Caches } from './caches.ts';
 import type { BotActor, Principal, WorkspaceActor } from './actors.ts';
 import { forbidden, unauthorized } from './errors.ts';
 import type { Members } from './members.ts';
@@ -9,11 +10,20 @@ export class Auth {
   constructor(
     private readonly db: Db,
     private readonly members: Members,
+    private readonly caches: Caches,
   ) {}
 
   /** A token's principal, or undefined when the token is unknown. Only the hash is looked up. */
   async authenticate(token: string): Promise<Principal | undefined> {
     const hash = hashToken(token);
+    const cached = this.caches.principals.get(hash) as Principal | null | undefined;
+    if (cached !== undefined) return cached ?? undefined;
+    const principal = await this.lookup(hash);
+    this.caches.principals.set(hash, principal ?? null);
+    return principal;
+  }
+
+  private async lookup(hash: string): Promise<Principal | undefined> {
     const pat = await this.db
       .selectFrom('personal_access_tokens')
       .select('account_id')
@@ -49,15 +59,21 @@ export class Auth {
       if (principal.botId !== botId) throw forbidden(`This API key does not give access to bot "${botId}"`);
       return { botId, workspaceId: principal.workspaceId };
     }
-    const bot = await this.db
-      .selectFrom('bots')
-      .innerJoin('workspace_members', 'workspace_members.workspace_id', 'bots.workspace_id')
-      .select('bots.workspace_id')
-      .where('bots.id', '=', botId)
-      .where('workspace_members.account_id', '=', principal.accountId)
-      .executeTakeFirst();
-    if (!bot) throw forbidden(`This token does not give access to bot "${botId}"`);
-    return { botId, workspaceId: bot.workspace_id };
+    const accessKey = `${principal.accountId}:${botId}`;
+    let workspaceId = this.caches.botAccess.get(accessKey);
+    if (workspaceId === undefined) {
+      const bot = await this.db
+        .selectFrom('bots')
+        .innerJoin('workspace_members', 'workspace_members.workspace_id', 'bots.workspace_id')
+        .select('bots.workspace_id')
+        .where('bots.id', '=', botId)
+        .where('workspace_members.account_id', '=', principal.accountId)
+        .executeTakeFirst();
+      workspaceId = bot?.workspace_id ?? null;
+      this.caches.botAccess.set(accessKey, workspaceId);
+    }
+    if (!workspaceId) throw forbidden(`This token does not give access to bot "${botId}"`);
+    return { botId, workspaceId };
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Db } from '../store/index.ts';
+import type { Caches } from './caches.ts';
 import type { WorkspaceActor } from './actors.ts';
 import { notFound } from './errors.ts';
 import { newId } from './ids.ts';
@@ -14,7 +15,10 @@ export interface BotApiKey {
 
 /** Bot API keys ("baks"): a bearer credential for one bot on the Runtime, Files and Tables APIs. */
 export class BotKeys {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly caches: Caches,
+  ) {}
 
   async create(actor: WorkspaceActor, botId: string, note: string): Promise<BotApiKey & { value: string }> {
     requireRole(actor.role, 'botKeys.manage');
@@ -55,6 +59,7 @@ export class BotKeys {
       .executeTakeFirst();
     if (!row) throw notFound('Bot API key', keyId);
     await this.db.deleteFrom('bot_api_keys').where('id', '=', keyId).execute();
+    this.caches.accessChanged();
   }
 
   private async requireBot(actor: WorkspaceActor, botId: string): Promise<void> {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Db, Executor } from '../store/index.ts';
+import type { Caches } from './caches.ts';
 import type { BotsTable } from '../store/schema.ts';
 import type { WorkspaceActor } from './actors.ts';
 import { ApiError, notFound } from './errors.ts';
@@ -286,6 +287,7 @@ export class Bots {
     private readonly db: Db,
     private readonly channels: ChatChannels,
     private readonly links: Links,
+    private readonly caches: Caches,
   ) {}
 
   async list(actor: WorkspaceActor, query: ListBotsQuery): Promise<Page<BotSummary>> {
@@ -424,6 +426,7 @@ export class Bots {
       await applyTagChanges(trx, botId, body.tags ?? {});
       await this.updateIntegrations(trx, botId, body.integrations);
     });
+    this.caches.botChanged(botId);
     return this.toBot(row);
   }
 
@@ -434,6 +437,7 @@ export class Bots {
       await deleteTags(trx, [botId]);
       await trx.deleteFrom('bots').where('id', '=', botId).execute();
     });
+    this.caches.botChanged(botId);
   }
 
   /** Only the built-in chat channel exists: it can be disabled and given an encryption key (personal mode). */
@@ -476,12 +480,17 @@ export class Bots {
 
   /** When the bot last changed, and whether a runtime here runs its code: cheap, for caches. */
   async runtimeStamp(botId: string): Promise<{ runtime: string | null; updatedAt: string } | undefined> {
+    const cached = this.caches.botStamps.get(botId) as
+      { runtime: string | null; updatedAt: string } | undefined;
+    if (cached) return cached;
     const row = await this.db
       .selectFrom('bots')
       .select(['runtime', 'updated_at'])
       .where('id', '=', botId)
       .executeTakeFirst();
-    return row && { runtime: row.runtime, updatedAt: row.updated_at };
+    const stamp = row && { runtime: row.runtime, updatedAt: row.updated_at };
+    if (stamp) this.caches.botStamps.set(botId, stamp);
+    return stamp;
   }
 
   /** What a runtime needs of a bot to run it: its code, configuration and secrets (values included). */

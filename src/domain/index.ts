@@ -1,5 +1,6 @@
 import type { Store } from '../store/index.ts';
 import { Accounts } from './accounts.ts';
+import { Caches } from './caches.ts';
 import { Settings } from './settings.ts';
 import { Actions } from './actions.ts';
 import { Analytics } from './analytics.ts';
@@ -57,13 +58,14 @@ export interface DomainOptions {
 
 export function createDomain(store: Store, bus: LiveBus, options: DomainOptions = {}): Domain {
   const { db } = store;
+  const caches = new Caches();
   const foreignIds = new ForeignIds();
   const log = new ConversationLog(store, foreignIds, bus);
   const settings = new Settings(db);
   const channels = new ChatChannels(db, settings);
   const links = new Links();
-  const accounts = new Accounts(db);
-  const members = new Members(db, accounts);
+  const accounts = new Accounts(db, caches);
+  const members = new Members(db, accounts, caches);
   const users = new Users(store);
   const conversations = new Conversations(store, users, log);
   const queue = new EventQueue(store);
@@ -76,12 +78,12 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   return {
     store,
     accounts,
-    workspaces: new Workspaces(db),
+    workspaces: new Workspaces(db, caches),
     members,
-    bots: new Bots(db, channels, links),
-    botKeys: new BotKeys(db),
+    bots: new Bots(db, channels, links, caches),
+    botKeys: new BotKeys(db, caches),
     botLogs: new BotLogs(store),
-    auth: new Auth(db, members),
+    auth: new Auth(db, members, caches),
     analytics: new Analytics(db),
     users,
     conversations,

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Db } from '../store/index.ts';
+import type { Caches } from './caches.ts';
 import { isUniqueViolation } from '../store/index.ts';
 import type { Accounts } from './accounts.ts';
 import type { WorkspaceActor } from './actors.ts';
@@ -53,6 +54,7 @@ export class Members {
   constructor(
     private readonly db: Db,
     private readonly accounts: Accounts,
+    private readonly caches: Caches,
   ) {}
 
   /** The role of an account in a workspace, or undefined when it is not a member. */
@@ -106,6 +108,7 @@ export class Members {
       if (isUniqueViolation(err)) throw alreadyExists(`${email} is already a member of this workspace`);
       throw err;
     }
+    this.caches.accessChanged();
     return this.get(actor, id);
   }
 
@@ -129,6 +132,7 @@ export class Members {
       await this.requireNotOwner(actor, member);
     }
     await this.db.deleteFrom('workspace_members').where('id', '=', memberId).execute();
+    this.caches.accessChanged();
   }
 
   private async get(actor: WorkspaceActor, memberId: string): Promise<Member> {

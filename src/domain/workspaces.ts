@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Db } from '../store/index.ts';
+import type { Caches } from './caches.ts';
 import { isUniqueViolation, toCount } from '../store/index.ts';
 import type { WorkspacesTable } from '../store/schema.ts';
 import type { WorkspaceActor } from './actors.ts';
@@ -60,7 +61,10 @@ const PROFILE_KEYS = [
 const keyset = new Keyset('workspaces.created_at', 'asc', 'workspaces.id');
 
 export class Workspaces {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly caches: Caches,
+  ) {}
 
   /** The creator becomes the owner. */
   async create(accountId: string, name: string): Promise<Workspace> {
@@ -174,6 +178,7 @@ export class Workspaces {
       // Members, bots and everything of the bots go with the workspace (foreign keys cascade).
       await trx.deleteFrom('workspaces').where('id', '=', workspaceId).execute();
     });
+    this.caches.accessChanged();
   }
 
   /** Routes carrying a workspace id act on the actor's own workspace only; others are not found. */
