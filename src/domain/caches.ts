@@ -41,6 +41,10 @@ export class Caches {
   readonly botAccess = new TtlMap<string | null>();
   /** Bot id -> its runtime stamp. */
   readonly botStamps = new TtlMap<unknown>();
+  /** Webhook id -> its chat channel. */
+  readonly channels = new TtlMap<unknown>();
+  /** `bot id + user key` -> the user id a verified chat key names (verifying an HS256 JWT costs ~80 µs). */
+  readonly chatKeys = new TtlMap<string>();
 
   /** A token, key, membership or bot was revoked or deleted: nothing cached about access holds. */
   accessChanged(): void {
@@ -50,6 +54,8 @@ export class Caches {
 
   botChanged(botId: string): void {
     this.botStamps.delete(botId);
+    this.channels.clear();
+    this.chatKeys.clear();
     this.accessChanged();
   }
 }

@@ -4,6 +4,7 @@ import type { ChatChannelsTable } from '../store/schema.ts';
 import { invalidPayload } from './errors.ts';
 import { nowIso } from './time.ts';
 import type { Settings } from './settings.ts';
+import type { Caches } from './caches.ts';
 
 /** The built-in chat integration: its name is also its id and its alias on every bot. */
 export const CHAT_INTEGRATION = 'chat';
@@ -43,6 +44,7 @@ export class ChatChannels {
   constructor(
     private readonly db: Db,
     private readonly settings: Settings,
+    private readonly caches: Caches,
   ) {}
 
   async create(db: Executor, botId: string): Promise<ChatChannel> {
@@ -70,6 +72,16 @@ export class ChatChannels {
 
   /** The channel of a webhook id, with the workspace of its bot. */
   async byWebhook(webhookId: string): Promise<(ChatChannel & { workspaceId: string }) | undefined> {
+    const cached = this.caches.channels.get(webhookId) as (ChatChannel & { workspaceId: string }) | undefined;
+    if (cached) return cached;
+    const channel = await this.readByWebhook(webhookId);
+    if (channel) this.caches.channels.set(webhookId, channel);
+    return channel;
+  }
+
+  private async readByWebhook(
+    webhookId: string,
+  ): Promise<(ChatChannel & { workspaceId: string }) | undefined> {
     const row = await this.db
       .selectFrom('chat_channels')
       .innerJoin('bots', 'bots.id', 'chat_channels.bot_id')
@@ -93,6 +105,7 @@ export class ChatChannels {
       })
       .where('bot_id', '=', botId)
       .execute();
+    this.caches.botChanged(botId);
   }
 
   /**

@@ -3,6 +3,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Store } from '../store/index.ts';
+import type { Caches } from './caches.ts';
 import type { BotActor } from './actors.ts';
 import type { ChatChannel, ChatChannels } from './chat-channels.ts';
 import { CHAT_INTEGRATION } from './chat-channels.ts';
@@ -83,6 +84,7 @@ export interface ChatSession extends ChatScope {
 
 interface Services {
   store: Store;
+  caches: Caches;
   channels: ChatChannels;
   ids: ForeignIds;
   users: Users;
@@ -501,9 +503,15 @@ export class Chat {
 
   private async verify(channel: ChatChannel, key: string | undefined): Promise<string> {
     if (!key) throw unauthorized('The x-user-key header is required');
+    const cacheKey = `${channel.botId}:${channel.encryptionKey ? 'p' : 's'}:${key}`;
+    const known = this.s.caches.chatKeys.get(cacheKey);
+    if (known) return known;
     try {
       const { payload } = await jwtVerify(key, await this.secretOf(channel), { algorithms: ['HS256'] });
-      if (typeof payload.id === 'string' && payload.id !== '') return payload.id;
+      if (typeof payload.id === 'string' && payload.id !== '') {
+        this.s.caches.chatKeys.set(cacheKey, payload.id);
+        return payload.id;
+      }
     } catch {
       // any failure is the same answer
     }

@@ -62,7 +62,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const foreignIds = new ForeignIds();
   const log = new ConversationLog(store, foreignIds, bus);
   const settings = new Settings(db);
-  const channels = new ChatChannels(db, settings);
+  const channels = new ChatChannels(db, settings, caches);
   const links = new Links();
   const accounts = new Accounts(db, caches);
   const members = new Members(db, accounts, caches);
@@ -72,7 +72,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const events = new Events(store, log, queue);
   const messages = new Messages(store, users, conversations, events, log);
   const chat = new Chat(
-    { store, channels, ids: foreignIds, users, conversations, messages, events, log },
+    { store, caches, channels, ids: foreignIds, users, conversations, messages, events, log },
     options.chatSecret,
   );
   return {
