@@ -94,6 +94,15 @@ export class Events {
     return this.store.db;
   }
 
+  /**
+   * Tells the engine that pending events were committed, so it looks for work at once instead of at its
+   * next poll. Callers that queue inside a transaction call this after the commit: before it, another
+   * connection (Postgres) would not see the event yet.
+   */
+  notifyQueued(): void {
+    this.queueWatch.notify();
+  }
+
   /** Stores an event for the bot: `pending` (queued now) or `scheduled` (queued when due). */
   async queue(botId: string, event: QueuedEvent, db: Executor = this.db): Promise<Event> {
     const now = nowIso();
@@ -115,8 +124,6 @@ export class Events {
       updated_at: now,
     };
     await db.insertInto('events').values(row).execute();
-    // The engine looks for work at once (a transaction still open is seen at its next look).
-    if (!event.scheduledFor) queueMicrotask(() => this.queueWatch.notify());
     return toEvent(row);
   }
 
@@ -144,6 +151,7 @@ export class Events {
       return { created: stored, signal: recorded };
     });
     if (signal) this.log.publish([signal]);
+    if (!queued.scheduledFor) this.notifyQueued();
     return created;
   }
 

@@ -128,6 +128,7 @@ export class Messages {
       .transaction()
       .execute((trx) => this.insert(actor, body, options, trx));
     this.log.publish(signals);
+    if (message.direction === 'incoming' && !options.silent) this.events.notifyQueued();
     return message;
   }
 
@@ -149,7 +150,10 @@ export class Messages {
       const inserted = await this.insert(actor, { ...body, payload: body.payload ?? {}, tags }, options, trx);
       return { ...inserted, created: true };
     });
-    if (result.created) this.log.publish(result.signals);
+    if (result.created) {
+      this.log.publish(result.signals);
+      if (result.message.direction === 'incoming' && !options.silent) this.events.notifyQueued();
+    }
     return { message: result.message, created: result.created };
   }
 

@@ -284,6 +284,7 @@ export class States {
       });
       if (gone) expired++;
     }
+    if (expired > 0) this.events.notifyQueued();
     return expired;
   }
 
