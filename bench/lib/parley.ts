@@ -1,0 +1,199 @@
+import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { HttpConnection } from './http-client.ts';
+import { adopt, childrenOf, SERVER_CPU, start, stop } from './procs.ts';
+import type { Started } from './procs.ts';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const PARLEY_BIN = path.join(ROOT, 'bin', 'parley.js');
+export const POSTGRES_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ADMIN_TOKEN = `bp_pat_bench_${randomBytes(18).toString('hex')}`;
+
+export type StoreName = 'sqlite' | 'postgres';
+
+export interface ParleyServer {
+  store: StoreName;
+  url: string;
+  token: string;
+  workspaceId: string;
+  proc: Started;
+  /** Parley's processes: the server and its sandbox process(es). */
+  pids(): number[];
+  stop(): Promise<void>;
+}
+
+/** Whether Postgres answers; the reason when it does not. */
+export async function postgresProblem(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** A fresh schema in the Postgres database, dropped afterwards (as test/helpers/stores.ts does). */
+async function freshSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+  const schema = `bench_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(POSTGRES_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: POSTGRES_URL });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+    },
+  };
+}
+
+/** Runs `parley serve` as a user would (LOG_LEVEL=warn, port 0, a temp DATA_DIR), pinned to the server core. */
+export async function startParley(
+  store: StoreName,
+  nodeArgs: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<ParleyServer> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'parley-bench-'));
+  let schema: Awaited<ReturnType<typeof freshSchema>> | undefined;
+  let proc: Started | undefined;
+  const cleanup = async () => {
+    if (proc) await stop(proc.pid, 10_000);
+    await schema?.drop().catch(() => {});
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  try {
+    if (store === 'postgres') schema = await freshSchema();
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? os.tmpdir(),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
+      ...(schema && { DATABASE_URL: schema.url }),
+      ...extraEnv,
+    };
+    const server = start(
+      `parley serve (${store})`,
+      process.execPath,
+      [...nodeArgs, PARLEY_BIN, 'serve', '--port', '0'],
+      {
+        cwd: ROOT,
+        env,
+        cpu: SERVER_CPU,
+      },
+    );
+    proc = server;
+    const [, workspaceId] = await server.waitFor(/workspace id: (\S+)/, 60_000);
+    const [, url] = await server.waitFor(/(http:\/\/127\.0\.0\.1:\d+)\/v1\/admin\/bots/);
+    const sandboxes = new Set<number>();
+    return {
+      store,
+      url: url as string,
+      token: ADMIN_TOKEN,
+      workspaceId: workspaceId as string,
+      proc: server,
+      pids: () => {
+        for (const pid of childrenOf(server.pid)) {
+          sandboxes.add(pid);
+          adopt(pid, `parley sandbox ${pid}`);
+        }
+        return [server.pid, ...sandboxes];
+      },
+      stop: cleanup,
+    };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
+
+export interface Deployed {
+  botId: string;
+  chatUrl: string;
+}
+
+/** `parley deploy <dir>` with PARLEY_URL, PARLEY_TOKEN and PARLEY_WORKSPACE_ID, as the README shows. */
+export async function deploy(server: ParleyServer, dir: string): Promise<Deployed> {
+  const proc = start(`parley deploy ${path.basename(dir)}`, process.execPath, [PARLEY_BIN, 'deploy', dir], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? os.tmpdir(),
+      PARLEY_URL: server.url,
+      PARLEY_TOKEN: server.token,
+      PARLEY_WORKSPACE_ID: server.workspaceId,
+    },
+  });
+  const code = await proc.exited;
+  const output = proc.output();
+  const botId = /\bbot (bot_\S+)/.exec(output)?.[1];
+  const chatUrl = /^Chat webhook URL: (\S+)$/m.exec(output)?.[1];
+  if (code !== 0 || !botId || !chatUrl) throw new Error(`parley deploy ${dir} exited ${code}:\n${output}`);
+  return { botId, chatUrl };
+}
+
+/** A copy of examples/action-bot without its cache: every call runs the action's code in the sandbox. */
+export async function uncachedActionBot(): Promise<{ dir: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'parley-bench-bot-'));
+  await cp(path.join(ROOT, 'examples', 'action-bot'), dir, { recursive: true });
+  const manifest = JSON.parse(await readFile(path.join(dir, 'bot.json'), 'utf8')) as Record<string, unknown>;
+  manifest.name = 'action-bot-uncached';
+  delete manifest.$schema;
+  await writeFile(path.join(dir, 'bot.json'), JSON.stringify(manifest, null, 2));
+  const actionFile = path.join(dir, 'actions', 'textStats.json');
+  const action = JSON.parse(await readFile(actionFile, 'utf8')) as Record<string, unknown>;
+  delete action.cacheable;
+  delete action.$schema;
+  await writeFile(actionFile, JSON.stringify(action, null, 2));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A bot API key (createBotApiKey), the credential of the Runtime API's action call. */
+export async function botApiKey(server: ParleyServer, botId: string): Promise<string> {
+  const conn = HttpConnection.of(server.url);
+  try {
+    const answer = await conn.json(
+      'POST',
+      '/v1/admin/bots/baks',
+      `authorization: Bearer ${server.token}\r\nx-workspace-id: ${server.workspaceId}\r\n`,
+      { botId, note: 'bench' },
+    );
+    const body = answer.json as { value?: string; bak?: { value?: string } };
+    const value = body.value ?? body.bak?.value;
+    if (answer.status >= 300 || !value)
+      throw new Error(`createBotApiKey answered ${answer.status}: ${answer.body}`);
+    return value;
+  } finally {
+    conn.close();
+  }
+}
+
+/** A chat user and a conversation, through the Chat API: what the fan-out listeners share. */
+export async function chatUserAndConversation(
+  chatUrl: string,
+): Promise<{ userKey: string; conversationId: string }> {
+  const conn = HttpConnection.of(chatUrl);
+  const base = new URL(chatUrl).pathname;
+  try {
+    const user = await conn.json('POST', `${base}/users`, '', { name: 'fan-out' });
+    if (user.status !== 201) throw new Error(`createUser answered ${user.status}: ${user.body}`);
+    const userKey = (user.json as { key: string }).key;
+    const conv = await conn.json('POST', `${base}/conversations`, `x-user-key: ${userKey}\r\n`, {});
+    if (conv.status !== 201) throw new Error(`createConversation answered ${conv.status}: ${conv.body}`);
+    return { userKey, conversationId: (conv.json as { conversation: { id: string } }).conversation.id };
+  } finally {
+    conn.close();
+  }
+}

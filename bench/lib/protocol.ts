@@ -1,0 +1,105 @@
+import type { Latency } from './stats.ts';
+
+/** Bounds of one closed-loop run: a warm-up whose results are dropped, then a measured window. */
+export interface RunBounds {
+  warmupMs: number;
+  durationMs: number;
+  /** The run stops early once this many results were measured. */
+  maxMeasured: number;
+}
+
+/** One chat round-trip run: `conversations` end users, each sending and waiting for the echo. */
+export interface ChatJob extends RunBounds {
+  kind: 'chat';
+  system: 'parley' | 'botkit' | 'directline';
+  /** Parley: the bot's chat URL; Botkit: the websocket URL; Direct Line: the bridge's origin. */
+  url: string;
+  conversations: number;
+  /** Direct Line: the client's polling interval while a reply is not there yet. */
+  pollMs?: number;
+}
+
+/** A closed-loop HTTP POST run (the action call and its ceiling). */
+export interface HttpJob extends RunBounds {
+  kind: 'http';
+  url: string;
+  headers: Record<string, string>;
+  /** The action type of the body `{ type, input: { text } }`. */
+  actionType: string;
+  /** `fixed`: every request has the same input (cache hits); `unique`: a counter makes each input new. */
+  input: 'fixed' | 'unique';
+  concurrency: number;
+  /** The status every answer must have. */
+  expectStatus: number;
+}
+
+/** Opens idle SSE listeners on one conversation until `total` are open. */
+export interface FanoutOpenJob {
+  kind: 'fanout-open';
+  chatUrl: string;
+  userKey: string;
+  conversationId: string;
+  total: number;
+}
+
+/** Sends `deliveries` chat messages, one at a time, and times their arrival at every open listener. */
+export interface FanoutDeliverJob {
+  kind: 'fanout-deliver';
+  chatUrl: string;
+  userKey: string;
+  conversationId: string;
+  deliveries: number;
+  /** Deliveries made first and not counted (their time to the last listener is reported apart). */
+  warmupDeliveries: number;
+  pauseMs: number;
+  timeoutMs: number;
+}
+
+export interface FanoutCloseJob {
+  kind: 'fanout-close';
+}
+
+export type Job = ChatJob | HttpJob | FanoutOpenJob | FanoutDeliverJob | FanoutCloseJob;
+
+export interface RunResult {
+  /** Results measured (round trips or requests) inside the measured window. */
+  measured: number;
+  errors: number;
+  firstError?: string;
+  windowMs: number;
+  /** measured / window, per second. */
+  rate: number;
+  latency: Latency;
+  /** Set by the orchestrator: CPU time of the system under test over the job's wall time (1 = one core busy). */
+  serverCores?: number;
+  /** The same for the load process: well under 1 means the load generator was not the bottleneck. */
+  loadCores?: number;
+}
+
+export interface FanoutOpenResult {
+  open: number;
+  failed: number;
+  firstError?: string;
+  openMs: number;
+}
+
+export interface FanoutDeliverResult {
+  listeners: number;
+  deliveries: number;
+  /** Every listener's arrival time of the user's message, from the send, pooled over deliveries. */
+  message: Latency;
+  /** The same for the echo bot's reply to it (the bot reply path). */
+  reply: Latency;
+  /** Per delivery: the percentiles over listeners of the message's and the reply's arrival. */
+  perDelivery: { message: Latency; reply: Latency }[];
+  /** Per delivery: the time for the message to reach the last listener. */
+  lastMs: number[];
+  /** The same for the warm-up deliveries. */
+  warmupLastMs: number[];
+  missing: number;
+}
+
+export type JobResult = RunResult | FanoutOpenResult | FanoutDeliverResult | Record<string, never>;
+
+export type Request = { id: number; job: Job };
+export type Response = { id: number; result?: JobResult; error?: string };

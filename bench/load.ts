@@ -1,0 +1,536 @@
+// The load process: started by bench/run.ts (pinned to its own core when it can), it takes jobs over IPC,
+// runs them with closed-loop clients on keep-alive connections, and answers with summaries. It logs
+// nothing per request.
+import http from 'node:http';
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { loadWebSocket } from './lib/bench-modules.ts';
+import type { WebSocketLike } from './lib/bench-modules.ts';
+import { HttpConnection } from './lib/http-client.ts';
+import type {
+  ChatJob,
+  FanoutDeliverJob,
+  FanoutDeliverResult,
+  FanoutOpenJob,
+  FanoutOpenResult,
+  HttpJob,
+  Job,
+  JobResult,
+  Request,
+  Response,
+  RunBounds,
+  RunResult,
+} from './lib/protocol.ts';
+import { summarize } from './lib/stats.ts';
+import type { Latency } from './lib/stats.ts';
+
+const REPLY_TIMEOUT_MS = 10_000;
+const TEXT = 'The quick brown fox jumps over the lazy dog by the riverbank at dawn';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let runCounter = 0;
+
+// ---------------------------------------------------------------------------------------------------
+// The closed loop: `clients` virtual clients, each doing one operation after the other.
+
+async function closedLoop(
+  bounds: RunBounds,
+  clients: number,
+  once: (client: number, seq: number) => Promise<void>,
+): Promise<RunResult> {
+  const start = performance.now();
+  const warmEnd = start + bounds.warmupMs;
+  let end = warmEnd + bounds.durationMs;
+  const latencies: number[] = [];
+  let completedInWindow = 0;
+  let errors = 0;
+  let firstError: string | undefined;
+  let stop = false;
+
+  const loop = async (client: number) => {
+    let seq = 0;
+    while (!stop) {
+      const t0 = performance.now();
+      if (t0 >= end) break;
+      try {
+        await once(client, seq++);
+      } catch (err) {
+        errors++;
+        firstError ??= (err as Error).message;
+        if (errors > 20) stop = true;
+        await sleep(5);
+        continue;
+      }
+      const t1 = performance.now();
+      if (t1 >= warmEnd && t1 <= end) completedInWindow++;
+      if (t0 >= warmEnd && t1 <= end) {
+        latencies.push(t1 - t0);
+        if (latencies.length >= bounds.maxMeasured && !stop) {
+          stop = true;
+          end = t1;
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, (_, c) => loop(c)));
+  const windowMs = Math.max(1, end - warmEnd);
+  return {
+    measured: latencies.length,
+    errors,
+    ...(firstError !== undefined && { firstError }),
+    windowMs,
+    rate: (completedInWindow / windowMs) * 1000,
+    latency: summarize(latencies),
+  };
+}
+
+/** Waiters for the reply to a marked message: the marker is the text the client sent. */
+class Replies {
+  private readonly waiting = new Map<string, () => void>();
+  wait(marker: string): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(marker);
+        reject(new Error(`no reply to "${marker}" in ${REPLY_TIMEOUT_MS} ms`));
+      }, REPLY_TIMEOUT_MS);
+      this.waiting.set(marker, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+  /** Called with the text of each bot message: `You said: <marker>`. */
+  received(text: string): void {
+    const marker = text.startsWith('You said: ') ? text.slice(10) : text;
+    const done = this.waiting.get(marker);
+    if (done) {
+      this.waiting.delete(marker);
+      done();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Chat round trip against Parley: the Chat API over raw HTTP, replies on one SSE stream per conversation.
+
+interface SseHandle {
+  close(): void;
+}
+
+/** A raw SSE reader (node:http, its own socket) that hands the text of each bot message to `onBotText`. */
+function openChatStream(url: string, userKey: string, onBotText: (text: string) => void): Promise<SseHandle> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, {
+      agent: false,
+      headers: { accept: 'text/event-stream', 'cache-control': 'no-cache', 'x-user-key': userKey },
+    });
+    const timer = setTimeout(() => request.destroy(new Error(`opening ${url} timed out`)), 10_000);
+    request.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    request.on('response', (response) => {
+      clearTimeout(timer);
+      if (response.statusCode !== 200) {
+        reject(new Error(`listen answered ${response.statusCode}`));
+        response.resume();
+        return;
+      }
+      request.removeAllListeners('error');
+      request.on('error', () => {});
+      response.on('error', () => {});
+      response.setEncoding('utf8');
+      let pending = '';
+      response.on('data', (chunk: string) => {
+        pending += chunk;
+        let cut: number;
+        while ((cut = pending.indexOf('\n\n')) >= 0) {
+          const block = pending.slice(0, cut);
+          pending = pending.slice(cut + 2);
+          const dataAt = block.indexOf('data: ');
+          if (dataAt < 0) continue;
+          const data = block.slice(dataAt + 6);
+          if (!data.includes('"isBot":true')) continue;
+          const signal = JSON.parse(data) as { type: string; data: { payload?: { text?: unknown } } };
+          const text = signal.data.payload?.text;
+          if (signal.type === 'message_created' && typeof text === 'string') onBotText(text);
+        }
+      });
+      resolve({ close: () => request.destroy() });
+    });
+  });
+}
+
+async function chatParley(job: ChatJob): Promise<RunResult> {
+  const base = new URL(job.url);
+  const setup = HttpConnection.of(job.url);
+  const run = ++runCounter;
+  const clients: {
+    key: string;
+    conversationId: string;
+    conn: HttpConnection;
+    replies: Replies;
+    sse: SseHandle;
+  }[] = [];
+  try {
+    for (let c = 0; c < job.conversations; c++) {
+      const user = await setup.json('POST', `${base.pathname}/users`, '', { name: `bench ${run}.${c}` });
+      if (user.status !== 201) throw new Error(`createUser answered ${user.status}: ${user.body}`);
+      const key = (user.json as { key: string }).key;
+      const conv = await setup.json('POST', `${base.pathname}/conversations`, `x-user-key: ${key}\r\n`, {});
+      if (conv.status !== 201) throw new Error(`createConversation answered ${conv.status}: ${conv.body}`);
+      const conversationId = (conv.json as { conversation: { id: string } }).conversation.id;
+      const replies = new Replies();
+      const sse = await openChatStream(`${job.url}/conversations/${conversationId}/listen`, key, (t) =>
+        replies.received(t),
+      );
+      clients.push({ key, conversationId, conn: HttpConnection.of(job.url), replies, sse });
+    }
+    const path = `${base.pathname}/messages`;
+    return await closedLoop(job, job.conversations, async (c, seq) => {
+      const client = clients[c] as (typeof clients)[number];
+      const marker = `m${run}.${c}.${seq}`;
+      const replied = client.replies.wait(marker);
+      replied.catch(() => {});
+      const sent = await client.conn.request(
+        'POST',
+        path,
+        `x-user-key: ${client.key}\r\n`,
+        JSON.stringify({ conversationId: client.conversationId, payload: { type: 'text', text: marker } }),
+      );
+      if (sent.status !== 201) throw new Error(`createMessage answered ${sent.status}: ${sent.body}`);
+      await replied;
+    });
+  } finally {
+    setup.close();
+    for (const c of clients) {
+      c.conn.close();
+      c.sse.close();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Botkit 4 with its web adapter: one websocket per end user, the adapter's JSON messages.
+
+async function chatBotkit(job: ChatJob): Promise<RunResult> {
+  const WebSocket = loadWebSocket();
+  const run = ++runCounter;
+  const sockets: { ws: WebSocketLike; user: string; replies: Replies }[] = [];
+  try {
+    for (let c = 0; c < job.conversations; c++) {
+      const ws = new WebSocket(job.url, { perMessageDeflate: false });
+      const replies = new Replies();
+      await new Promise<void>((resolve, reject) => {
+        ws.on('open', resolve);
+        ws.on('error', reject);
+      });
+      ws.on('message', (data) => {
+        const message = JSON.parse(String(data)) as { type?: string; text?: unknown };
+        if (typeof message.text === 'string') replies.received(message.text);
+      });
+      sockets.push({ ws, user: `user-${run}-${c}`, replies });
+    }
+    return await closedLoop(job, job.conversations, async (c, seq) => {
+      const s = sockets[c] as (typeof sockets)[number];
+      const marker = `m${run}.${c}.${seq}`;
+      const replied = s.replies.wait(marker);
+      s.ws.send(JSON.stringify({ type: 'message', text: marker, user: s.user, channel: 'websocket' }));
+      await replied;
+    });
+  } finally {
+    for (const s of sockets) s.ws.terminate();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Bot Framework behind offline-directline: Direct Line REST, the client polls the activities for the reply.
+
+async function chatDirectLine(job: ChatJob): Promise<RunResult> {
+  const run = ++runCounter;
+  const setup = HttpConnection.of(job.url);
+  const clients: { conn: HttpConnection; conversationId: string; user: string; watermark: number }[] = [];
+  const pollMs = job.pollMs ?? 5;
+  try {
+    for (let c = 0; c < job.conversations; c++) {
+      const created = await setup.json('POST', '/directline/conversations', '', {});
+      if (created.status !== 200 && created.status !== 201)
+        throw new Error(`create conversation answered ${created.status}`);
+      const conversationId = (created.json as { conversationId: string }).conversationId;
+      clients.push({
+        conn: HttpConnection.of(job.url),
+        conversationId,
+        user: `user-${run}-${c}`,
+        watermark: 0,
+      });
+    }
+    return await closedLoop(job, job.conversations, async (c, seq) => {
+      const client = clients[c] as (typeof clients)[number];
+      const marker = `m${run}.${c}.${seq}`;
+      const path = `/directline/conversations/${client.conversationId}/activities`;
+      const sent = await client.conn.request(
+        'POST',
+        path,
+        '',
+        JSON.stringify({ type: 'message', from: { id: client.user, name: client.user }, text: marker }),
+      );
+      if (sent.status !== 200) throw new Error(`send activity answered ${sent.status}`);
+      const deadline = performance.now() + REPLY_TIMEOUT_MS;
+      const expected = `You said: ${marker}`;
+      for (;;) {
+        const polled = await client.conn.json('GET', `${path}?watermark=${client.watermark}`, '');
+        const page = polled.json as { activities: { text?: string }[]; watermark: number };
+        client.watermark = page.watermark;
+        if (page.activities.some((a) => a.text === expected)) return;
+        if (performance.now() > deadline) throw new Error(`no reply to "${marker}"`);
+        await sleep(pollMs);
+      }
+    });
+  } finally {
+    setup.close();
+    for (const c of clients) c.conn.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The action call and its node:http ceiling: POST { type, input: { text } }.
+
+async function httpRun(job: HttpJob): Promise<RunResult> {
+  const u = new URL(job.url);
+  const headers = Object.entries(job.headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  const conns = Array.from({ length: job.concurrency }, () => HttpConnection.of(job.url));
+  const fixed = JSON.stringify({ type: job.actionType, input: { text: TEXT } });
+  const run = ++runCounter;
+  let counter = 0;
+  try {
+    return await closedLoop(job, job.concurrency, async (c) => {
+      const body =
+        job.input === 'fixed'
+          ? fixed
+          : JSON.stringify({ type: job.actionType, input: { text: `${TEXT} r${run}n${counter++}` } });
+      const answer = await (conns[c] as HttpConnection).request('POST', u.pathname, headers, body);
+      if (answer.status !== job.expectStatus) {
+        throw new Error(`answered ${answer.status}: ${answer.body.toString().slice(0, 300)}`);
+      }
+    });
+  } finally {
+    for (const c of conns) c.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Live fan-out: idle listeners on raw sockets (an HTTP/1.1 GET, then only a byte search per chunk).
+
+interface Listener {
+  socket: net.Socket;
+  /** Arrival of the current delivery's message and of the bot's reply to it (0: not yet). */
+  messageAt: number;
+  replyAt: number;
+  tail: Buffer | undefined;
+}
+
+const listeners: Listener[] = [];
+let currentMessage: Buffer | undefined;
+let currentReply: Buffer | undefined;
+let gotMessage = 0;
+let gotReply = 0;
+let onProgress: (() => void) | undefined;
+
+function scan(l: Listener, chunk: Buffer): void {
+  if (!currentMessage || !currentReply || (l.messageAt && l.replyAt)) return;
+  const now = performance.now();
+  const data = l.tail ? Buffer.concat([l.tail, chunk]) : chunk;
+  if (!l.messageAt && data.indexOf(currentMessage) >= 0) {
+    l.messageAt = now;
+    gotMessage++;
+  }
+  if (!l.replyAt && data.indexOf(currentReply) >= 0) {
+    l.replyAt = now;
+    gotReply++;
+  }
+  l.tail = data.length > 96 ? data.subarray(data.length - 96) : data;
+  onProgress?.();
+}
+
+function openListener(u: URL, path: string, userKey: string): Promise<Listener> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: u.hostname, port: Number(u.port), noDelay: true });
+    const listener: Listener = { socket, messageAt: 0, replyAt: 0, tail: undefined };
+    let opened = false;
+    const timer = setTimeout(() => socket.destroy(new Error('opening a listener timed out')), 20_000);
+    socket.on('connect', () => {
+      socket.write(
+        `GET ${path} HTTP/1.1\r\nhost: ${u.host}\r\naccept: text/event-stream\r\ncache-control: no-cache\r\n` +
+          `x-user-key: ${userKey}\r\n\r\n`,
+      );
+    });
+    socket.on('data', (chunk: Buffer) => {
+      if (!opened) {
+        opened = true;
+        clearTimeout(timer);
+        if (chunk.toString('latin1', 0, 12) !== 'HTTP/1.1 200') {
+          socket.destroy();
+          reject(new Error(`listen answered ${chunk.toString('latin1', 0, 200)}`));
+          return;
+        }
+        resolve(listener);
+        return;
+      }
+      scan(listener, chunk);
+    });
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      if (!opened) reject(err);
+    });
+  });
+}
+
+async function fanoutOpen(job: FanoutOpenJob): Promise<FanoutOpenResult> {
+  const u = new URL(job.chatUrl);
+  const path = `${u.pathname}/conversations/${job.conversationId}/listen`;
+  const started = performance.now();
+  let failed = 0;
+  let firstError: string | undefined;
+  const want = job.total - listeners.length;
+  let next = 0;
+  const worker = async () => {
+    while (next < want) {
+      next++;
+      try {
+        listeners.push(await openListener(u, path, job.userKey));
+      } catch (err) {
+        failed++;
+        firstError ??= (err as Error).message;
+        if (failed > 100) return;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 64 }, worker));
+  return {
+    open: listeners.length,
+    failed,
+    ...(firstError !== undefined && { firstError }),
+    openMs: performance.now() - started,
+  };
+}
+
+async function fanoutDeliver(job: FanoutDeliverJob): Promise<FanoutDeliverResult> {
+  const u = new URL(job.chatUrl);
+  const conn = HttpConnection.of(job.chatUrl);
+  const messageTimes: number[] = [];
+  const replyTimes: number[] = [];
+  const lastMs: number[] = [];
+  const warmupLastMs: number[] = [];
+  const perDelivery: { message: Latency; reply: Latency }[] = [];
+  let missing = 0;
+  const run = ++runCounter;
+  try {
+    for (let d = 0; d < job.warmupDeliveries + job.deliveries; d++) {
+      const counted = d >= job.warmupDeliveries;
+      const marker = `fan${run}x${d}x${Math.random().toString(36).slice(2, 8)}`;
+      for (const l of listeners) {
+        l.messageAt = 0;
+        l.replyAt = 0;
+        l.tail = undefined;
+      }
+      gotMessage = 0;
+      gotReply = 0;
+      currentMessage = Buffer.from(`"text":"${marker}"`);
+      currentReply = Buffer.from(`"text":"You said: ${marker}"`);
+      const all = new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          onProgress = undefined;
+          resolve();
+        }, job.timeoutMs);
+        onProgress = () => {
+          if (gotMessage >= listeners.length && gotReply >= listeners.length) {
+            clearTimeout(timer);
+            onProgress = undefined;
+            resolve();
+          }
+        };
+      });
+      const sentAt = performance.now();
+      const sent = await conn.request(
+        'POST',
+        `${u.pathname}/messages`,
+        `x-user-key: ${job.userKey}\r\n`,
+        JSON.stringify({ conversationId: job.conversationId, payload: { type: 'text', text: marker } }),
+      );
+      if (sent.status !== 201) throw new Error(`createMessage answered ${sent.status}: ${sent.body}`);
+      await all;
+      let last = 0;
+      const message: number[] = [];
+      const reply: number[] = [];
+      for (const l of listeners) {
+        if (l.messageAt) last = Math.max(last, l.messageAt - sentAt);
+        if (!counted) continue;
+        if (l.messageAt) message.push(l.messageAt - sentAt);
+        else missing++;
+        if (l.replyAt) reply.push(l.replyAt - sentAt);
+        else missing++;
+      }
+      (counted ? lastMs : warmupLastMs).push(last);
+      if (counted) {
+        messageTimes.push(...message);
+        replyTimes.push(...reply);
+        perDelivery.push({ message: summarize(message), reply: summarize(reply) });
+      }
+      currentMessage = undefined;
+      currentReply = undefined;
+      await sleep(job.pauseMs);
+    }
+  } finally {
+    conn.close();
+  }
+  return {
+    listeners: listeners.length,
+    deliveries: job.deliveries,
+    message: summarize(messageTimes),
+    reply: summarize(replyTimes),
+    perDelivery,
+    lastMs,
+    warmupLastMs,
+    missing,
+  };
+}
+
+async function fanoutClose(): Promise<Record<string, never>> {
+  for (const l of listeners.splice(0)) l.socket.destroy();
+  await sleep(200);
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+function handle(job: Job): Promise<JobResult> {
+  switch (job.kind) {
+    case 'chat':
+      if (job.system === 'parley') return chatParley(job);
+      if (job.system === 'botkit') return chatBotkit(job);
+      return chatDirectLine(job);
+    case 'http':
+      return httpRun(job);
+    case 'fanout-open':
+      return fanoutOpen(job);
+    case 'fanout-deliver':
+      return fanoutDeliver(job);
+    case 'fanout-close':
+      return fanoutClose();
+  }
+}
+
+if (!process.send) {
+  process.stderr.write('bench/load.ts is started by bench/run.ts (it takes jobs over IPC)\n');
+  process.exit(2);
+}
+process.on('message', (request: Request) => {
+  handle(request.job).then(
+    (result) => process.send?.({ id: request.id, result } satisfies Response),
+    (err: unknown) =>
+      process.send?.({ id: request.id, error: (err as Error).stack ?? String(err) } satisfies Response),
+  );
+});
+process.on('disconnect', () => process.exit(0));
+process.send({ id: 0, result: {} } satisfies Response);

@@ -1,0 +1,916 @@
+// `npm run bench` (and `npm run bench -- --quick`): Parley against peer bot frameworks and against this
+// machine's ceiling, everything started here on 127.0.0.1 and stopped at the end. Prints one table and
+// writes bench/results/latest.json. Options: --quick, --no-pin, --profile, --scenarios chat,actions,fanout,
+// --stores sqlite,postgres.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { BENCH_DIR, peersInstalled } from './lib/bench-modules.ts';
+import { HttpConnection } from './lib/http-client.ts';
+import {
+  botApiKey,
+  chatUserAndConversation,
+  deploy,
+  POSTGRES_URL,
+  postgresProblem,
+  ROOT,
+  startParley,
+  uncachedActionBot,
+} from './lib/parley.ts';
+import type { ParleyServer, StoreName } from './lib/parley.ts';
+import { summarizeProfiles } from './lib/profile.ts';
+import type { ProfileSummary } from './lib/profile.ts';
+import {
+  cpuMs,
+  killAllNow,
+  LOAD_CPU,
+  pinningOn,
+  rssBytes,
+  SERVER_CPU,
+  setPinning,
+  start,
+  stop,
+  stopAll,
+} from './lib/procs.ts';
+import type { Started } from './lib/procs.ts';
+import type {
+  FanoutDeliverResult,
+  FanoutOpenResult,
+  Job,
+  JobResult,
+  Request,
+  Response,
+  RunResult,
+} from './lib/protocol.ts';
+import { median, round } from './lib/stats.ts';
+
+const { values: options } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    'no-pin': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    scenarios: { type: 'string' },
+    stores: { type: 'string' },
+  },
+  allowPositionals: false,
+});
+const quick = options.quick === true;
+setPinning(options['no-pin'] !== true);
+
+const plan = quick
+  ? {
+      conversations: [1, 16],
+      rounds: 1,
+      chat: { warmupMs: 300, durationMs: 1500, maxMeasured: 20_000 },
+      actionRounds: 1,
+      action: { warmupMs: 300, durationMs: 1500, maxMeasured: 100_000 },
+      actionConcurrency: 32,
+      listeners: [1000],
+      deliveries: { 1000: 10 } as Record<number, number>,
+      timeLimitMs: 120_000,
+    }
+  : {
+      conversations: [1, 16, 64],
+      rounds: 3,
+      chat: { warmupMs: 500, durationMs: 2500, maxMeasured: 50_000 },
+      actionRounds: 3,
+      action: { warmupMs: 500, durationMs: 2500, maxMeasured: 200_000 },
+      actionConcurrency: 32,
+      listeners: [1000, 10_000],
+      deliveries: { 1000: 10, 10_000: 5 } as Record<number, number>,
+      timeLimitMs: 15 * 60_000,
+    };
+const scenarios = new Set((options.scenarios ?? 'chat,actions,fanout').split(','));
+const notes: string[] = [];
+const note = (text: string) => {
+  notes.push(text);
+  log(`note: ${text}`);
+};
+const t0 = performance.now();
+function log(text: string): void {
+  process.stdout.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${text}\n`);
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------------
+// Cleanup in every case: normal end, error, SIGINT/SIGTERM, and a time limit.
+
+let cleaning: Promise<void> | undefined;
+/** Set when a signal or the time limit stops the run: the errors that follow are expected. */
+let stopping = false;
+const cleanupTasks: (() => Promise<void>)[] = [];
+async function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    for (const task of cleanupTasks.splice(0).reverse()) await task().catch(() => {});
+    await stopAll();
+  })();
+  return cleaning;
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping everything the bench started`);
+    stopping = true;
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+process.on('exit', killAllNow);
+const watchdog = setTimeout(() => {
+  log(`time limit (${plan.timeLimitMs / 1000} s) reached: stopping`);
+  stopping = true;
+  void cleanup().finally(() => process.exit(3));
+}, plan.timeLimitMs);
+watchdog.unref();
+
+// ---------------------------------------------------------------------------------------------------
+// The load process: a separate node process on its own core, jobs over IPC.
+
+class LoadProcess {
+  private next = 1;
+  private readonly waiting = new Map<
+    number,
+    { resolve: (r: JobResult) => void; reject: (e: Error) => void }
+  >();
+  private constructor(readonly proc: Started) {
+    proc.child.on('message', (message: Response) => {
+      const w = this.waiting.get(message.id);
+      if (!w) return;
+      this.waiting.delete(message.id);
+      if (message.error !== undefined) w.reject(new Error(`load process: ${message.error}`));
+      else w.resolve(message.result ?? {});
+    });
+    void proc.exited.then((code) => {
+      for (const w of this.waiting.values()) w.reject(new Error(`the load process exited (${code})`));
+      this.waiting.clear();
+    });
+  }
+
+  static async start(): Promise<LoadProcess> {
+    const proc = start(
+      'load generator',
+      process.execPath,
+      ['--import', 'tsx', path.join(BENCH_DIR, 'load.ts')],
+      {
+        cwd: ROOT,
+        cpu: LOAD_CPU,
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      },
+    );
+    const load = new LoadProcess(proc);
+    await new Promise<void>((resolve, reject) => {
+      load.waiting.set(0, { resolve: () => resolve(), reject });
+      setTimeout(
+        () => reject(new Error(`the load process did not start:\n${proc.output()}`)),
+        30_000,
+      ).unref();
+    });
+    return load;
+  }
+
+  run<T extends JobResult>(job: Job): Promise<T> {
+    const id = this.next++;
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.set(id, { resolve: (r) => resolve(r as T), reject });
+      this.proc.child.send({ id, job } satisfies Request);
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Results.
+
+interface Figures {
+  rate: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+interface Series {
+  scenario: string;
+  store: StoreName | '-';
+  system: string;
+  /** Every round, in run order. */
+  runs: RunResult[];
+  median: Figures;
+}
+const chatSeries: (Series & { conversations: number; ratio?: Record<string, number> })[] = [];
+const actionSeries: (Series & { ratioToCeiling?: number })[] = [];
+interface FanoutFigure {
+  store: StoreName;
+  listeners: number;
+  open: FanoutOpenResult;
+  rssBeforeBytes: number;
+  rssOpenBytes: number;
+  rssAfterDeliveriesBytes: number;
+  sandboxRssBytes: number;
+  perListenerBytes: number;
+  delivery: FanoutDeliverResult;
+  /** CPU shares during the deliveries (server process, load process). */
+  deliveryCores: { server: number; load: number };
+  /** Medians over deliveries of each delivery's percentiles over listeners (what the table shows). */
+  message: Omit<Figures, 'rate'>;
+  reply: Omit<Figures, 'rate'>;
+}
+const fanoutFigures: FanoutFigure[] = [];
+const profiles: Record<string, ProfileSummary[]> = {};
+
+function mediansOf(runs: RunResult[]): Figures {
+  return {
+    rate: median(runs.map((r) => r.rate)),
+    p50: median(runs.map((r) => r.latency.p50)),
+    p95: median(runs.map((r) => r.latency.p95)),
+    p99: median(runs.map((r) => r.latency.p99)),
+  };
+}
+
+/** The median of round-by-round ratios a_i / b_i (each pair measured side by side). */
+function pairedRatio(a: RunResult[], b: RunResult[]): number {
+  const n = Math.min(a.length, b.length);
+  return median(Array.from({ length: n }, (_, i) => (a[i] as RunResult).rate / (b[i] as RunResult).rate));
+}
+
+function checkRun(what: string, r: RunResult): void {
+  if (r.errors > 0) note(`${what}: ${r.errors} errors (first: ${r.firstError})`);
+  if (r.measured === 0) throw new Error(`${what}: nothing was measured (${r.firstError ?? 'no error'})`);
+}
+
+/** Rotates a list by `by` places: each round starts with another system. */
+function rotate<T>(list: T[], by: number): T[] {
+  const k = by % list.length;
+  return [...list.slice(k), ...list.slice(0, k)];
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+interface Endpoint {
+  url: string;
+  pid: number;
+}
+interface Peers {
+  botkit?: Endpoint;
+  directline?: Endpoint;
+  ceiling?: Endpoint;
+}
+
+async function startServerProcess(name: string, file: string): Promise<Endpoint> {
+  const proc = start(name, process.execPath, [file], { cwd: BENCH_DIR, cpu: SERVER_CPU, keepOutput: false });
+  cleanupTasks.push(() => stop(proc.pid));
+  const [line] = await proc.waitFor(/^\{"ready":true.*\}$/m, 60_000);
+  return { url: (JSON.parse(line) as { url: string }).url, pid: proc.pid };
+}
+
+async function installPeers(): Promise<boolean> {
+  if (peersInstalled()) return true;
+  if (quick) {
+    note(
+      'peers not installed (bench/node_modules is missing): the peer runs are skipped; `npm run bench` installs them',
+    );
+    return false;
+  }
+  const lock = existsSync(path.join(BENCH_DIR, 'package-lock.json'));
+  log(`installing the peers: npm ${lock ? 'ci' : 'install'} in bench/ (once)`);
+  const code = await new Promise<number | null>((resolve) => {
+    const child = spawn('npm', [lock ? 'ci' : 'install', '--no-audit', '--no-fund'], {
+      cwd: BENCH_DIR,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, npm_config_yes: 'true' },
+    });
+    child.on('exit', resolve);
+    child.on('error', () => resolve(1));
+  });
+  if (code !== 0 || !peersInstalled()) {
+    note(`installing the peers failed (npm exited ${code}): the peer runs are skipped`);
+    return false;
+  }
+  return true;
+}
+
+/** Runs a job and adds the CPU share the system under test (its processes `pids`) used meanwhile. */
+async function measured(pids: number[], job: Job): Promise<RunResult> {
+  const cpu = () => pids.reduce((sum, pid) => sum + (cpuMs(pid) || 0), 0);
+  const before = cpu();
+  const started = performance.now();
+  const loadBefore = cpuMs(load.proc.pid);
+  const result = await load.run<RunResult>(job);
+  const wall = performance.now() - started;
+  return {
+    ...result,
+    serverCores: (cpu() - before) / wall,
+    loadCores: (cpuMs(load.proc.pid) - loadBefore) / wall,
+  };
+}
+
+async function chatScenario(
+  store: StoreName,
+  server: ParleyServer,
+  chatUrl: string,
+  peers: Peers,
+): Promise<void> {
+  const systems: {
+    name: string;
+    system: 'parley' | 'botkit' | 'directline';
+    url: string;
+    pids: () => number[];
+  }[] = [{ name: 'Parley', system: 'parley', url: chatUrl, pids: () => server.pids() }];
+  if (peers.botkit) {
+    const { url, pid } = peers.botkit;
+    systems.push({ name: 'Botkit 4 (websocket)', system: 'botkit', url, pids: () => [pid] });
+  }
+  if (peers.directline) {
+    const { url, pid } = peers.directline;
+    systems.push({
+      name: 'Bot Framework (Direct Line, polling)',
+      system: 'directline',
+      url,
+      pids: () => [pid],
+    });
+  }
+  for (const conversations of plan.conversations) {
+    const runs = new Map<string, RunResult[]>(systems.map((s) => [s.system, []]));
+    for (let round = 0; round < plan.rounds; round++) {
+      for (const s of rotate(systems, round)) {
+        const result = await measured(s.pids(), {
+          kind: 'chat',
+          system: s.system,
+          url: s.url,
+          conversations,
+          pollMs: 5,
+          ...plan.chat,
+        });
+        checkRun(`chat ${s.name} C=${conversations} (${store})`, result);
+        runs.get(s.system)?.push(result);
+        log(
+          `chat C=${conversations} ${store} ${s.name}: ${result.rate.toFixed(0)} msg/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, server ${(result.serverCores ?? 0).toFixed(2)} cores, load ${(result.loadCores ?? 0).toFixed(2)}`,
+        );
+        await sleep(200);
+      }
+    }
+    const parleyRuns = runs.get('parley') ?? [];
+    for (const s of systems) {
+      const mine = runs.get(s.system) ?? [];
+      chatSeries.push({
+        scenario: `chat round trip, ${conversations} conversation${conversations === 1 ? '' : 's'}`,
+        conversations,
+        store,
+        system: s.name,
+        runs: mine,
+        median: mediansOf(mine),
+        ...(s.system === 'parley' && {
+          ratio: Object.fromEntries(
+            systems
+              .filter((o) => o.system !== 'parley')
+              .map((o) => [o.system, pairedRatio(parleyRuns, runs.get(o.system) ?? [])]),
+          ),
+        }),
+      });
+    }
+  }
+}
+
+async function actionScenario(
+  store: StoreName,
+  server: ParleyServer,
+  bots: { cached: { botId: string; key: string }; uncached: { botId: string; key: string } },
+  ceiling: Endpoint,
+): Promise<void> {
+  // A check first: the cacheable action answers from its cache the second time.
+  const conn = HttpConnection.of(server.url);
+  const auth = (b: { botId: string; key: string }) =>
+    `authorization: Bearer ${b.key}\r\nx-bot-id: ${b.botId}\r\n`;
+  for (let i = 0; i < 2; i++) {
+    const answer = await conn.json('POST', '/v1/chat/actions', auth(bots.cached), {
+      type: 'textStats',
+      input: { text: 'check the cache' },
+    });
+    const cached = (answer.json as { meta?: { cached?: boolean } }).meta?.cached;
+    if (answer.status !== 200 || cached !== (i === 1)) {
+      throw new Error(`the action call answered ${answer.status} ${answer.body} (call ${i + 1})`);
+    }
+  }
+  conn.close();
+
+  const parleyPids = () => server.pids();
+  const ceilingName = 'node:http JSON echo (ceiling)';
+  const systems = [
+    {
+      name: 'Parley, sandboxed action',
+      url: `${server.url}/v1/chat/actions`,
+      bot: bots.uncached,
+      input: 'unique' as const,
+      pids: parleyPids,
+    },
+    {
+      name: 'Parley, cached action',
+      url: `${server.url}/v1/chat/actions`,
+      bot: bots.cached,
+      input: 'fixed' as const,
+      pids: parleyPids,
+    },
+    {
+      name: ceilingName,
+      url: `${ceiling.url}/v1/chat/actions`,
+      bot: bots.uncached,
+      input: 'unique' as const,
+      pids: () => [ceiling.pid],
+    },
+  ];
+  const runs = new Map<string, RunResult[]>(systems.map((s) => [s.name, []]));
+  for (let round = 0; round < plan.actionRounds; round++) {
+    for (const s of rotate(systems, round)) {
+      const result = await measured(s.pids(), {
+        kind: 'http',
+        url: s.url,
+        headers: { authorization: `Bearer ${s.bot.key}`, 'x-bot-id': s.bot.botId },
+        actionType: 'textStats',
+        input: s.input,
+        concurrency: plan.actionConcurrency,
+        expectStatus: 200,
+        ...plan.action,
+      });
+      checkRun(`action ${s.name} (${store})`, result);
+      runs.get(s.name)?.push(result);
+      log(
+        `action ${store} ${s.name}: ${result.rate.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, server ${(result.serverCores ?? 0).toFixed(2)} cores, load ${(result.loadCores ?? 0).toFixed(2)}`,
+      );
+      await sleep(200);
+    }
+  }
+  const ceilingRuns = runs.get(ceilingName) ?? [];
+  for (const s of systems) {
+    const mine = runs.get(s.name) ?? [];
+    actionSeries.push({
+      scenario: `action call (${plan.actionConcurrency} connections)`,
+      store,
+      system: s.name,
+      runs: mine,
+      median: mediansOf(mine),
+      ...(s.name !== ceilingName && { ratioToCeiling: pairedRatio(mine, ceilingRuns) }),
+    });
+  }
+}
+
+function perDeliveryMedians(d: FanoutDeliverResult, which: 'message' | 'reply'): Omit<Figures, 'rate'> {
+  return {
+    p50: median(d.perDelivery.map((p) => p[which].p50)),
+    p95: median(d.perDelivery.map((p) => p[which].p95)),
+    p99: median(d.perDelivery.map((p) => p[which].p99)),
+  };
+}
+
+function openFilesLimit(): number {
+  const line = readFileSync('/proc/self/limits', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Max open files'));
+  const hard = line?.trim().split(/\s+/)[4];
+  return hard === undefined || hard === 'unlimited' ? Infinity : Number(hard);
+}
+
+async function fanoutScenario(store: StoreName, server: ParleyServer, chatUrl: string): Promise<void> {
+  const { userKey, conversationId } = await chatUserAndConversation(chatUrl);
+  const limit = openFilesLimit();
+  const serverPid = server.proc.pid;
+  // Warm-up with one listener: deliveries until the bot's code is loaded and the routes are hot; then the
+  // baseline, and the memory per listener is (RSS with N - RSS with 1) / (N - 1).
+  await load.run<FanoutOpenResult>({ kind: 'fanout-open', chatUrl, userKey, conversationId, total: 1 });
+  await load.run<FanoutDeliverResult>({
+    kind: 'fanout-deliver',
+    chatUrl,
+    userKey,
+    conversationId,
+    deliveries: 20,
+    warmupDeliveries: 0,
+    pauseMs: 20,
+    timeoutMs: 5000,
+  });
+  await sleep(1500);
+  const rssBefore = rssBytes(serverPid);
+  try {
+    for (const wanted of plan.listeners) {
+      let listeners = wanted;
+      if (limit < wanted + 500) {
+        listeners = Math.max(0, limit - 500);
+        note(`open files are limited to ${limit} here: ${listeners} listeners instead of ${wanted}`);
+      }
+      const open = await load.run<FanoutOpenResult>({
+        kind: 'fanout-open',
+        chatUrl,
+        userKey,
+        conversationId,
+        total: listeners,
+      });
+      if (open.failed > 0)
+        note(`fan-out ${store}: ${open.failed} listeners failed to open (${open.firstError})`);
+      log(`fan-out ${store}: ${open.open} listeners open (${(open.openMs / 1000).toFixed(1)} s)`);
+      await sleep(1500);
+      const rssOpen = rssBytes(serverPid);
+      const cpuBefore = { server: cpuMs(serverPid), load: cpuMs(load.proc.pid), at: performance.now() };
+      const delivery = await load.run<FanoutDeliverResult>({
+        kind: 'fanout-deliver',
+        chatUrl,
+        userKey,
+        conversationId,
+        deliveries: plan.deliveries[wanted] ?? 5,
+        warmupDeliveries: 1,
+        pauseMs: 300,
+        timeoutMs: 15_000,
+      });
+      const wall = performance.now() - cpuBefore.at;
+      const cores = {
+        server: (cpuMs(serverPid) - cpuBefore.server) / wall,
+        load: (cpuMs(load.proc.pid) - cpuBefore.load) / wall,
+      };
+      if (delivery.missing > 0) note(`fan-out ${store} N=${open.open}: ${delivery.missing} arrivals missing`);
+      const rssAfter = rssBytes(serverPid);
+      const sandboxRss = server
+        .pids()
+        .filter((p) => p !== serverPid)
+        .reduce((sum, p) => sum + (rssBytes(p) || 0), 0);
+      fanoutFigures.push({
+        store,
+        listeners: open.open,
+        open,
+        rssBeforeBytes: rssBefore,
+        rssOpenBytes: rssOpen,
+        rssAfterDeliveriesBytes: rssAfter,
+        sandboxRssBytes: sandboxRss,
+        perListenerBytes: (rssOpen - rssBefore) / Math.max(1, open.open - 1),
+        delivery,
+        deliveryCores: cores,
+        message: perDeliveryMedians(delivery, 'message'),
+        reply: perDeliveryMedians(delivery, 'reply'),
+      });
+      log(
+        `fan-out ${store} N=${open.open}: RSS ${mb(rssBefore)} -> ${mb(rssOpen)} (${((rssOpen - rssBefore) / Math.max(1, open.open - 1) / 1000).toFixed(1)} kB/listener), message p50 ${delivery.message.p50.toFixed(1)} ms p99 ${delivery.message.p99.toFixed(1)} ms (pooled), to the last ${delivery.lastMs.map((v) => v.toFixed(0)).join('/')} ms, server ${cores.server.toFixed(2)} cores, load ${cores.load.toFixed(2)}`,
+      );
+    }
+  } finally {
+    await load.run({ kind: 'fanout-close' });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The table and the JSON.
+
+interface Row {
+  scenario: string;
+  store: string;
+  system: string;
+  rate: string;
+  p50: string;
+  p95: string;
+  p99: string;
+  ratio: string;
+  target: string;
+  met: string;
+}
+interface Target {
+  name: string;
+  store: StoreName;
+  value: string;
+  target: string;
+  met: boolean;
+}
+const targets: Target[] = [];
+
+const ms = (v: number) => (Number.isFinite(v) ? (v < 10 ? v.toFixed(2) : v.toFixed(1)) : '-');
+const num = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '-');
+const x = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? `${v.toFixed(2)}×` : '-');
+const mb = (b: number) => `${(b / 1e6).toFixed(0)} MB`;
+
+function buildRows(): Row[] {
+  const rows: Row[] = [];
+  for (const s of chatSeries) {
+    const isParley = s.system === 'Parley';
+    let target = '';
+    let met = '';
+    if (isParley && s.conversations === 16 && s.ratio?.botkit !== undefined) {
+      const want = s.store === 'sqlite' ? 2 : 1;
+      const okRatio = s.ratio.botkit >= want;
+      const okP99 = s.store !== 'sqlite' || s.median.p99 < 20;
+      target = s.store === 'sqlite' ? '≥ 2× Botkit, p99 < 20 ms' : '≥ 1× Botkit';
+      met = okRatio && okP99 ? 'yes' : 'no';
+      targets.push({
+        name: `chat round trip, 16 conversations: msg/s vs Botkit${s.store === 'sqlite' ? ', p99' : ''}`,
+        store: s.store as StoreName,
+        value: `${x(s.ratio.botkit)}${s.store === 'sqlite' ? `, p99 ${ms(s.median.p99)} ms` : ''}`,
+        target,
+        met: okRatio && okP99,
+      });
+    }
+    const ratio = isParley
+      ? [
+          s.ratio?.botkit !== undefined ? `${x(s.ratio.botkit)} Botkit` : '',
+          s.ratio?.directline !== undefined ? `${x(s.ratio.directline)} BF` : '',
+        ]
+          .filter(Boolean)
+          .join(', ')
+      : '';
+    rows.push({
+      scenario: s.scenario,
+      store: s.store,
+      system: s.system,
+      rate: `${num(s.median.rate)} msg/s`,
+      p50: ms(s.median.p50),
+      p95: ms(s.median.p95),
+      p99: ms(s.median.p99),
+      ratio,
+      target,
+      met,
+    });
+  }
+  for (const s of actionSeries) {
+    let target = '';
+    let met = '';
+    if (s.ratioToCeiling !== undefined) {
+      const want = s.system.includes('cached') ? 0.8 : 0.5;
+      target = `≥ ${want * 100}% of ceiling`;
+      met = s.ratioToCeiling >= want ? 'yes' : 'no';
+      targets.push({
+        name: `${s.system}: req/s vs node:http ceiling`,
+        store: s.store as StoreName,
+        value: x(s.ratioToCeiling),
+        target,
+        met: s.ratioToCeiling >= want,
+      });
+    }
+    rows.push({
+      scenario: s.scenario,
+      store: s.store,
+      system: s.system,
+      rate: `${num(s.median.rate)} req/s`,
+      p50: ms(s.median.p50),
+      p95: ms(s.median.p95),
+      p99: ms(s.median.p99),
+      ratio: s.ratioToCeiling !== undefined ? `${x(s.ratioToCeiling)} ceiling` : '',
+      target,
+      met,
+    });
+  }
+  for (const f of fanoutFigures) {
+    const memory = `RSS ${mb(f.rssOpenBytes)}, ${(f.perListenerBytes / 1000).toFixed(1)} kB/listener`;
+    let target = '';
+    let met = '';
+    if (f.listeners >= 10_000) {
+      target = 'RSS < 300 MB';
+      met = f.rssOpenBytes < 300e6 ? 'yes' : 'no';
+      targets.push({
+        name: '10,000 idle listeners: resident memory',
+        store: f.store,
+        value: `${(f.rssOpenBytes / 1e6).toFixed(0)} MB`,
+        target,
+        met: f.rssOpenBytes < 300e6,
+      });
+    } else if (f.listeners >= 1000) {
+      target = 'p99 < 50 ms';
+      met = f.message.p99 < 50 ? 'yes' : 'no';
+      targets.push({
+        name: 'one message to 1,000 listeners: p99',
+        store: f.store,
+        value: `${ms(f.message.p99)} ms`,
+        target,
+        met: f.message.p99 < 50,
+      });
+    }
+    rows.push({
+      scenario: `live fan-out, ${f.listeners.toLocaleString('en-US')} idle listeners`,
+      store: f.store,
+      system: 'Parley: one message to all',
+      rate: memory,
+      p50: ms(f.message.p50),
+      p95: ms(f.message.p95),
+      p99: ms(f.message.p99),
+      ratio: '',
+      target,
+      met,
+    });
+    rows.push({
+      scenario: `live fan-out, ${f.listeners.toLocaleString('en-US')} idle listeners`,
+      store: f.store,
+      system: "Parley: the bot's reply to all",
+      rate: '',
+      p50: ms(f.reply.p50),
+      p95: ms(f.reply.p95),
+      p99: ms(f.reply.p99),
+      ratio: '',
+      target: '',
+      met: '',
+    });
+  }
+  return rows;
+}
+
+function markdownTable(rows: Row[]): string {
+  const head: Row = {
+    scenario: 'scenario',
+    store: 'store',
+    system: 'system',
+    rate: 'msg/s, req/s or memory',
+    p50: 'p50 ms',
+    p95: 'p95 ms',
+    p99: 'p99 ms',
+    ratio: 'ratio',
+    target: 'target',
+    met: 'met?',
+  };
+  const keys = Object.keys(head) as (keyof Row)[];
+  const right = new Set<keyof Row>(['p50', 'p95', 'p99']);
+  const width = Object.fromEntries(
+    keys.map((k) => [k, Math.max(3, ...[head, ...rows].map((r) => r[k].length))]),
+  ) as Record<keyof Row, number>;
+  const line = (r: Row) =>
+    `| ${keys.map((k) => (right.has(k) ? r[k].padStart(width[k]) : r[k].padEnd(width[k]))).join(' | ')} |`;
+  const rule = `| ${keys.map((k) => (right.has(k) ? `${'-'.repeat(width[k] - 1)}:` : '-'.repeat(width[k]))).join(' | ')} |`;
+  return [line(head), rule, ...rows.map(line)].join('\n');
+}
+
+function machine() {
+  let osName = `${os.type()} ${os.release()}`;
+  try {
+    const pretty = /^PRETTY_NAME="?([^"\n]+)"?$/m.exec(readFileSync('/etc/os-release', 'utf8'))?.[1];
+    if (pretty) osName = `${pretty} (${os.type()} ${os.release()})`;
+  } catch {
+    // not Linux
+  }
+  return {
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    cores: os.cpus().length,
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    os: osName,
+    loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+
+let load: LoadProcess;
+
+async function main(): Promise<number> {
+  const command = `npm run bench${quick ? ' -- --quick' : ''}`;
+  const info = machine();
+  log(
+    `${command}: ${info.cpu}, ${info.cores} cores, ${info.memoryGiB} GiB, ${info.os}, Node ${process.version}`,
+  );
+  if (info.cores < 2) note('fewer than 2 cores: server and load generator share one core');
+  log(
+    pinningOn()
+      ? `servers pinned to core ${SERVER_CPU}, load generator to core ${LOAD_CPU}`
+      : 'no core pinning',
+  );
+
+  const wantPeers = scenarios.has('chat');
+  const havePeers = wantPeers ? await installPeers() : false;
+
+  load = await LoadProcess.start();
+  cleanupTasks.push(() => stop(load.proc.pid));
+  const peers: Peers = {};
+  if (scenarios.has('actions'))
+    peers.ceiling = await startServerProcess(
+      'node:http echo',
+      path.join(BENCH_DIR, 'peers', 'http-echo.mjs'),
+    );
+  if (havePeers) {
+    peers.botkit = await startServerProcess('Botkit echo', path.join(BENCH_DIR, 'peers', 'botkit-echo.mjs'));
+    peers.directline = await startServerProcess(
+      'Bot Framework echo',
+      path.join(BENCH_DIR, 'peers', 'botframework-echo.mjs'),
+    );
+  }
+
+  const storeNames = options.stores?.split(',') ?? (quick ? ['sqlite'] : ['sqlite', 'postgres']);
+  const unknown = storeNames.filter((name) => name !== 'sqlite' && name !== 'postgres');
+  if (unknown.length) throw new Error(`--stores takes sqlite and/or postgres, not ${unknown.join(', ')}`);
+  let stores = storeNames as StoreName[];
+  if (stores.includes('postgres')) {
+    const problem = await postgresProblem();
+    if (problem) {
+      note(`Postgres not reachable at ${POSTGRES_URL} (${problem}): SQLite only`);
+      stores = stores.filter((s) => s !== 'postgres');
+    }
+  }
+  if (quick)
+    note('--quick: SQLite only, 1 and 16 conversations, one round, 1,000 listeners: indicative figures');
+
+  const profileRoot = path.join(BENCH_DIR, 'results', 'profiles');
+  if (options.profile) await rm(profileRoot, { recursive: true, force: true });
+
+  for (const store of stores) {
+    const profileDir = path.join(profileRoot, store);
+    if (options.profile) await mkdir(profileDir, { recursive: true });
+    log(`starting parley serve on ${store}`);
+    const server = await startParley(
+      store,
+      options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    );
+    cleanupTasks.push(() => server.stop());
+    const uncachedDir = await uncachedActionBot();
+    cleanupTasks.push(() => uncachedDir.remove());
+    try {
+      const [echo, actionBot, uncached] = await Promise.all([
+        deploy(server, path.join(ROOT, 'examples', 'echo-bot')),
+        deploy(server, path.join(ROOT, 'examples', 'action-bot')),
+        deploy(server, uncachedDir.dir),
+      ]);
+      log(`deployed echo-bot, action-bot and action-bot-uncached with parley deploy`);
+      // Fan-out first, on a server that has done nothing else yet: its memory baseline is not inflated by
+      // the garbage of the other scenarios.
+      if (scenarios.has('fanout')) await fanoutScenario(store, server, echo.chatUrl);
+      if (scenarios.has('chat')) await chatScenario(store, server, echo.chatUrl, peers);
+      if (scenarios.has('actions')) {
+        const bots = {
+          cached: { botId: actionBot.botId, key: await botApiKey(server, actionBot.botId) },
+          uncached: { botId: uncached.botId, key: await botApiKey(server, uncached.botId) },
+        };
+        if (!peers.ceiling) throw new Error('the ceiling server is not running');
+        await actionScenario(store, server, bots, peers.ceiling);
+      }
+      server.pids();
+    } finally {
+      await server.stop();
+      await uncachedDir.remove();
+    }
+    if (options.profile) {
+      await sleep(500);
+      profiles[store] = await summarizeProfiles(profileDir, 25);
+    }
+  }
+
+  const rows = buildRows();
+  const table = markdownTable(rows);
+  const date = new Date().toISOString();
+  const result = {
+    date,
+    command,
+    quick,
+    machine: info,
+    node: process.version,
+    stores,
+    pinned: pinningOn() ? { servers: `core ${SERVER_CPU}`, load: `core ${LOAD_CPU}` } : false,
+    plan,
+    peers: havePeers
+      ? {
+          botkit: 'botkit 4 + botbuilder-adapter-web (websocket), one websocket per conversation',
+          botframework:
+            'botbuilder 4 CloudAdapter behind offline-directline; the client polls every 5 ms after its send answers',
+        }
+      : 'skipped',
+    notes,
+    targets,
+    chat: chatSeries,
+    actions: actionSeries,
+    fanout: fanoutFigures,
+    rows,
+    table,
+    ...(options.profile && { profiles }),
+    elapsedSeconds: round((performance.now() - t0) / 1000),
+  };
+  const file = path.join(BENCH_DIR, 'results', 'latest.json');
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, JSON.stringify(result, null, 2) + '\n');
+
+  process.stdout.write(`\n${table}\n\n`);
+  process.stdout.write(
+    `${date.slice(0, 10)}, ${info.cpu}, ${info.cores} cores, ${info.memoryGiB} GiB, ${info.os}, Node ${process.version}; ` +
+      `${pinningOn() ? `servers on core ${SERVER_CPU}, load on core ${LOAD_CPU}; ` : ''}medians of ${plan.rounds} alternating rounds\n`,
+  );
+  for (const t of targets)
+    process.stdout.write(
+      `target ${t.met ? 'met   ' : 'MISSED'} ${t.store}: ${t.name}: ${t.value} (${t.target})\n`,
+    );
+  for (const n of notes) process.stdout.write(`note: ${n}\n`);
+  if (options.profile) {
+    for (const [store, list] of Object.entries(profiles)) {
+      for (const p of list) {
+        process.stdout.write(
+          `\nprofile ${store} ${p.file} (${(p.totalMs / 1000).toFixed(1)} s sampled), top self time:\n`,
+        );
+        for (const f of p.top)
+          process.stdout.write(
+            `  ${f.selfMs.toFixed(0).padStart(7)} ms ${f.percent.toFixed(1).padStart(5)}%  ${f.name}  ${f.where}\n`,
+          );
+      }
+    }
+  }
+  process.stdout.write(
+    `wrote ${path.relative(ROOT, file)} (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`,
+  );
+  return 0;
+}
+
+let exitCode = 1;
+try {
+  exitCode = await main();
+} catch (err) {
+  if (!stopping) process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+} finally {
+  await cleanup();
+  // Temp profiles dirs are kept under bench/results (ignored by git); list them for the reader.
+  if (options.profile && existsSync(path.join(BENCH_DIR, 'results', 'profiles'))) {
+    const dirs = await readdir(path.join(BENCH_DIR, 'results', 'profiles'));
+    process.stdout.write(`CPU profiles kept in bench/results/profiles/{${dirs.join(',')}}\n`);
+  }
+}
+clearTimeout(watchdog);
+process.exit(exitCode);
