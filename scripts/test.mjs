@@ -17,7 +17,16 @@ const args = process.argv.slice(2);
 const files = args.some((a) => a.endsWith('.ts')) ? [] : testFiles('test').sort();
 const result = spawnSync(
   process.execPath,
-  ['--no-node-snapshot', '--import', 'tsx', '--test', '--test-timeout=120000', '--test-concurrency=2', ...args, ...files],
+  [
+    '--no-node-snapshot',
+    '--import',
+    'tsx',
+    '--test',
+    '--test-timeout=120000',
+    '--test-concurrency=2',
+    ...args,
+    ...files,
+  ],
   { stdio: 'inherit', env: process.env },
 );
 process.exit(result.status ?? 1);
