@@ -20,6 +20,7 @@ import {
   hasTags,
   loadTags,
   withTags,
+  updateTags,
 } from './tags.ts';
 import { nowIso } from './time.ts';
 import { deleteStatesOf } from './states.ts';
@@ -176,8 +177,7 @@ export class Conversations {
         updated_at: nowIso(),
       };
       await trx.updateTable('conversations').set(next).where('id', '=', conversationId).execute();
-      await applyTagChanges(trx, conversationId, body.tags ?? {});
-      return toConversation(next, (await loadTags(trx, [conversationId])).get(conversationId) ?? {});
+      return toConversation(next, await updateTags(trx, conversationId, body.tags ?? {}));
     });
   }
 

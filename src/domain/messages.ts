@@ -23,6 +23,7 @@ import {
   hasTags,
   loadTags,
   withTags,
+  updateTags,
 } from './tags.ts';
 import { nowIso } from './time.ts';
 import type { Users } from './users.ts';
@@ -171,8 +172,7 @@ export class Messages {
         updated_at: nowIso(),
       };
       await trx.updateTable('messages').set(next).where('id', '=', messageId).execute();
-      await applyTagChanges(trx, messageId, body.tags ?? {});
-      return toMessage(next, (await loadTags(trx, [messageId])).get(messageId) ?? {});
+      return toMessage(next, await updateTags(trx, messageId, body.tags ?? {}));
     });
   }
 

@@ -16,6 +16,12 @@ export async function applyTagChanges(db: Executor, resourceId: string, changes:
   }
 }
 
+/** Applies a tag update and answers the resource's tags after it. */
+export async function updateTags(db: Executor, resourceId: string, changes: TagChanges): Promise<Tags> {
+  await applyTagChanges(db, resourceId, changes);
+  return (await loadTags(db, [resourceId])).get(resourceId) ?? {};
+}
+
 export async function deleteTags(db: Executor, resourceIds: string[]): Promise<void> {
   if (resourceIds.length === 0) return;
   await db.deleteFrom('tags').where('resource_id', 'in', resourceIds).execute();

@@ -18,6 +18,7 @@ import {
   hasTags,
   loadTags,
   withTags,
+  updateTags,
 } from './tags.ts';
 import { nowIso } from './time.ts';
 import { deleteStatesOf } from './states.ts';
@@ -169,8 +170,7 @@ export class Users {
         updated_at: nowIso(),
       };
       await trx.updateTable('users').set(next).where('id', '=', userId).execute();
-      await applyTagChanges(trx, userId, body.tags ?? {});
-      return toUser(next, (await loadTags(trx, [userId])).get(userId) ?? {});
+      return toUser(next, await updateTags(trx, userId, body.tags ?? {}));
     });
   }
 

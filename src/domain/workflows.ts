@@ -20,6 +20,7 @@ import {
   hasTags,
   loadTags,
   withTags,
+  updateTags,
 } from './tags.ts';
 import { nowIso } from './time.ts';
 import { deleteStatesOf } from './states.ts';
@@ -220,8 +221,7 @@ export class Workflows {
         updated_at: now,
       };
       await trx.updateTable('workflows').set(next).where('id', '=', workflowId).execute();
-      await applyTagChanges(trx, workflowId, body.tags ?? {});
-      return toWorkflow(next, (await loadTags(trx, [workflowId])).get(workflowId) ?? {});
+      return toWorkflow(next, await updateTags(trx, workflowId, body.tags ?? {}));
     });
   }
 
