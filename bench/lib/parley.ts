@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { HttpConnection } from './http-client.ts';
 import { adopt, childrenOf, SERVER_CPU, start, stop } from './procs.ts';
 import type { Started } from './procs.ts';
+import { createSchema, postgresProblem as checkPostgres } from '../../test/helpers/stores.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const PARLEY_BIN = path.join(ROOT, 'bin', 'parley.js');
@@ -26,37 +26,8 @@ export interface ParleyServer {
 }
 
 /** Whether Postgres answers; the reason when it does not. */
-export async function postgresProblem(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return undefined;
-  } catch (err) {
-    return (err as Error).message;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-/** A fresh schema in the Postgres database, dropped afterwards (as test/helpers/stores.ts does). */
-async function freshSchema(): Promise<{ url: string; drop(): Promise<void> }> {
-  const schema = `bench_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const url = new URL(POSTGRES_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: POSTGRES_URL });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
-    },
-  };
+export function postgresProblem(): Promise<string | undefined> {
+  return checkPostgres(POSTGRES_URL);
 }
 
 /** Runs `parley serve` as a user would (LOG_LEVEL=warn, port 0, a temp DATA_DIR), pinned to the server core. */
@@ -66,7 +37,7 @@ export async function startParley(
   extraEnv: Record<string, string> = {},
 ): Promise<ParleyServer> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'parley-bench-'));
-  let schema: Awaited<ReturnType<typeof freshSchema>> | undefined;
+  let schema: Awaited<ReturnType<typeof createSchema>> | undefined;
   let proc: Started | undefined;
   const cleanup = async () => {
     if (proc) await stop(proc.pid, 10_000);
@@ -74,7 +45,7 @@ export async function startParley(
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
-    if (store === 'postgres') schema = await freshSchema();
+    if (store === 'postgres') schema = await createSchema(POSTGRES_URL, 'bench');
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? os.tmpdir(),

@@ -9,7 +9,8 @@ export interface TestStore {
   skip?: string;
 }
 
-async function postgresReachable(url: string): Promise<string | undefined> {
+/** Why Postgres at `url` does not answer, or undefined when it does (also used by the benchmarks). */
+export async function postgresProblem(url: string): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
   try {
     await client.connect();
@@ -32,7 +33,7 @@ let cached: Promise<TestStore[]> | undefined;
  */
 export function testStores(): Promise<TestStore[]> {
   return (cached ??= (async () => {
-    const problem = await postgresReachable(testDatabaseUrl);
+    const problem = await postgresProblem(testDatabaseUrl);
     if (problem && process.env.CI === 'true') {
       throw new Error(`CI=true requires Postgres at ${testDatabaseUrl}, but: ${problem}`);
     }
@@ -46,18 +47,29 @@ export function testStores(): Promise<TestStore[]> {
 }
 
 /** A fresh, empty schema in the test database, so every test server starts from nothing. */
-export async function freshPostgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: testDatabaseUrl });
+export function freshPostgresSchema(): Promise<{ url: string; drop(): Promise<void> }> {
+  return createSchema(testDatabaseUrl, 't');
+}
+
+/**
+ * A fresh schema in the database at `databaseUrl`, and the URL whose connections use it (their
+ * search_path); `drop` removes it with everything in it.
+ */
+export async function createSchema(
+  databaseUrl: string,
+  prefix: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: databaseUrl });
   await admin.connect();
   await admin.query(`create schema ${schema}`);
   await admin.end();
-  const url = new URL(testDatabaseUrl);
+  const url = new URL(databaseUrl);
   url.searchParams.set('options', `-c search_path=${schema}`);
   return {
     url: url.toString(),
     drop: async () => {
-      const c = new pg.Client({ connectionString: testDatabaseUrl });
+      const c = new pg.Client({ connectionString: databaseUrl });
       await c.connect();
       await c.query(`drop schema if exists ${schema} cascade`);
       await c.end();
