@@ -174,10 +174,11 @@ async function chatParley(job: ChatJob): Promise<RunResult> {
   try {
     for (let c = 0; c < job.conversations; c++) {
       const user = await setup.json('POST', `${base.pathname}/users`, '', { name: `bench ${run}.${c}` });
-      if (user.status !== 201) throw new Error(`createUser answered ${user.status}: ${user.body}`);
+      if (user.status !== 201) throw new Error(`createUser answered ${user.status}: ${user.body.toString()}`);
       const key = (user.json as { key: string }).key;
       const conv = await setup.json('POST', `${base.pathname}/conversations`, `x-user-key: ${key}\r\n`, {});
-      if (conv.status !== 201) throw new Error(`createConversation answered ${conv.status}: ${conv.body}`);
+      if (conv.status !== 201)
+        throw new Error(`createConversation answered ${conv.status}: ${conv.body.toString()}`);
       const conversationId = (conv.json as { conversation: { id: string } }).conversation.id;
       const replies = new Replies();
       const sse = await openChatStream(`${job.url}/conversations/${conversationId}/listen`, key, (t) =>
@@ -197,7 +198,8 @@ async function chatParley(job: ChatJob): Promise<RunResult> {
         `x-user-key: ${client.key}\r\n`,
         JSON.stringify({ conversationId: client.conversationId, payload: { type: 'text', text: marker } }),
       );
-      if (sent.status !== 201) throw new Error(`createMessage answered ${sent.status}: ${sent.body}`);
+      if (sent.status !== 201)
+        throw new Error(`createMessage answered ${sent.status}: ${sent.body.toString()}`);
       await replied;
     });
   } finally {
@@ -304,7 +306,15 @@ async function httpRun(job: HttpJob): Promise<RunResult> {
   const run = ++runCounter;
   let counter = 0;
   try {
-    return await closedLoop(job, job.concurrency, async (c) => {
+    return await closedLoop(job, job.concurrency, async (c, seq) => {
+      if (job.gets) {
+        const path = job.gets[(c * 7919 + seq) % job.gets.length] as string;
+        const answer = await (conns[c] as HttpConnection).request('GET', path, headers);
+        if (answer.status !== job.expectStatus) {
+          throw new Error(`GET ${path} answered ${answer.status}: ${answer.body.toString().slice(0, 300)}`);
+        }
+        return;
+      }
       const body =
         job.input === 'fixed'
           ? fixed
@@ -458,7 +468,8 @@ async function fanoutDeliver(job: FanoutDeliverJob): Promise<FanoutDeliverResult
         `x-user-key: ${job.userKey}\r\n`,
         JSON.stringify({ conversationId: job.conversationId, payload: { type: 'text', text: marker } }),
       );
-      if (sent.status !== 201) throw new Error(`createMessage answered ${sent.status}: ${sent.body}`);
+      if (sent.status !== 201)
+        throw new Error(`createMessage answered ${sent.status}: ${sent.body.toString()}`);
       await all;
       let last = 0;
       const message: number[] = [];

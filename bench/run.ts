@@ -1,6 +1,6 @@
 // `npm run bench` (and `npm run bench -- --quick`): Parley against peer bot frameworks and against this
 // machine's ceiling, everything started here on 127.0.0.1 and stopped at the end. Prints one table and
-// writes bench/results/latest.json. Options: --quick, --no-pin, --profile, --scenarios chat,actions,fanout,
+// writes bench/results/latest.json. Options: --quick, --no-pin, --profile, --scenarios chat,actions,fanout,search,
 // --stores sqlite,postgres.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -84,7 +84,7 @@ const plan = quick
       deliveries: { 1000: 10, 10_000: 5 } as Record<number, number>,
       timeLimitMs: 15 * 60_000,
     };
-const scenarios = new Set((options.scenarios ?? 'chat,actions,fanout').split(','));
+const scenarios = new Set((options.scenarios ?? 'chat,actions,fanout,search').split(','));
 const notes: string[] = [];
 const note = (text: string) => {
   notes.push(text);
@@ -198,6 +198,7 @@ interface Series {
 }
 const chatSeries: (Series & { conversations: number; ratio?: Record<string, number> })[] = [];
 const actionSeries: (Series & { ratioToCeiling?: number })[] = [];
+const searchSeries: (Series & { passages: number })[] = [];
 interface FanoutFigure {
   store: StoreName;
   listeners: number;
@@ -387,7 +388,7 @@ async function actionScenario(
     });
     const cached = (answer.json as { meta?: { cached?: boolean } }).meta?.cached;
     if (answer.status !== 200 || cached !== (i === 1)) {
-      throw new Error(`the action call answered ${answer.status} ${answer.body} (call ${i + 1})`);
+      throw new Error(`the action call answered ${answer.status} ${answer.body.toString()} (call ${i + 1})`);
     }
   }
   conn.close();
@@ -450,6 +451,158 @@ async function actionScenario(
       ...(s.name !== ceilingName && { ratioToCeiling: pairedRatio(mine, ceilingRuns) }),
     });
   }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Search: searchFiles over a knowledge base of SEARCH_DOCUMENTS × SEARCH_SECTIONS × 2 passages.
+
+const SEARCH_DOCUMENTS = 40;
+const SEARCH_SECTIONS = 25;
+const SEARCH_CONCURRENCY = 8;
+
+/** A seeded generator, so every run searches the same corpus with the same queries. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A vocabulary of 1,200 made-up words, drawn with a skew (a few common, many rare), like a real text's. */
+function vocabulary(random: () => number): { word(): string; words: string[] } {
+  const syllables = [
+    'ka',
+    'lo',
+    'mi',
+    'ren',
+    'tu',
+    'sa',
+    'vor',
+    'el',
+    'di',
+    'pan',
+    'gri',
+    'os',
+    'be',
+    'nal',
+    'chu',
+    'fi',
+  ];
+  const words = new Set<string>();
+  while (words.size < 1200) {
+    const n = 2 + Math.floor(random() * 3);
+    words.add(Array.from({ length: n }, () => syllables[Math.floor(random() * syllables.length)]).join(''));
+  }
+  const list = [...words];
+  return { words: list, word: () => list[Math.floor(list.length * random() ** 2.5)] as string };
+}
+
+async function searchScenario(store: StoreName, server: ParleyServer): Promise<void> {
+  const random = seeded(13);
+  const vocab = vocabulary(random);
+  const admin = { authorization: `Bearer ${server.token}`, 'x-workspace-id': server.workspaceId };
+  const call = async <T>(method: string, route: string, headers: Record<string, string>, body?: unknown) => {
+    const res = await fetch(`${server.url}${route}`, {
+      method,
+      headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    if (!res.ok) throw new Error(`${method} ${route} answered ${res.status}: ${await res.text()}`);
+    const text = await res.text();
+    return (text ? JSON.parse(text) : {}) as T;
+  };
+  const { bot } = await call<{ bot: { id: string } }>('POST', '/v1/admin/bots', admin, {
+    name: 'search-bench',
+  });
+  const botHeaders = { authorization: `Bearer ${await botApiKey(server, bot.id)}`, 'x-bot-id': bot.id };
+  const { knowledgeBase } = await call<{ knowledgeBase: { id: string } }>(
+    'POST',
+    '/v1/files/knowledge-bases',
+    botHeaders,
+    { name: 'bench' },
+  );
+  const sentence = () => {
+    const words = Array.from({ length: 8 + Math.floor(random() * 10) }, () => vocab.word());
+    return `${words.join(' ')}.`;
+  };
+  const started = performance.now();
+  const ids: string[] = [];
+  for (let d = 0; d < SEARCH_DOCUMENTS; d++) {
+    const sections = Array.from(
+      { length: SEARCH_SECTIONS },
+      (_, i) => `## ${vocab.word()} ${vocab.word()} ${i}\n\n${sentence()} ${sentence()} ${sentence()}`,
+    );
+    const content = `${sections.join('\n\n')}\n`;
+    const { file } = await call<{ file: { id: string; uploadUrl: string } }>('PUT', '/v1/files', botHeaders, {
+      key: `doc-${d}.md`,
+      size: Buffer.byteLength(content),
+      index: true,
+      tags: { source: 'knowledge-base', kbId: knowledgeBase.id },
+    });
+    await call(
+      'PUT',
+      new URL(file.uploadUrl).pathname + new URL(file.uploadUrl).search,
+      { 'content-type': 'text/markdown' },
+      content,
+    );
+    ids.push(file.id);
+  }
+  let passages = 0;
+  for (const id of ids) {
+    for (;;) {
+      const { file } = await call<{ file: { status: string } }>('GET', `/v1/files/${id}`, botHeaders);
+      if (file.status === 'indexing_completed') break;
+      if (file.status.endsWith('failed')) throw new Error(`file ${id} ended ${file.status}`);
+      await sleep(100);
+    }
+    let nextToken: string | undefined;
+    do {
+      const page = await call<{ passages: unknown[]; meta: { nextToken?: string } }>(
+        'GET',
+        `/v1/files/${id}/passages?pageSize=100${nextToken ? `&nextToken=${encodeURIComponent(nextToken)}` : ''}`,
+        botHeaders,
+      );
+      passages += page.passages.length;
+      nextToken = page.meta.nextToken;
+    } while (nextToken);
+  }
+  log(
+    `search ${store}: ${SEARCH_DOCUMENTS} documents uploaded and indexed into ${passages} passages in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  const gets = Array.from({ length: 200 }, () => {
+    const query = Array.from({ length: 2 + Math.floor(random() * 3) }, () => vocab.word()).join(' ');
+    return `/v1/files/search?query=${encodeURIComponent(query)}&tags.kbId=${knowledgeBase.id}&limit=10`;
+  });
+  const runs: RunResult[] = [];
+  for (let round = 0; round < plan.actionRounds; round++) {
+    const result = await measured(server.pids(), {
+      kind: 'http',
+      url: server.url,
+      headers: botHeaders,
+      gets,
+      actionType: '',
+      input: 'fixed',
+      concurrency: SEARCH_CONCURRENCY,
+      expectStatus: 200,
+      ...plan.action,
+    });
+    checkRun(`search (${store})`, result);
+    runs.push(result);
+    log(
+      `search ${store}: ${result.rate.toFixed(0)} queries/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, server ${(result.serverCores ?? 0).toFixed(2)} cores`,
+    );
+  }
+  searchSeries.push({
+    scenario: `searchFiles, ${passages.toLocaleString('en-US')} passages (${SEARCH_CONCURRENCY} connections)`,
+    store,
+    system: store === 'sqlite' ? 'Parley: FTS5, BM25' : 'Parley: tsvector, ts_rank_cd',
+    runs,
+    median: mediansOf(runs),
+    passages,
+  });
 }
 
 function perDeliveryMedians(d: FanoutDeliverResult, which: 'message' | 'reply'): Omit<Figures, 'rate'> {
@@ -649,6 +802,20 @@ function buildRows(): Row[] {
       met,
     });
   }
+  for (const s of searchSeries) {
+    rows.push({
+      scenario: s.scenario,
+      store: s.store,
+      system: s.system,
+      rate: `${num(s.median.rate)} queries/s`,
+      p50: ms(s.median.p50),
+      p95: ms(s.median.p95),
+      p99: ms(s.median.p99),
+      ratio: '',
+      target: '',
+      met: '',
+    });
+  }
   for (const f of fanoutFigures) {
     const memory = `RSS ${mb(f.rssOpenBytes)}, ${(f.perListenerBytes / 1000).toFixed(1)} kB/listener`;
     let target = '';
@@ -826,6 +993,7 @@ async function main(): Promise<number> {
         if (!peers.ceiling) throw new Error('the ceiling server is not running');
         await actionScenario(store, server, bots, peers.ceiling);
       }
+      if (scenarios.has('search')) await searchScenario(store, server);
       server.pids();
     } finally {
       await server.stop();
@@ -860,6 +1028,7 @@ async function main(): Promise<number> {
     targets,
     chat: chatSeries,
     actions: actionSeries,
+    search: searchSeries,
     fanout: fanoutFigures,
     rows,
     table,

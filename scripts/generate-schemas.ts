@@ -4,7 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import prettier from 'prettier';
-import { packageSchemaFiles } from '../src/engine/package/schemas.ts';
+import { packageSchemaFiles } from '../src/package/schemas.ts';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'schemas');
 await mkdir(dir, { recursive: true });

@@ -62,11 +62,94 @@ export const SETTINGS = {
     default: '30000',
     description: 'Interval of the `data: ping` keep-alive frame on Chat API event streams, in milliseconds.',
   },
+  engineConcurrency: {
+    env: 'PARLEY_ENGINE_CONCURRENCY',
+    flag: 'engine-concurrency',
+    default: '16',
+    description: 'Turns this process runs at once (each of a different conversation).',
+  },
+  postgresPoolSize: {
+    env: 'PARLEY_POSTGRES_POOL_SIZE',
+    flag: 'postgres-pool-size',
+    default: '10',
+    description: 'Connections this process keeps open to PostgreSQL, at most.',
+  },
+  postgresStatementTimeoutMs: {
+    env: 'PARLEY_POSTGRES_STATEMENT_TIMEOUT_MS',
+    flag: 'postgres-statement-timeout-ms',
+    default: '10000',
+    description: 'Longest a PostgreSQL statement may run before it is cancelled (the request answers 504).',
+  },
   sandboxProcesses: {
     env: 'PARLEY_SANDBOX_PROCESSES',
     flag: 'sandbox-processes',
     default: '1',
     description: 'Sandbox processes that run bot code (isolated-vm isolates, one per deployed bot version).',
+  },
+  sandboxMaxMemoryMb: {
+    env: 'PARLEY_SANDBOX_MAX_MEMORY_MB',
+    flag: 'sandbox-max-memory-mb',
+    default: '1024',
+    description:
+      'Most memory a sandbox process may hold, in MB: all its isolates together, WebAssembly and buffers included. Past it the process is restarted and the calls it held fail.',
+  },
+  rateLimits: {
+    env: 'PARLEY_RATE_LIMITS',
+    flag: 'rate-limits',
+    default: 'on',
+    description:
+      '`on` or `off`: limits on the requests of each end user (Chat API, webchat) and each token (Runtime, Admin, Files APIs); past them, 429 `RateLimited` with `Retry-After`. Shared across processes through Redis when `REDIS_URL` is set.',
+  },
+  rateLimitChatPerMinute: {
+    env: 'PARLEY_RATE_LIMIT_CHAT_PER_MINUTE',
+    flag: 'rate-limit-chat-per-minute',
+    default: '600',
+    description: 'Requests a minute of one end user (its user key, or its address before it has one).',
+  },
+  rateLimitApiPerMinute: {
+    env: 'PARLEY_RATE_LIMIT_API_PER_MINUTE',
+    flag: 'rate-limit-api-per-minute',
+    default: '12000',
+    description: 'Requests a minute of one token (a bot key or a personal access token).',
+  },
+  signalRetentionHours: {
+    env: 'PARLEY_SIGNAL_RETENTION_HOURS',
+    flag: 'signal-retention-hours',
+    default: '24',
+    description:
+      'How long live signals are kept for listeners that reconnect (`Last-Event-ID`); one resuming from before gets a `signals_missed` frame.',
+  },
+  botLogRetentionDays: {
+    env: 'PARLEY_BOT_LOG_RETENTION_DAYS',
+    flag: 'bot-log-retention-days',
+    default: '30',
+    description: "How long bots' log lines are kept.",
+  },
+  botLogMaxLines: {
+    env: 'PARLEY_BOT_LOG_MAX_LINES',
+    flag: 'bot-log-max-lines',
+    default: '100000',
+    description: 'Log lines kept per bot, the newest (older ones are removed every ten minutes).',
+  },
+  corsOrigins: {
+    env: 'PARLEY_CORS_ORIGINS',
+    flag: 'cors-origins',
+    description:
+      'Comma-separated origins (`https://app.example.com`, or `*`) whose pages may call the Admin and Runtime APIs from a browser. Unset: none. Each bot sets its own for its Chat API and webchat.',
+  },
+  filesMaxSizeMb: {
+    env: 'PARLEY_FILES_MAX_SIZE_MB',
+    flag: 'files-max-size-mb',
+    default: '100',
+    description:
+      'Largest file the Files API accepts, in MB (at most 2047). An upsert declaring more answers `LimitExceeded`; an upload of more bytes than declared is refused.',
+  },
+  filesBotStorageMb: {
+    env: 'PARLEY_FILES_BOT_STORAGE_MB',
+    flag: 'files-bot-storage-mb',
+    default: '10240',
+    description:
+      'Storage limit of each bot’s files together, in MB; an upsert past it answers `QuotaExceeded`.',
   },
   redisUrl: {
     env: 'REDIS_URL',
@@ -81,7 +164,9 @@ export type SettingName = keyof typeof SETTINGS;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-export type StoreConfig = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+export type StoreConfig =
+  | { kind: 'sqlite'; file: string }
+  | { kind: 'postgres'; url: string; poolSize: number; statementTimeoutMs: number };
 
 export interface Config {
   port: number;
@@ -96,17 +181,26 @@ export interface Config {
   chatPingIntervalMs: number;
   redisUrl: string | undefined;
   sandboxProcesses: number;
+  sandboxMaxMemoryMb: number;
+  /** How long what piles up is kept. */
+  retention: { signalsMs: number; botLogsMs: number; botLogLines: number };
+  /** Requests a minute per caller; undefined: no limits. */
+  rateLimits: { chatPerMinute: number; apiPerMinute: number } | undefined;
+  engineConcurrency: number;
+  /** Origins allowed to call the Admin and Runtime APIs from a browser; undefined: none. */
+  corsOrigins: string[] | undefined;
+  files: { maxFileBytes: number; botStorageBytes: number };
 }
 
 export class ConfigError extends Error {}
 
-type FlagOptions = Record<string, { type: 'string' | 'boolean'; short?: string }>;
+type FlagOptions = Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
 
 export interface ParsedArgs {
-  /** Raw setting values by name: flags win over environment variables, which win over defaults. */
+  /** Raw setting values by name, as given: flags win over environment variables (defaults come later). */
   values: Partial<Record<SettingName, string>>;
   /** Values of the command's own flags. */
-  flags: Record<string, string | boolean | undefined>;
+  flags: Record<string, string | boolean | (string | boolean)[] | undefined>;
   positionals: string[];
 }
 
@@ -124,50 +218,150 @@ export function parseCommandLine(
     throw new ConfigError((err as Error).message);
   }
   const values: Partial<Record<SettingName, string>> = {};
-  for (const [name, setting] of Object.entries(SETTINGS) as [SettingName, Setting][]) {
+  for (const [name, setting] of settingEntries()) {
     const fromFlag = parsed.values[setting.flag];
-    const raw = typeof fromFlag === 'string' ? fromFlag : env[setting.env] || setting.default;
+    const raw = typeof fromFlag === 'string' ? fromFlag : env[setting.env];
     if (raw !== undefined && raw !== '') values[name] = raw;
   }
   const flags = Object.fromEntries(Object.keys(commandFlags).map((k) => [k, parsed.values[k]]));
   return { values, flags, positionals: parsed.positionals };
 }
 
-export function buildConfig(values: Partial<Record<SettingName, string>>): Config {
+/** The values given, and each setting's default for the ones that are not: a default is written once, in SETTINGS. */
+function withDefaults(values: Partial<Record<SettingName, string>>): Partial<Record<SettingName, string>> {
+  const all: Partial<Record<SettingName, string>> = {};
+  for (const [name, setting] of settingEntries()) {
+    const value = values[name] ?? ('default' in setting ? setting.default : undefined);
+    if (value !== undefined) all[name] = value;
+  }
+  return all;
+}
+
+function settingEntries(): [SettingName, Setting][] {
+  return Object.entries(SETTINGS).flatMap(([name, setting]) =>
+    isSettingName(name) ? [[name, setting] satisfies [SettingName, Setting]] : [],
+  );
+}
+
+function isSettingName(name: string): name is SettingName {
+  return name in SETTINGS;
+}
+
+export function buildConfig(given: Partial<Record<SettingName, string>>): Config {
+  const values = withDefaults(given);
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`PORT must be an integer from 0 to 65535, got "${values.port}"`);
   }
-  const host = values.host ?? '127.0.0.1';
-  const dataDir = path.resolve(values.dataDir ?? './data');
-  const logLevel = (values.logLevel ?? 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${values.logLevel}"`);
+  const logLevel = values.logLevel;
+  if (!isLogLevel(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
   const adminToken = values.adminToken;
   if (adminToken !== undefined && adminToken.length < 24) {
     throw new ConfigError('PARLEY_ADMIN_TOKEN must be at least 24 characters long');
   }
+  const dataDir = path.resolve(required(values, 'dataDir'));
   return {
     port,
-    host,
+    host: required(values, 'host'),
     dataDir,
-    store: storeFrom(values.databaseUrl, dataDir),
+    store: storeFrom(values.databaseUrl, dataDir, {
+      poolSize: positiveInteger(values, 'postgresPoolSize'),
+      statementTimeoutMs: positiveInteger(values, 'postgresStatementTimeoutMs'),
+    }),
     logLevel,
     adminToken,
     publicUrl: values.publicUrl?.replace(/\/+$/, ''),
     chatEncryptionKey: values.chatEncryptionKey,
-    chatPingIntervalMs: positiveInteger('PARLEY_CHAT_PING_INTERVAL_MS', values.chatPingIntervalMs ?? '30000'),
+    chatPingIntervalMs: positiveInteger(values, 'chatPingIntervalMs'),
     redisUrl: redisFrom(values.redisUrl),
-    sandboxProcesses: positiveInteger('PARLEY_SANDBOX_PROCESSES', values.sandboxProcesses ?? '1'),
+    sandboxProcesses: positiveInteger(values, 'sandboxProcesses'),
+    sandboxMaxMemoryMb: positiveInteger(values, 'sandboxMaxMemoryMb'),
+    retention: {
+      signalsMs: positiveInteger(values, 'signalRetentionHours') * 3600_000,
+      botLogsMs: positiveInteger(values, 'botLogRetentionDays') * 86_400_000,
+      botLogLines: positiveInteger(values, 'botLogMaxLines'),
+    },
+    rateLimits: rateLimitsFrom(values),
+    engineConcurrency: positiveInteger(values, 'engineConcurrency'),
+    corsOrigins: originsFrom(values.corsOrigins),
+    files: {
+      maxFileBytes: megabytes(values, 'filesMaxSizeMb', MAX_FILE_MB),
+      botStorageBytes: megabytes(values, 'filesBotStorageMb'),
+    },
   };
 }
 
-function positiveInteger(name: string, raw: string): number {
+function isLogLevel(value: string | undefined): value is LogLevel {
+  return LOG_LEVELS.some((level) => level === value);
+}
+
+/** A setting that has a default, so always a value. */
+function required(values: Partial<Record<SettingName, string>>, name: SettingName): string {
+  const value = values[name];
+  if (value === undefined) throw new ConfigError(`${SETTINGS[name].env} must be set`);
+  return value;
+}
+
+/** `*`, or a comma-separated list of origins: scheme and host, as a browser sends them. */
+function originsFrom(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const origins = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
+  for (const origin of origins) {
+    let valid = origin === '*';
+    try {
+      valid ||= new URL(origin).origin === origin;
+    } catch {
+      // not a URL: invalid
+    }
+    if (!valid) {
+      throw new ConfigError(
+        `PARLEY_CORS_ORIGINS takes origins such as https://app.example.com (no path), or *; got "${origin}"`,
+      );
+    }
+  }
+  return origins;
+}
+
+function rateLimitsFrom(values: Partial<Record<SettingName, string>>): Config['rateLimits'] {
+  const switched = required(values, 'rateLimits');
+  if (switched === 'off') return undefined;
+  if (switched !== 'on') throw new ConfigError(`PARLEY_RATE_LIMITS must be on or off, got "${switched}"`);
+  return {
+    chatPerMinute: positiveInteger(values, 'rateLimitChatPerMinute'),
+    apiPerMinute: positiveInteger(values, 'rateLimitApiPerMinute'),
+  };
+}
+
+function positiveInteger(values: Partial<Record<SettingName, string>>, name: SettingName): number {
+  const raw = required(values, name);
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1)
-    throw new ConfigError(`${name} must be a positive integer, got "${raw}"`);
+    throw new ConfigError(`${SETTINGS[name].env} must be a positive integer, got "${raw}"`);
   return value;
+}
+
+/** Sizes are stored as 32-bit integers: a file is at most 2047 MB. */
+const MAX_FILE_MB = 2047;
+
+/** A size setting in MB (fractions allowed, for small test limits), as bytes. */
+function megabytes(
+  values: Partial<Record<SettingName, string>>,
+  name: SettingName,
+  max = Number.MAX_SAFE_INTEGER / 1024 / 1024,
+): number {
+  const raw = required(values, name);
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > max) {
+    throw new ConfigError(
+      `${SETTINGS[name].env} must be a number of MB above 0 and at most ${max}, got "${raw}"`,
+    );
+  }
+  return Math.floor(value * 1024 * 1024);
 }
 
 function redisFrom(url: string | undefined): string | undefined {
@@ -176,9 +370,13 @@ function redisFrom(url: string | undefined): string | undefined {
   return url;
 }
 
-function storeFrom(databaseUrl: string | undefined, dataDir: string): StoreConfig {
+function storeFrom(
+  databaseUrl: string | undefined,
+  dataDir: string,
+  postgres: { poolSize: number; statementTimeoutMs: number },
+): StoreConfig {
   if (!databaseUrl) return { kind: 'sqlite', file: path.join(dataDir, 'parley.db') };
-  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return { kind: 'postgres', url: databaseUrl };
+  if (/^postgres(ql)?:\/\//.test(databaseUrl)) return { kind: 'postgres', url: databaseUrl, ...postgres };
   if (databaseUrl.startsWith('sqlite:')) {
     return { kind: 'sqlite', file: path.resolve(databaseUrl.slice('sqlite:'.length)) };
   }
@@ -187,4 +385,14 @@ function storeFrom(databaseUrl: string | undefined, dataDir: string): StoreConfi
 
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): Config {
   return buildConfig(parseCommandLine(argv, env).values);
+}
+
+/** The settings as the usage text lists them, generated from SETTINGS. */
+export function settingsUsage(): string {
+  return settingEntries()
+    .map(([, s]) => {
+      const fallback = 'default' in s ? `, default ${s.default}` : '';
+      return `  --${s.flag} <value>   (${s.env}${fallback})\n      ${s.description}`;
+    })
+    .join('\n');
 }

@@ -1,19 +1,27 @@
 import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
 import { buildApp } from './api/app.ts';
 import type { Config } from './config.ts';
-import { bootstrap } from './domain/bootstrap.ts';
-import type { BootstrapResult } from './domain/bootstrap.ts';
+import { bootstrap } from './domain/workspace/bootstrap.ts';
+import type { BootstrapResult } from './domain/workspace/bootstrap.ts';
 import { createDomain } from './domain/index.ts';
 import type { Domain } from './domain/index.ts';
 import { openBus } from './bus/index.ts';
-import type { LiveBus } from './domain/live.ts';
+import type { LiveBus } from './domain/live/conversation-log.ts';
 import { Engine } from './engine/index.ts';
-import { Scheduler } from './engine/scheduler.ts';
+import { StoreSweeper } from './engine/store-sweeper.ts';
+import { FileIndexer } from './engine/file-indexer.ts';
 import { openStore } from './store/index.ts';
+import type { Store } from './store/index.ts';
+import { Metrics } from './metrics.ts';
 import { VERSION } from './version.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
+  /** The store, for operations and tests that look at what was stored. */
+  store: Store;
+  /** The sweeps of scheduled events, expired states and old signals (a test may stop them to compare the store). */
+  sweeper: StoreSweeper;
   domain: Domain;
   bus: LiveBus;
   /** The origin it listens on, e.g. `http://127.0.0.1:3000`. */
@@ -24,8 +32,11 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
-  const store = await openStore(config.store);
+  // Store errors come before the app's logger exists only if the store fails at once; then they are thrown.
+  let reportStoreError: (err: Error) => void = () => {};
+  const store = await openStore(config.store, (err) => reportStoreError(err));
   let bus: LiveBus | undefined;
+  let limiterRedis: Redis | undefined;
   // Bus errors come before the app's logger exists only if the bus fails at once; then they are thrown.
   let reportBusError: (err: unknown) => void = () => {};
   try {
@@ -39,29 +50,51 @@ export async function startServer(config: Config): Promise<RunningServer> {
     );
     const domain = createDomain(store, bus, {
       ...(config.chatEncryptionKey && { chatSecret: config.chatEncryptionKey }),
+      files: { dataDir: config.dataDir, ...config.files },
     });
     const firstStart = await bootstrap(store.db, domain.accounts, config.adminToken);
+    // Rate limits count across processes in Redis when there is one; a Redis that does not answer lets
+    // requests through rather than failing them (the limiter's skipOnError).
+    limiterRedis =
+      config.rateLimits && config.redisUrl
+        ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
+        : undefined;
+    limiterRedis?.on('error', (err: Error) => reportBusError(err));
+    const metrics = new Metrics();
+    metrics.sources.queue = () => domain.queue.stats();
     const app = await buildApp({
       domain,
+      metrics,
       logLevel: config.logLevel,
       chatPingIntervalMs: config.chatPingIntervalMs,
       version: VERSION,
+      corsOrigins: config.corsOrigins,
+      rateLimits: config.rateLimits && { ...config.rateLimits, redis: limiterRedis },
     });
-    reportBusError = (err) => app.log.error({ err }, 'live signal bus error');
+    reportBusError = (err) =>
+      app.log.error({ reason: err instanceof Error ? err.message : String(err) }, 'live signal bus error');
+    reportStoreError = (err) =>
+      app.log.error({ reason: err.message }, 'a database connection failed; the pool replaces it');
     await app.listen({ port: config.port, host: config.host });
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${listeningPort(app)}`;
     domain.links.baseUrl = config.publicUrl ?? url;
-    const scheduler = new Scheduler(domain, app.log);
-    scheduler.start();
+    const sweeper = new StoreSweeper(domain, app.log, config.retention);
+    sweeper.start();
     const engine = new Engine(domain, app.log, {
       sandboxProcesses: config.sandboxProcesses,
-      concurrency: 16,
+      sandboxMaxMemoryMb: config.sandboxMaxMemoryMb,
+      concurrency: config.engineConcurrency,
+      metrics,
     });
     await engine.start();
+    const indexer = new FileIndexer(domain, app.log);
+    await indexer.start();
     let closing: Promise<void> | undefined;
     const liveBus = bus;
     return {
       app,
+      store,
+      sweeper,
       domain,
       bus: liveBus,
       url,
@@ -70,12 +103,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
         (closing ??= (async () => {
           await app.close();
           await engine.stop();
-          await scheduler.stop();
+          await indexer.stop();
+          await domain.closeFiles();
+          await sweeper.stop();
           await liveBus.close();
+          limiterRedis?.disconnect();
           await store.close();
         })()),
     };
   } catch (err) {
+    limiterRedis?.disconnect();
     await bus?.close();
     await store.close();
     throw err;

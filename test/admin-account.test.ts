@@ -106,7 +106,7 @@ for (const store of await testStores()) {
       const values = [t.token];
       for (const note of ['one', 'two'])
         values.push((await account().createPersonalAccessToken({ note })).pat.value);
-      const rows = await t.server.domain.store.db.selectFrom('personal_access_tokens').selectAll().execute();
+      const rows = await t.server.store.db.selectFrom('personal_access_tokens').selectAll().execute();
       assert.ok(rows.length >= 3);
       const dump = JSON.stringify(rows);
       for (const value of values) {

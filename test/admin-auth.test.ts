@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import {
   InvalidPayloadError,
@@ -44,7 +45,7 @@ for (const store of await testStores()) {
 
     const countBots = async (workspaceId: string): Promise<number> =>
       (
-        await t.server.domain.store.db
+        await t.server.store.db
           .selectFrom('bots')
           .select('id')
           .where('workspace_id', '=', workspaceId)
@@ -164,6 +165,42 @@ for (const store of await testStores()) {
       assert.equal(big.bot.description?.length, 2 * MB);
     });
 
+    test('a sender always reads the 413 of an oversized body (the server reads the rest, it does not reset)', async () => {
+      const body = Buffer.alloc(51 * MB, 0x61);
+      const url = new URL(`${t.url}/v1/admin/bots`);
+      const outcomes: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        outcomes.push(
+          await new Promise<string>((resolve) => {
+            const req = http.request(
+              {
+                host: url.hostname,
+                port: url.port,
+                path: url.pathname,
+                method: 'POST',
+                headers: {
+                  authorization: `Bearer ${t.token}`,
+                  'x-workspace-id': t.workspaceId,
+                  'content-type': 'application/json',
+                  'content-length': body.length,
+                },
+              },
+              (res) => {
+                res.resume();
+                res.on('end', () => resolve(String(res.statusCode)));
+              },
+            );
+            req.on('error', (err) => resolve(err.message));
+            req.end(body);
+          }),
+        );
+      }
+      assert.deepEqual(
+        outcomes,
+        Array.from({ length: 10 }, () => '413'),
+      );
+    });
+
     test('malformed JSON is refused with 400 InvalidPayload', async () => {
       const before = await countBots(t.workspaceId);
       const res = await fetch(`${t.url}/v1/admin/bots`, {
@@ -189,7 +226,7 @@ for (const store of await testStores()) {
       test(`createBot with ${JSON.stringify(body)} is InvalidPayloadError naming ${field}, and writes nothing`, async () => {
         const c = t.client();
         const before = await countBots(t.workspaceId);
-        await assert.rejects(c.createBot(body as Parameters<typeof c.createBot>[0]), (err) => {
+        await assert.rejects(c.createBot(body), (err) => {
           assert.ok(err instanceof InvalidPayloadError, `expected InvalidPayloadError, got ${String(err)}`);
           assert.match(err.message, new RegExp(field), `the message names ${field}: ${err.message}`);
           return true;

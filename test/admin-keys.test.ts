@@ -107,7 +107,7 @@ for (const store of await testStores()) {
       const { bot } = await c.createBot({ name: 'hashed' });
       const values = [];
       for (let i = 0; i < 3; i++) values.push((await c.createBotApiKey({ botId: bot.id })).value);
-      const rows = await t.server.domain.store.db.selectFrom('bot_api_keys').selectAll().execute();
+      const rows = await t.server.store.db.selectFrom('bot_api_keys').selectAll().execute();
       const dump = JSON.stringify(rows);
       for (const value of values) {
         assert.ok(!dump.includes(value), 'a key value is stored');

@@ -158,7 +158,7 @@ for (const store of await testStores()) {
       await assert.rejects(inWs.listBots({}), UnauthorizedError);
       assert.ok(!(await owner.list.workspaces({}).collect()).some((w) => w.id === ws.id));
 
-      const db = t.server.domain.store.db;
+      const db = t.server.store.db;
       const ids = bots.map((b) => b.id);
       assert.deepEqual(
         await db.selectFrom('bots').select('id').where('workspace_id', '=', ws.id).execute(),

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { InvalidPayloadError, ResourceNotFoundError } from '@botpress/client';
 import type { Client } from '@botpress/client';
-import type { BotLogEntry } from '../src/domain/bot-logs.ts';
+import type { BotLogEntry } from '../src/domain/bots/bot-logs.ts';
 import { runParley } from './helpers/process.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
@@ -206,7 +206,7 @@ for (const store of await testStores()) {
         botId,
         Array.from({ length: 2500 }, (_, i) => ({ level: 'debug' as const, message: `n${i}` })),
       );
-      const rows = await t.server.domain.store.db
+      const rows = await t.server.store.db
         .selectFrom('bot_logs')
         .select('id')
         .where('bot_id', '=', botId)
@@ -276,12 +276,48 @@ for (const store of await testStores()) {
         ['new'],
       );
       await client.deleteBot({ id: botId });
-      const left = await t.server.domain.store.db
+      const left = await t.server.store.db
         .selectFrom('bot_logs')
         .select('id')
         .where('bot_id', '=', botId)
         .execute();
       assert.deepEqual(left, []);
+    });
+
+    test('the sweep keeps each bot’s newest lines within PARLEY_BOT_LOG_MAX_LINES and its retention', async () => {
+      const small = await startTestServer(store, { botLogMaxLines: '5', botLogRetentionDays: '2' });
+      try {
+        const { bot } = await small.client().createBot({ name: 'chatty' });
+        const { bot: quiet } = await small.client().createBot({ name: 'quiet' });
+        await small.server.domain.botLogs.write(
+          bot.id,
+          Array.from({ length: 12 }, (_, i) => ({
+            level: 'info' as const,
+            message: `line ${i}`,
+            timestamp: at(-60_000 + i * 1000),
+          })),
+        );
+        await small.server.domain.botLogs.write(quiet.id, [
+          { level: 'info', message: 'too old', timestamp: at(-3 * 86_400_000) },
+          { level: 'info', message: 'recent', timestamp: at(-1000) },
+        ]);
+        await small.server.sweeper.prune();
+        const kept = await small.client().getBotLogs({ id: bot.id, timeStart: at(-7 * 86_400_000) });
+        assert.deepEqual(kept.logs.map((l) => l.message).sort(), [
+          'line 10',
+          'line 11',
+          'line 7',
+          'line 8',
+          'line 9',
+        ]);
+        const quietKept = await small.client().getBotLogs({ id: quiet.id, timeStart: at(-7 * 86_400_000) });
+        assert.deepEqual(
+          quietKept.logs.map((l) => l.message),
+          ['recent'],
+        );
+      } finally {
+        await small.close();
+      }
     });
 
     test('parley logs prints lines; --follow prints new ones, each once', async () => {

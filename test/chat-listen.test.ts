@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
+import { sql } from 'kysely';
 import { unique } from './helpers/runtime.ts';
 import { createChatBot, eventually, listenUrl, openSse, rawChat } from './helpers/sse.ts';
 import type { ChatBot, SseSignal, SseStream } from './helpers/sse.ts';
@@ -24,7 +25,7 @@ function record(listener: chat.SignalListener): { signals: Received[]; errors: E
     'participant_removed',
   ] as const;
   for (const type of types) {
-    listener.on(type, (data) => seen.signals.push({ type, data: data as Record<string, unknown> }));
+    listener.on(type, (data) => seen.signals.push({ type, data: data }));
   }
   listener.on('unknown', (data) => {
     if (data === 'ping') seen.pings++;
@@ -434,6 +435,84 @@ for (const store of await testStores()) {
       await future.waitUntil('e', (s) => messageTexts(s.signals()).includes('e'));
       assert.deepEqual(messageTexts(future.signals()), ['e'], 'nothing replayed, the new message delivered');
       future.destroy();
+    });
+
+    test('Last-Event-ID with more missed signals than one page of the log: every one, in order', async () => {
+      const { bot, owner, conversationId, runtimeId } = await setup('listen-resume-long');
+      const stream = await open(bot, conversationId, owner.user.key);
+      await owner.createMessage({ conversationId, payload: { type: 'text', text: 'first' } });
+      await stream.waitUntil('first', (s) => messageTexts(s.signals()).includes('first'));
+      const lastId = stream.lastId()!;
+      stream.destroy();
+      await stream.closed;
+      // 1,200 signals missed: more than the log's page (500), and than the 1,000 that used to be replayed.
+      const missed = Array.from({ length: 1200 }, (_, i) => `m${i}`);
+      for (let i = 0; i < missed.length; i += 20) {
+        await Promise.all(
+          missed.slice(i, i + 20).map((text) =>
+            bot.client.createMessage({
+              conversationId: runtimeId,
+              userId: bot.botId,
+              type: 'text',
+              payload: { text },
+              tags: {},
+            }),
+          ),
+        );
+      }
+      const resumed = await open(bot, conversationId, owner.user.key, lastId);
+      await resumed.waitUntil('1,200 messages', (s) => messageTexts(s.signals()).length >= 1200, 30_000);
+      assert.deepEqual(new Set(messageTexts(resumed.signals())), new Set(missed), 'every missed message');
+      assert.equal(resumed.signals()[0]!.seq, Number(lastId) + 1, 'from the one after the last received');
+      assertConsecutive(resumed.signals());
+      resumed.destroy();
+    });
+
+    test('Last-Event-ID older than the log keeps: a signals_missed frame says which, then the rest', async () => {
+      const { bot, owner, conversationId, runtimeId } = await setup('listen-resume-pruned');
+      for (const text of ['a', 'b', 'c', 'd'])
+        await owner.createMessage({ conversationId, payload: { type: 'text', text } });
+      const { rows } = await sql<{ seq: number | string }>`select seq from conversation_signals
+        where conversation_id = ${runtimeId} order by seq`.execute(t.server.store.db);
+      const seqs = rows.map((r) => Number(r.seq));
+      const first = seqs[0]!;
+      const beforeLast = seqs.at(-2)!;
+      assert.ok(seqs.length >= 4, `a signal per message at least (${seqs.length})`);
+      // The retention sweep let all go but the last (the message 'd').
+      await sql`delete from conversation_signals where conversation_id = ${runtimeId} and seq <= ${beforeLast}`.execute(
+        t.server.store.db,
+      );
+      const resumed = await open(bot, conversationId, owner.user.key, first);
+      await resumed.waitUntil('d', (s) => messageTexts(s.signals()).includes('d'));
+      const frames = resumed.frames.filter((f) => f.data !== 'ping');
+      assert.deepEqual(JSON.parse(frames[0]!.data), {
+        type: 'signals_missed',
+        data: { from: first + 1, to: beforeLast },
+      });
+      assert.equal(
+        frames[0]!.id,
+        String(beforeLast),
+        'its id is the last one missed: a reconnect goes on from there',
+      );
+      assert.deepEqual(messageTexts(resumed.signals()), ['d']);
+      resumed.destroy();
+    });
+
+    test('the key in the query (x-user-key=…) opens the stream, for clients that cannot send headers', async () => {
+      const { bot, owner, conversationId } = await setup('listen-query-key');
+      const url = `${listenUrl(bot.webhookUrl, conversationId)}?x-user-key=${encodeURIComponent(owner.user.key)}`;
+      const stream = await openSse(url, {});
+      streams.push(stream);
+      assert.equal(stream.status, 200);
+      await owner.createMessage({ conversationId, payload: { type: 'text', text: 'via query' } });
+      await stream.waitUntil('the message', (s) => messageTexts(s.signals()).includes('via query'));
+      stream.destroy();
+      // Only the event stream takes it from the query: other routes still need the header.
+      const res = await fetch(`${bot.webhookUrl}/users/me?x-user-key=${encodeURIComponent(owner.user.key)}`);
+      assert.equal(res.status, 401);
+      const wrong = await openSse(`${listenUrl(bot.webhookUrl, conversationId)}?x-user-key=nope`, {});
+      streams.push(wrong);
+      assert.equal(wrong.status, 401);
     });
 
     test('listeners of one conversation see nothing of another, and a bad payload never reaches them', async () => {

@@ -234,13 +234,15 @@ for (const bus of ['redis', 'listen-notify'] as const) {
       const owner = await chat.Client.connect({ apiUrl: onA, userId: 'owner' });
       await owner.createConversation({ id: 'room' });
       const onListenerB = await open(onB, 'room', owner.user.key);
-      // Over the NOTIFY payload limit (8000 bytes), and over what Redis carries inline (512 KB).
+      // Over the NOTIFY payload limit (8000 bytes), and over what Redis carries inline (512 KB); last, a
+      // text that is small but grows past the limit as it is escaped twice (into the frame, then the
+      // wire): last, so that no later signal's gap recovers it if it were lost.
       const sizes = [10 * 1024, 600 * 1024, 100, 20 * 1024];
-      const sent = sizes.map((n, i) => `${i}:${'x'.repeat(n)}`);
+      const sent = [...sizes.map((n, i) => `${i}:${'x'.repeat(n)}`), `4:${'"'.repeat(2500)}`];
       for (const text of sent)
         await owner.createMessage({ conversationId: 'room', payload: { type: 'text', text } });
       await onListenerB.waitUntil(
-        'the four messages',
+        'the five messages',
         (s) => texts(s.signals()).length >= sent.length,
         20_000,
       );

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, ForbiddenError } from '@botpress/client';
+import { SETTINGS } from '../src/config.ts';
 import { runParley } from './helpers/process.ts';
 import type { ParleyProcess } from './helpers/process.ts';
 
@@ -40,7 +41,7 @@ describe('parley serve (SQLite in DATA_DIR)', () => {
       .output()
       .split('\n')
       .filter((l) => l.startsWith('{'))) {
-      assert.ok(!line.includes(token as string), `a log line holds the token: ${line}`);
+      assert.ok(!line.includes(token), `a log line holds the token: ${line}`);
     }
     assert.equal(await stop(proc), 0);
 
@@ -163,5 +164,21 @@ describe('parley serve with PARLEY_ADMIN_TOKEN', () => {
     const short = runParley(['serve', '--port', '0'], { PARLEY_ADMIN_TOKEN: 'short' });
     assert.equal(await short.exited, 1);
     assert.match(short.output(), /at least 24 characters/);
+  });
+});
+
+describe('parley --help', () => {
+  test('lists every setting with its flag, environment variable and default', async () => {
+    const proc = runParley(['--help']);
+    assert.equal(await proc.exited, 0);
+    const usage = proc.output();
+    for (const setting of Object.values(SETTINGS)) {
+      const fallback = 'default' in setting ? `, default ${setting.default}` : '';
+      assert.ok(
+        usage.includes(`--${setting.flag} <value>   (${setting.env}${fallback})`),
+        `--${setting.flag} is listed`,
+      );
+      assert.ok(usage.includes(setting.description), `${setting.env} is described`);
+    }
   });
 });

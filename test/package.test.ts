@@ -4,11 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { unitIds } from '../src/engine/package/format.ts';
-import type { CompiledPackage } from '../src/engine/package/format.ts';
-import { loadPackage, PackageError } from '../src/engine/package/load.ts';
-import type { Problem } from '../src/engine/package/load.ts';
-import { packageSchemaFiles } from '../src/engine/package/schemas.ts';
+import { unitIds } from '../src/package/format.ts';
+import type { CompiledPackage } from '../src/package/format.ts';
+import { loadPackage, PackageError } from '../src/package/load.ts';
+import type { Problem } from '../src/package/load.ts';
+import { packageSchemaFiles } from '../src/package/schemas.ts';
 import { runParley } from './helpers/process.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
@@ -172,9 +172,8 @@ function withMain(change: (main: { nodes: Record<string, unknown>[] }) => void):
 const cardsOf = (node: Record<string, unknown> | undefined) => node?.cards as Record<string, unknown>[];
 
 // Runs a unit body the way the sandbox does, in the test process: acceptable in a test only.
-const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor as new (
-  ...args: string[]
-) => (...values: unknown[]) => Promise<unknown>;
+const AsyncFunction = (Object.getPrototypeOf(async function () {}) as { constructor: unknown })
+  .constructor as new (...args: string[]) => (...values: unknown[]) => Promise<unknown>;
 const SCOPE = ['event', 'workflow', 'conversation', 'user', 'bot', 'env', 'turn', 'input'];
 async function run(body: string | undefined, scope: Record<string, unknown>): Promise<unknown> {
   assert.ok(body !== undefined, 'no such unit');
@@ -346,7 +345,7 @@ describe('bot package: loading and compiling', () => {
       [
         [
           '/nodes/1/cards/7/type',
-          'must be one of "say", "code", "expression", "capture", "set", "action", "goto", "end"',
+          'must be one of "say", "code", "expression", "capture", "set", "action", "goto", "end", "knowledge"',
         ],
         ['/nodes/1/cards/8/colour', 'unknown property (allowed: type, id, message)'],
         ['/nodes/1/cards/9/workflow', 'is required'],
@@ -361,7 +360,7 @@ describe('bot package: loading and compiling', () => {
     const problems = await problemsOf({ ...files, 'bot.json': json(bot) });
     assert.equal(problems.length, 1);
     assert.equal(problems[0]?.field, '/events/9lives');
-    assert.match(problems[0]?.message as string, /"9lives" is not a valid name/);
+    assert.match(problems[0]?.message, /"9lives" is not a valid name/);
   });
 
   test('a transition, expression card or capture naming a missing node is reported', async () => {
@@ -468,7 +467,7 @@ describe('bot package: loading and compiling', () => {
     );
     assert.equal(problems.length, 1);
     assert.equal(problems[0]?.field, '/nodes/1/cards/3/code');
-    assert.match(problems[0]?.message as string, /not a function body/);
+    assert.match(problems[0]?.message, /not a function body/);
   });
 
   test('a condition or template that is not one expression is refused', async () => {

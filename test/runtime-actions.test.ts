@@ -311,7 +311,7 @@ for (const store of await testStores()) {
       const turn = await sendAndWait(bot, c, 'Grace');
       assert.equal(turn.status, 'processed', turn.failureReason ?? '');
       const { messages } = await bot.client.listMessages({ conversationId: c.runtimeConversationId });
-      const texts = messages.filter((m) => m.userId === bot.botId).map((m) => m.payload.text);
+      const texts = messages.filter((m) => m.userId === bot.botId).map((m): unknown => m.payload.text);
       assert.deepEqual(texts, ['Hello Grace']);
     });
 

@@ -48,7 +48,7 @@ for (const store of await testStores()) {
 
     /** Analytics rows of a bot with this name: the only trace trackAnalytics leaves. */
     const tracked = async (botId: string, name: string) =>
-      t.server.domain.store.db
+      t.server.store.db
         .selectFrom('analytics')
         .select(['bot_id', 'name', 'count'])
         .where('bot_id', '=', botId)

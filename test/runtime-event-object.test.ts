@@ -139,13 +139,13 @@ function assertRequired(ev: EventObject, botId: string, where: string): void {
   // Optional, but when present: kb.included (required within kb) and kb.results are arrays.
   if (ev.kb !== undefined) {
     assert.ok(isObject(ev.kb), `${where}: kb is an object`);
-    const kb = ev.kb as Record<string, unknown>;
+    const kb = ev.kb;
     assert.ok(Array.isArray(kb.included), `${where}: kb.included is an array`);
     if (kb.results !== undefined) assert.ok(Array.isArray(kb.results), `${where}: kb.results is an array`);
   }
   if (ev.tags !== undefined) {
     assert.ok(isObject(ev.tags), `${where}: tags is an object`);
-    const tags = ev.tags as Record<string, unknown>;
+    const tags = ev.tags;
     for (const key of ['conversation', 'user', 'message']) {
       if (tags[key] !== undefined) assert.ok(isObject(tags[key]), `${where}: tags.${key} is an object`);
     }
@@ -180,7 +180,7 @@ function assertInConversation(ev: EventObject, runtime: RuntimeEvent, c: Chatter
   assert.equal(ev.userId, c.runtimeUserId, `${where}: userId`);
   assert.equal(ev.integration, 'chat', `${where}: integration is the chat channel`);
   assert.ok(isObject(ev.kb), `${where}: kb is there`);
-  const kb = ev.kb as Record<string, unknown>;
+  const kb = ev.kb;
   assert.deepEqual(kb.included, [], `${where}: kb.included (no knowledge bases)`);
   assert.deepEqual(kb.results, [], `${where}: kb.results`);
   assert.ok(isObject(ev.tags), `${where}: tags is there`);
@@ -310,7 +310,7 @@ for (const store of await testStores()) {
         { type: 'text', text: 'welcome' },
         'before_outgoing_message: the reply to be sent',
       );
-      const sent = seenMessage['first:after_outgoing_message'] as Record<string, unknown> | undefined;
+      const sent = seenMessage['first:after_outgoing_message'];
       assert.ok(sent, 'after_outgoing_message: the message sent');
       assert.equal(typeof sent.id, 'string');
       assert.equal(sent.conversationId, c.runtimeConversationId);

@@ -6,6 +6,7 @@ import {
   assertNoRepeats,
   assertTimestamp,
   createTestBot,
+  ids,
   rawRuntime,
   rejectsWith,
   sleep,
@@ -17,8 +18,6 @@ import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
-
-const ids = (items: { id: string }[]) => items.map((i) => i.id);
 
 for (const store of await testStores()) {
   describe(`runtime messages (${store.name})`, { skip: store.skip }, () => {

@@ -12,6 +12,7 @@ import {
   assertId,
   assertNoRepeats,
   createTestBot,
+  ids,
   rawRuntime,
   rejects4xx,
   rejectsWith,
@@ -24,7 +25,6 @@ import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
 
-const ids = (items: { id: string }[]) => items.map((i) => i.id);
 const values = (tags: { value: string }[]) => tags.map((t) => t.value).sort();
 
 for (const store of await testStores()) {

@@ -8,6 +8,7 @@ import { isApiError, OperationTimeoutError, RuntimeError } from '@botpress/clien
 import {
   deployPackage,
   json,
+  logsSince,
   replies,
   send,
   sendAndWait,
@@ -47,6 +48,23 @@ const ACTIONS: Record<string, string> = {
     "  actions: actions.chat.sendEvent.constructor('return typeof process')(),\n" +
     "  caller: (function f() { try { return String(f.caller && f.caller.caller); } catch (e) { return 'refused'; } })(),\n" +
     '};\n',
+  typeofWebAssembly: 'return { type: typeof WebAssembly };\n',
+  // Each call starts two more, fire and forget, 15 levels deep: 65,535 calls if nothing bounds them.
+  fan:
+    'const d = Number(input.d ?? 0);\n' +
+    "console.info('fan ' + d);\n" +
+    'if (d < 15) {\n' +
+    '  for (let i = 0; i < 2; i++) {\n' +
+    "    void client.callAction({ type: 'fan', input: { d: d + 1 } }).catch(() => null);\n" +
+    '  }\n' +
+    '}\n' +
+    'return { d };\n',
+  // Each call awaits the next, as deep as it is let go.
+  deep:
+    'const d = Number(input.d ?? 0);\n' +
+    "const next = await client.callAction({ type: 'deep', input: { d: d + 1 } }).catch((e: Error) => ({ output: { stopped: d, message: e.message } }));\n" +
+    'return next.output;\n',
+  noisy: "for (let i = 0; i < 100; i++) console.info('z'.repeat(1900));\nreturn {};\n",
 };
 
 function sandboxBot(): Files {
@@ -220,6 +238,49 @@ for (const store of await testStores()) {
         `the caller chain stops at the unit (got ${String(output.caller)})`,
       );
       await stillWorking();
+    });
+
+    test('no WebAssembly in bot code: its memory would escape the isolate’s limit', async () => {
+      const res = await bot.client.callAction({ type: 'typeofWebAssembly', input: {} });
+      assert.deepEqual(res.output, { type: 'undefined' });
+    });
+
+    test('nested action calls: bounded in depth, in number, and ended with their caller', async () => {
+      const deep = await bot.client.callAction({ type: 'deep', input: {} });
+      const output = deep.output as { stopped: number; message: string };
+      assert.equal(output.stopped, 8, 'the eighth nested call may not call a ninth');
+      assert.match(output.message, /at most 8 deep/);
+
+      const since = new Date().toISOString();
+      const started = Date.now();
+      const fan = await bot.client.callAction({ type: 'fan', input: {} });
+      assert.deepEqual(fan.output, { d: 0 });
+      await stillWorking();
+      // What the storm started settles: count what ran once nothing more runs.
+      let ran = -1;
+      for (;;) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const now = (await logsSince(t, bot.botId, since)).filter((l) => /^fan \d+$/.test(l.message)).length;
+        if (now === ran) break;
+        ran = now;
+      }
+      console.log(
+        `the fan-out ran ${ran} action calls in ${Date.now() - started} ms (printed, not asserted)`,
+      );
+      assert.ok(ran >= 1 && ran <= 101, `at most the call and 100 nested ones ran (${ran})`);
+      assert.ok(Date.now() - started < 15_000, 'the storm ended soon');
+    });
+
+    test('a noisy call keeps at most 16,000 characters of log lines, and says it dropped the rest', async () => {
+      const since = new Date().toISOString();
+      await bot.client.callAction({ type: 'noisy', input: {} });
+      await waitForLog(t, bot.botId, since, /were dropped/, 'warn');
+      const lines = (await logsSince(t, bot.botId, since)).filter((l) => /^z+…?$/.test(l.message));
+      const chars = lines.reduce((sum, l) => sum + l.message.length, 0);
+      assert.ok(
+        lines.length >= 8 && chars <= 16_000 + lines.length,
+        `${lines.length} lines, ${chars} characters`,
+      );
     });
 
     test('while one bot loops, another bot still answers', async () => {

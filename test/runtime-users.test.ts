@@ -6,6 +6,7 @@ import {
   assertNoRepeats,
   assertTimestamp,
   createTestBot,
+  ids,
   rawRuntime,
   rejectsWith,
   sleep,
@@ -17,8 +18,6 @@ import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
-
-const ids = (items: { id: string }[]) => items.map((i) => i.id);
 
 for (const store of await testStores()) {
   describe(`runtime users (${store.name})`, { skip: store.skip }, () => {
@@ -119,6 +118,42 @@ for (const store of await testStores()) {
       assert.deepEqual(await bot.client.deleteUser({ id: user.id }), {});
       await rejectsWith(bot.client.getUser({ id: user.id }), ResourceNotFoundError);
       await rejectsWith(bot.client.deleteUser({ id: user.id }), ResourceNotFoundError);
+    });
+
+    test('deleteUser deletes what the user wrote, its events and its states; others’ stay', async () => {
+      const { user } = await bot.client.createUser({ tags: {} });
+      const { user: other } = await bot.client.createUser({ tags: {} });
+      const { conversation } = await bot.client.createConversation({ channel: 'c', tags: {} });
+      const say = (userId: string, text: string) =>
+        bot.client.createMessage({
+          conversationId: conversation.id,
+          userId,
+          type: 'text',
+          payload: { text },
+          tags: {},
+        });
+      const mine = await say(user.id, 'mine');
+      const theirs = await say(other.id, 'theirs');
+      const { event } = await bot.client.createEvent({
+        type: 'custom',
+        payload: {},
+        conversationId: conversation.id,
+        userId: user.id,
+      });
+      await bot.client.setState({ type: 'user', id: user.id, name: 'profile', payload: { a: 1 } });
+      assert.equal((await bot.client.getConversation({ id: conversation.id })).conversation.messageCount, 2);
+
+      await bot.client.deleteUser({ id: user.id });
+      await rejectsWith(bot.client.getMessage({ id: mine.message.id }), ResourceNotFoundError);
+      await rejectsWith(bot.client.getEvent({ id: event.id }), ResourceNotFoundError);
+      await rejectsWith(
+        bot.client.getState({ type: 'user', id: user.id, name: 'profile' }),
+        ResourceNotFoundError,
+      );
+      assert.equal((await bot.client.getMessage({ id: theirs.message.id })).message.id, theirs.message.id);
+      const { messages } = await bot.client.listMessages({ conversationId: conversation.id });
+      assert.deepEqual(ids(messages), [theirs.message.id]);
+      assert.equal((await bot.client.getConversation({ id: conversation.id })).conversation.messageCount, 1);
     });
 
     test('getOrCreateUser matches on all the tags given, without discriminateByTags', async () => {

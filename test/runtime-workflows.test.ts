@@ -6,6 +6,7 @@ import {
   assertNoRepeats,
   assertTimestamp,
   createTestBot,
+  ids,
   rawRuntime,
   rejects4xx,
   rejectsWith,
@@ -18,8 +19,6 @@ import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
-
-const ids = (items: { id: string }[]) => items.map((i) => i.id);
 
 for (const store of await testStores()) {
   describe(`runtime workflows (${store.name})`, { skip: store.skip }, () => {

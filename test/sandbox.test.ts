@@ -47,6 +47,7 @@ const botA: BotProgram = {
       console.debug(1, 2);
       console.info('x'.repeat(5000));
       return null;`,
+    noisy: 'for (let i = 0; i < 100; i++) console.log("z".repeat(1900)); return null',
     manyLogs: 'for (let i = 0; i < 500; i++) console.log("line " + i); return null',
     loop: 'while (true) {}',
     loopAfterAwait: 'console.log("before"); await client.x(); while (true) {}',
@@ -74,6 +75,7 @@ const botA: BotProgram = {
       setTimeout: typeof setTimeout,
       fetch: typeof fetch,
       Buffer: typeof Buffer,
+      WebAssembly: typeof WebAssembly,
       names: Object.getOwnPropertyNames(globalThis),
     }`,
     requireFs: "return require('fs')",
@@ -331,6 +333,7 @@ test('the code cannot reach the host', async () => {
     setTimeout: 'undefined',
     fetch: 'undefined',
     Buffer: 'undefined',
+    WebAssembly: 'undefined',
   });
   // Only the language's built-ins (and what the bot itself put there) are global.
   assert.ok(Array.isArray(names));
@@ -403,6 +406,49 @@ test('several processes: each version stays in one of them', async () => {
     await pool.close();
   }
   assert.deepEqual(pool.pids(), []);
+});
+
+test('a sandbox process holding more memory than allowed is stopped and restarted, whatever holds it', async () => {
+  const restarts: string[] = [];
+  const pool = new ProcessSandbox({
+    maxMemoryMb: 300,
+    logger: { ...logger, error: (_details, message) => restarts.push(message) },
+  });
+  try {
+    // Each isolate keeps 48 MB of array buffers, within its own 64 MB: only the process's bound sees the sum.
+    const holders = Array.from({ length: 10 }, (_, i) => ({
+      ...botB,
+      versionId: `ver_holder_${i}`,
+      units: {
+        hold: 'globalThis.keep = new Float64Array(6e6).fill(1.5); return keep.length',
+        ping: 'return "pong"',
+      },
+    }));
+    const outcomes: CallOutcome[] = [];
+    for (const holder of holders) {
+      outcomes.push(await pool.call(holder, 'hold', context(), fakeHost().host));
+      if (restarts.length > 0) break;
+      // The process measures itself every 50 ms.
+      await new Promise((resolve) => setTimeout(resolve, 120));
+    }
+    assert.ok(
+      restarts.some((line) => /held more than 300 MB of memory/.test(line)),
+      `the process was stopped for its memory (${JSON.stringify(restarts)}; ${outcomes.length} calls)`,
+    );
+    const after = await pool.call(holders[0]!, 'ping', context(), fakeHost().host);
+    assert.ok(after.ok, JSON.stringify(after));
+    assert.equal(after.value, 'pong');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a call keeps at most 16,000 characters of log lines', async () => {
+  const outcome = await run(botA, 'noisy');
+  assert.ok(outcome.ok);
+  const kept = outcome.logs.slice(0, -1);
+  assert.ok(kept.reduce((sum, line) => sum + line.message.length, 0) <= 16_000 + kept.length);
+  assert.match(outcome.logs.at(-1)?.message ?? '', /were dropped/);
 });
 
 test('warm call cost (printed, not asserted)', async () => {

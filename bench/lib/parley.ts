@@ -52,6 +52,8 @@ export async function startParley(
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
       PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
+      // The benchmarks measure the server, not its limiter.
+      PARLEY_RATE_LIMITS: 'off',
       ...(schema && { DATABASE_URL: schema.url }),
       ...extraEnv,
     };
@@ -144,7 +146,7 @@ export async function botApiKey(server: ParleyServer, botId: string): Promise<st
     const body = answer.json as { value?: string; bak?: { value?: string } };
     const value = body.value ?? body.bak?.value;
     if (answer.status >= 300 || !value)
-      throw new Error(`createBotApiKey answered ${answer.status}: ${answer.body}`);
+      throw new Error(`createBotApiKey answered ${answer.status}: ${answer.body.toString()}`);
     return value;
   } finally {
     conn.close();
@@ -159,10 +161,11 @@ export async function chatUserAndConversation(
   const base = new URL(chatUrl).pathname;
   try {
     const user = await conn.json('POST', `${base}/users`, '', { name: 'fan-out' });
-    if (user.status !== 201) throw new Error(`createUser answered ${user.status}: ${user.body}`);
+    if (user.status !== 201) throw new Error(`createUser answered ${user.status}: ${user.body.toString()}`);
     const userKey = (user.json as { key: string }).key;
     const conv = await conn.json('POST', `${base}/conversations`, `x-user-key: ${userKey}\r\n`, {});
-    if (conv.status !== 201) throw new Error(`createConversation answered ${conv.status}: ${conv.body}`);
+    if (conv.status !== 201)
+      throw new Error(`createConversation answered ${conv.status}: ${conv.body.toString()}`);
     return { userKey, conversationId: (conv.json as { conversation: { id: string } }).conversation.id };
   } finally {
     conn.close();

@@ -19,11 +19,15 @@ export interface ChatJob extends RunBounds {
   pollMs?: number;
 }
 
-/** A closed-loop HTTP POST run (the action call and its ceiling). */
+/**
+ * A closed-loop HTTP run: POSTs of `{ type, input: { text } }` (the action call and its ceiling), or,
+ * with `gets`, GETs of these paths in turn (searches).
+ */
 export interface HttpJob extends RunBounds {
   kind: 'http';
   url: string;
   headers: Record<string, string>;
+  gets?: string[];
   /** The action type of the body `{ type, input: { text } }`. */
   actionType: string;
   /** `fixed`: every request has the same input (cache hits); `unique`: a counter makes each input new. */

@@ -6,26 +6,40 @@ import swaggerUi from '@fastify/swagger-ui';
 import qs from 'qs';
 import type { LogLevel } from '../config.ts';
 import type { Domain } from '../domain/index.ts';
+import type { Metrics } from '../metrics.ts';
 import { adminApi } from './admin/index.ts';
 import { chatApi } from './chat/index.ts';
-import { installAuth } from './auth.ts';
+import { consoleRoutes } from './console/index.ts';
 import { installErrorHandling } from './errors.ts';
+import { SECURITY_SCHEMES } from './openapi-security.ts';
 import { LARGEST_PAYLOAD } from './limits.ts';
-import { opsRoutes } from './ops.ts';
+import { healthRoutes } from './health.ts';
 import { runtimeApi } from './runtime/index.ts';
-import { validatorCompiler } from './validation.ts';
+import { webchatApi } from './webchat/index.ts';
+import { webchatAssets } from './webchat/assets.ts';
+import { filesApi } from './files/index.ts';
+import { limitRequests } from './rate-limits.ts';
+import type { RateLimits } from './rate-limits.ts';
+import { fileContentRoutes } from './files/content.ts';
+import { jsonValidator, serializerFor, textValidator } from '../contract/validation.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
     domain: Domain;
+    metrics: Metrics;
   }
 }
 
 export interface AppOptions {
   domain: Domain;
+  metrics: Metrics;
   logLevel: LogLevel;
   chatPingIntervalMs: number;
   version: string;
+  /** Origins allowed to call the Admin and Runtime APIs from a browser; undefined: none. */
+  corsOrigins?: string[] | undefined;
+  /** Undefined: no rate limits. */
+  rateLimits?: RateLimits | undefined;
 }
 
 /** Every API on one Fastify instance; the caller decides where it listens. */
@@ -42,12 +56,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: true,
     // Query strings as the official clients encode them: `tags.k=v`, repeated keys for arrays.
     routerOptions: {
+      // The official webchat joins its apiUrl and paths as they are: `{apiUrl}/` gives `//{clientId}/...`.
+      ignoreDuplicateSlashes: true,
       querystringParser: (query) => qs.parse(query, { allowDots: true, depth: 4, parameterLimit: 1000 }),
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    httpPart === 'body' ? jsonValidator(schema) : textValidator(schema),
+  );
+  // The in-process client of bot code serializes answers with the same function.
+  app.setSerializerCompiler(({ schema }) => serializerFor(schema));
   app.decorate('domain', options.domain);
+  app.decorate('metrics', options.metrics);
 
   // DELETE requests of the official clients carry `content-type: application/json`; some send no body at all.
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -58,9 +79,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   installErrorHandling(app);
-  installAuth(app, options.domain);
 
   app.addHook('onResponse', async (request, reply) => {
+    // The route's pattern, never its URL: ids would make a series per record.
+    options.metrics.requests
+      .labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode))
+      .observe(reply.elapsedTime / 1000);
     request.log.info(
       {
         method: request.method,
@@ -79,25 +103,35 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         title: 'Parley',
         version: options.version,
         description:
-          'Runtime, Chat and Admin APIs of a Parley server, wire-compatible with the hosted product.',
+          'Runtime, Chat, Admin and Files APIs of a Parley server, wire-compatible with the hosted product.',
       },
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'A personal access token or a bot API key' },
-        },
-      },
-      security: [{ bearer: [] }],
+      components: { securitySchemes: SECURITY_SCHEMES },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  await app.register(opsRoutes);
-  await app.register(adminApi, { prefix: '/v1/admin' });
-  await app.register(runtimeApi, { prefix: '/v1/chat' });
-  await app.register(chatApi, {
-    prefix: '/chat/:webhookId',
-    chat: options.domain.chat,
-    pingIntervalMs: options.chatPingIntervalMs,
+  await app.register(healthRoutes);
+  const { rateLimits } = options;
+  // The APIs of tokens, counted per token; those of end users, per end user.
+  await app.register(async (tokenApis) => {
+    if (rateLimits) await limitRequests(tokenApis, rateLimits, 'api');
+    await tokenApis.register(adminApi, { prefix: '/v1/admin', corsOrigins: options.corsOrigins });
+    await tokenApis.register(runtimeApi, { prefix: '/v1/chat', corsOrigins: options.corsOrigins });
+    await tokenApis.register(filesApi, { prefix: '/v1' });
   });
+  await app.register(fileContentRoutes, { prefix: '/file-content' });
+  await app.register(async (userApis) => {
+    if (rateLimits) await limitRequests(userApis, rateLimits, 'chat');
+    await userApis.register(chatApi, {
+      prefix: '/chat/:webhookId',
+      pingIntervalMs: options.chatPingIntervalMs,
+    });
+    await userApis.register(webchatApi, {
+      prefix: '/webchat/:clientId',
+      pingIntervalMs: options.chatPingIntervalMs,
+    });
+  });
+  await app.register(webchatAssets);
+  await app.register(consoleRoutes);
   return app;
 }

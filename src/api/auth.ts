@@ -1,20 +1,23 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { BotActor, Principal, WorkspaceActor } from '../domain/actors.ts';
+import type { BotActor, Principal, WorkspaceActor } from '../domain/workspace/actors.ts';
 import type { Domain } from '../domain/index.ts';
-import { ApiError, unauthorized } from '../domain/errors.ts';
+import { ApiError, unauthorized } from '../domain/shared/errors.ts';
 import { bearerToken, headerValue, HEADERS } from './headers.ts';
+import { documentSecurity, SECURITY_OF_MODE } from './openapi-security.ts';
 
 /**
  * How a route authenticates:
  * - `account`: a personal access token, no workspace (account routes, workspace routes with an id);
  * - `workspace`: a personal access token plus `x-workspace-id` of a workspace the account is a member of;
  * - `bot`: a bot API key (or a member's personal token) plus `x-bot-id`;
- * - `token`: any valid token (introspection).
+ * - `token`: any valid token (introspection);
+ * - `public`: none (documented as such).
  */
-export type AuthMode = 'account' | 'workspace' | 'bot' | 'token';
+export type AuthMode = 'account' | 'workspace' | 'bot' | 'token' | 'public';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
+    /** Overrides the authentication its API requires by default. */
     auth?: AuthMode;
   }
   interface FastifyRequest {
@@ -24,30 +27,39 @@ declare module 'fastify' {
   }
 }
 
-/** Authenticates every route of the instance it is installed on, by the route's `config.auth`. */
-export function installAuth(app: FastifyInstance, domain: Domain): void {
-  app.decorateRequest('principal', undefined);
-  app.decorateRequest('workspaceActor', undefined);
-  app.decorateRequest('botActor', undefined);
+/**
+ * Authenticates every route of the API (the encapsulated plugin) it is installed in: `mode` unless a
+ * route's `config.auth` says otherwise. A route is public only by saying so.
+ */
+export function requireAuth(app: FastifyInstance, domain: Domain, mode: Exclude<AuthMode, 'public'>): void {
+  if (!app.hasRequestDecorator('principal')) {
+    app.decorateRequest('principal', undefined);
+    app.decorateRequest('workspaceActor', undefined);
+    app.decorateRequest('botActor', undefined);
+  }
+  documentSecurity(app, (route) => SECURITY_OF_MODE[route.config?.auth ?? mode]);
   app.addHook('onRequest', async (request) => {
-    const mode = request.routeOptions.config.auth;
-    if (!mode) return;
+    const routeMode = request.routeOptions.config.auth ?? mode;
+    if (routeMode === 'public') return;
     const token = bearerToken(request.headers[HEADERS.authorization]);
     if (!token) throw unauthorized('An Authorization: Bearer <token> header is required');
     const principal = await domain.auth.authenticate(token);
     if (!principal) throw unauthorized('The token is invalid or has been revoked');
     request.principal = principal;
-    if (mode === 'account' && principal.kind !== 'account') {
+    if (routeMode === 'account' && principal.kind !== 'account') {
       throw unauthorized('This operation needs a personal access token');
     }
-    if (mode === 'workspace') {
+    if (routeMode === 'workspace') {
       request.workspaceActor = await domain.auth.workspaceActor(
         principal,
         headerValue(request.headers[HEADERS.workspaceId]),
       );
     }
-    if (mode === 'bot') {
-      request.botActor = await domain.auth.botActor(principal, headerValue(request.headers[HEADERS.botId]));
+    if (routeMode === 'bot') {
+      const actor = await domain.auth.botActor(principal, headerValue(request.headers[HEADERS.botId]));
+      domain.auth.requireAccess(actor, request.routeOptions.config.access ?? 'write');
+      const integration = headerValue(request.headers[HEADERS.integrationAlias]);
+      request.botActor = integration === undefined ? actor : { ...actor, integration };
     }
   });
 }

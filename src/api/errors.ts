@@ -1,6 +1,7 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
-import { ApiError, ERROR_TYPES } from '../domain/errors.ts';
-import type { ErrorType } from '../domain/errors.ts';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { ApiError, asApiError, ERROR_TYPES } from '../domain/shared/errors.ts';
+import type { ErrorType } from '../domain/shared/errors.ts';
 
 /** Framework errors by HTTP status, for the few that reach the handler without being an ApiError. */
 const TYPE_BY_STATUS: Partial<Record<number, ErrorType>> = {
@@ -17,7 +18,8 @@ const TYPE_BY_STATUS: Partial<Record<number, ErrorType>> = {
 };
 
 function toApiError(err: FastifyError): ApiError | undefined {
-  if (err instanceof ApiError) return err;
+  const known = asApiError(err);
+  if (known) return known;
   if (err.validation) {
     return new ApiError(
       'InvalidPayload',
@@ -33,10 +35,27 @@ function toApiError(err: FastifyError): ApiError | undefined {
   return undefined;
 }
 
+/** The most of a refused body the server reads on, so that its sender can read the 413. */
+const MAX_DRAINED_BYTES = 256 * 1024 * 1024;
+
+/**
+ * A body larger than the limit is refused before it is read whole. Closing the connection at once would
+ * make the sender's next writes fail, and its system may then drop the answer unread (a reset): so when
+ * the body's declared length is within reason, the rest is read and discarded, and the connection stays
+ * open. A body of unknown or unreasonable length still closes the connection.
+ */
+function readTheRest(raw: IncomingMessage, reply: FastifyReply): void {
+  const declared = Number(raw.headers['content-length']);
+  if (!Number.isFinite(declared) || declared > MAX_DRAINED_BYTES || raw.complete) return;
+  reply.removeHeader('connection');
+  raw.resume();
+}
+
 /** Every error leaves as `{ id, code, type, message }`; a fault is logged with its id and told apart from nothing. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const apiError = toApiError(err);
+    if (apiError?.type === 'PayloadTooLarge') readTheRest(request.raw, reply);
     if (apiError) {
       if (apiError.code >= 500) request.log.error({ err, errorId: apiError.id }, apiError.message);
       return reply.code(apiError.code).send(apiError.toBody());

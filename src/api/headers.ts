@@ -1,3 +1,5 @@
+import type { FastifyRequest } from 'fastify';
+
 /** Header names of the wire protocol, lower-case as Node presents them. */
 export const HEADERS = {
   authorization: 'authorization',
@@ -11,6 +13,26 @@ export const HEADERS = {
 export function headerValue(value: string | string[] | undefined): string | undefined {
   const v = Array.isArray(value) ? value[0] : value;
   return v === undefined || v === '' ? undefined : v;
+}
+
+/**
+ * The end user's key of a Chat API request: its `x-user-key` header, or on an event stream (which a
+ * browser's EventSource or WebSocket opens without headers) the `x-user-key` query parameter.
+ */
+export function userKeyOf(request: FastifyRequest): string | undefined {
+  const header = headerValue(request.headers[HEADERS.userKey]);
+  if (header !== undefined || !request.routeOptions.url?.endsWith('/listen')) return header;
+  const query = queryValue(request, HEADERS.userKey);
+  return query === '' ? undefined : query;
+}
+
+/** A query parameter given once, as text (for routes that read one outside their schema). */
+export function queryValue(request: FastifyRequest, name: string): string | undefined {
+  const value: unknown =
+    typeof request.query === 'object' && request.query !== null
+      ? Reflect.get(request.query, name)
+      : undefined;
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** The token of an `Authorization: Bearer <token>` header, if there is one. */

@@ -14,6 +14,3 @@ export type ApiName = keyof typeof PAYLOAD_LIMITS;
 
 /** The server-wide ceiling: no API may accept more than this. */
 export const LARGEST_PAYLOAD = Math.max(...Object.values(PAYLOAD_LIMITS));
-
-/** Longest `type` of an action call. */
-export const ACTION_TYPE_MAX_LENGTH = 200;

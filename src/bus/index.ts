@@ -1,9 +1,8 @@
-import type { LiveBus } from '../domain/live.ts';
-import { loadSignal } from '../domain/live.ts';
+import type { LiveBus } from '../domain/live/conversation-log.ts';
+import { loadSignal } from '../domain/live/conversation-log.ts';
 import type { Store } from '../store/index.ts';
 import { MemoryBus } from './memory.ts';
 import { PostgresBus } from './postgres.ts';
-import { RedisBus } from './redis.ts';
 
 export interface BusConfig {
   redisUrl: string | undefined;
@@ -20,7 +19,11 @@ export async function openBus(
   onError: (err: unknown) => void,
 ): Promise<LiveBus> {
   const load = (conversationId: string, seq: number) => loadSignal(store, conversationId, seq);
-  if (config.redisUrl) return RedisBus.connect(config.redisUrl, load, onError);
+  if (config.redisUrl) {
+    // Loaded only when Redis is configured: most servers never need the client.
+    const { RedisBus } = await import('./redis.ts');
+    return RedisBus.connect(config.redisUrl, load, onError);
+  }
   if (config.postgresUrl) return PostgresBus.connect(config.postgresUrl, load, onError);
   return new MemoryBus();
 }

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { LiveBus, RecordedSignal } from '../domain/live.ts';
+import type { LiveBus, RecordedSignal } from '../domain/live/conversation-log.ts';
 
 /** Live signals within one process: every subscriber of a conversation gets them in publish order. */
 export class MemoryBus implements LiveBus {

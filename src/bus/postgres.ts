@@ -3,8 +3,8 @@ import type { FrameLoader } from './remote.ts';
 import { RemoteBus } from './remote.ts';
 
 const CHANNEL = 'parley_signals';
-/** NOTIFY payloads are limited to 8000 bytes; larger frames travel as a reference. */
-const MAX_NOTIFY_FRAME_BYTES = 7000;
+/** A NOTIFY payload must be shorter than 8000 bytes (Postgres' limit, in the server's encoding: UTF-8). */
+const MAX_NOTIFY_PAYLOAD_BYTES = 7999;
 
 /** Live signals between processes through Postgres LISTEN/NOTIFY, when no Redis is configured. */
 export class PostgresBus extends RemoteBus {
@@ -17,7 +17,7 @@ export class PostgresBus extends RemoteBus {
     loadFrame: FrameLoader,
     onError: (err: unknown) => void,
   ) {
-    super(loadFrame, MAX_NOTIFY_FRAME_BYTES, onError);
+    super(loadFrame, MAX_NOTIFY_PAYLOAD_BYTES, onError);
     this.attach(listener);
   }
 
@@ -34,8 +34,19 @@ export class PostgresBus extends RemoteBus {
 
   private static async listen(url: string): Promise<pg.Client> {
     const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    await client.query(`listen ${CHANNEL}`);
+    // Until `attach` takes over, an error of the new connection fails the connect or the query below.
+    const early = () => {};
+    client.on('error', early);
+    try {
+      await client.connect();
+      await client.query(`listen ${CHANNEL}`);
+    } catch (err) {
+      // The connection that failed to start is let go; its own failure is the one to report.
+      await client.end().catch(() => {});
+      throw err;
+    } finally {
+      client.removeListener('error', early);
+    }
     return client;
   }
 
@@ -44,8 +55,12 @@ export class PostgresBus extends RemoteBus {
       if (n.channel === CHANNEL && n.payload) void this.receive(n.payload);
     });
     // A lost listening connection is replaced; signals sent meanwhile are recovered by listeners from the log.
+    let lost = false;
     client.on('error', (err) => {
       this.onError(err);
+      // A connection may report more than one error as it goes: it is replaced once.
+      if (lost) return;
+      lost = true;
       void this.reconnect();
     });
   }
@@ -70,6 +85,7 @@ export class PostgresBus extends RemoteBus {
   override async close(): Promise<void> {
     this.closed = true;
     await super.close();
+    // Closing: a connection that is already gone has nothing left to close.
     await this.listener.end().catch(() => {});
     await this.notifier.end().catch(() => {});
   }

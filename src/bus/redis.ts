@@ -46,6 +46,7 @@ export class RedisBus extends RemoteBus {
   override async close(): Promise<void> {
     await super.close();
     this.subscriber.disconnect();
+    // Closing: a connection that is already gone has nothing left to close.
     await this.publisher.quit().catch(() => {});
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { LiveBus, RecordedSignal } from '../domain/live.ts';
+import type { LiveBus, RecordedSignal } from '../domain/live/conversation-log.ts';
 import { MemoryBus } from './memory.ts';
 
 /** A signal as it travels between processes: who sent it, and its frame unless too large to carry. */
@@ -24,8 +24,11 @@ export abstract class RemoteBus implements LiveBus {
 
   constructor(
     private readonly loadFrame: FrameLoader,
-    /** Frames longer than this travel as a reference and are read from the store by receivers. */
-    private readonly maxFrameBytes: number,
+    /**
+     * The most bytes the transport carries in one message: a signal whose wire text would be longer
+     * travels as a reference, and receivers read its frame from the store.
+     */
+    private readonly maxWireBytes: number,
     protected readonly onError: (err: unknown) => void,
   ) {}
 
@@ -33,15 +36,15 @@ export abstract class RemoteBus implements LiveBus {
 
   publish(signal: RecordedSignal): void {
     this.local.publish(signal);
-    const carry = Buffer.byteLength(signal.frame) <= this.maxFrameBytes;
-    const wire: WireSignal = {
+    const reference: WireSignal = {
       origin: this.origin,
       conversationId: signal.conversationId,
       seq: signal.seq,
-      ...(carry && { frame: signal.frame }),
       ...(signal.removedUserId !== undefined && { removedUserId: signal.removedUserId }),
     };
-    this.send(JSON.stringify(wire));
+    // What is measured is what is sent: the frame escaped inside the wire text, in bytes.
+    const carried = JSON.stringify({ ...reference, frame: signal.frame });
+    this.send(Buffer.byteLength(carried) <= this.maxWireBytes ? carried : JSON.stringify(reference));
   }
 
   subscribe(conversationId: string, handler: (signal: RecordedSignal) => void): () => void {

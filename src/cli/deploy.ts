@@ -1,19 +1,25 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseCommandLine } from '../config.ts';
-import type { Bot, CreateBotBody, UpdateBotBody } from '../domain/bots.ts';
-import type { CompiledPackage } from '../engine/package/format.ts';
-import { loadPackage, PackageError } from '../engine/package/load.ts';
-import { formatProblem } from '../engine/package/problems.ts';
+import type { Bot, CreateBotBody, UpdateBotBody } from '../domain/bots/bots.ts';
+import type { CompiledPackage } from '../package/format.ts';
+import { loadPackage, PackageError } from '../package/load.ts';
+import { formatProblem } from '../package/problems.ts';
+import { AdminApi, SERVER_FLAGS, SERVER_FLAGS_HELP, targetOf } from './admin-api.ts';
 import { CliError } from './errors.ts';
-
-const DEFAULT_URL = 'http://127.0.0.1:3000';
+import { printHelp, wantsHelp } from './help.ts';
+import { userPath } from './paths.ts';
+import { FilesApi } from './files-api.ts';
+import { syncKnowledge } from './knowledge.ts';
 
 /** Loads and compiles a package; on problems prints every one of them (paths as given) and returns undefined. */
 async function compileOrReport(dir: string, doing: string): Promise<CompiledPackage | undefined> {
-  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) throw new CliError(`${dir} is not a folder`);
+  const folder = userPath(dir);
+  // A path that does not exist is no folder either.
+  if (!(await stat(folder).catch(() => undefined))?.isDirectory())
+    throw new CliError(`${dir} is not a folder`);
   try {
-    return await loadPackage(dir);
+    return await loadPackage(folder);
   } catch (err) {
     if (!(err instanceof PackageError)) throw err;
     const count = err.problems.length === 1 ? '1 problem' : `${err.problems.length} problems`;
@@ -25,7 +31,24 @@ async function compileOrReport(dir: string, doing: string): Promise<CompiledPack
   }
 }
 
+const VALIDATE_HELP = `usage: parley validate <dir>
+
+Checks a bot package folder and compiles its code, without deploying it: prints OK with what it holds,
+or every problem found, each with its file, line, column and field. Exits 1 when there are problems.
+`;
+
+const DEPLOY_USAGE = 'usage: parley deploy <dir> [--bot-id <id>] [--url URL] [--token T] [--workspace-id W]';
+const DEPLOY_HELP = `${DEPLOY_USAGE}
+
+Validates a bot package folder, compiles it and uploads it. Without --bot-id it creates a bot and prints
+its id and chat URL; with --bot-id it deploys a new version of that bot (its conversations go on). A
+package with problems deploys nothing.
+  --bot-id ID        The bot to deploy to (default: a new bot).
+${SERVER_FLAGS_HELP}
+`;
+
 export async function validateCommand(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) return printHelp(VALIDATE_HELP);
   const { positionals } = parseCommandLine(argv, process.env);
   const dir = positionals[0];
   if (!dir || positionals.length > 1) throw new CliError('usage: parley validate <dir>');
@@ -41,49 +64,6 @@ export async function validateCommand(argv: string[]): Promise<number> {
   ];
   process.stdout.write(`OK: ${compiled.manifest.name}: ${counts.join(', ')}\n`);
   return 0;
-}
-
-/** The Admin API over Node's fetch: the CLI runs without the dev dependencies (no @botpress/client). */
-class AdminApi {
-  constructor(
-    private readonly url: string,
-    private readonly token: string,
-    private readonly workspaceId: string,
-  ) {}
-
-  async request<T>(method: 'GET' | 'POST' | 'PUT', route: string, body?: unknown): Promise<T> {
-    const url = `${this.url.replace(/\/+$/, '')}/v1/admin${route}`;
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method,
-        headers: {
-          authorization: `Bearer ${this.token}`,
-          'x-workspace-id': this.workspaceId,
-          ...(body !== undefined && { 'content-type': 'application/json' }),
-        },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      });
-    } catch (err) {
-      const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
-      throw new CliError(`cannot reach ${this.url}: ${cause}`);
-    }
-    const text = await response.text();
-    let answer: unknown;
-    try {
-      answer = text ? JSON.parse(text) : undefined;
-    } catch {
-      answer = undefined;
-    }
-    if (!response.ok) {
-      const error = answer as { type?: unknown; message?: unknown } | undefined;
-      if (typeof error?.type === 'string' && typeof error.message === 'string') {
-        throw new CliError(`${error.type}: ${error.message}`);
-      }
-      throw new CliError(`${method} ${url} answered HTTP ${response.status}`);
-    }
-    return answer as T;
-  }
 }
 
 type DeployedBot = Pick<
@@ -119,9 +99,7 @@ function botDefinition(pkg: CompiledPackage, current?: DeployedBot) {
   );
   const variables = manifest.configuration?.variables ?? {};
   const defaults = Object.fromEntries(
-    Object.entries(variables)
-      .filter(([, v]) => v.default !== undefined)
-      .map(([name, v]) => [name, v.default]),
+    Object.entries(variables).flatMap(([name, v]) => (v.default === undefined ? [] : [[name, v.default]])),
   );
   // Values an operator set (updateBot) survive a deploy; variables the package dropped go.
   const kept = Object.fromEntries(
@@ -157,29 +135,15 @@ function botDefinition(pkg: CompiledPackage, current?: DeployedBot) {
 }
 
 export async function deployCommand(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) return printHelp(DEPLOY_HELP);
   const { flags, positionals } = parseCommandLine(argv, process.env, {
     'bot-id': { type: 'string' },
-    url: { type: 'string' },
-    token: { type: 'string' },
-    'workspace-id': { type: 'string' },
+    ...SERVER_FLAGS,
   });
   const dir = positionals[0];
-  if (!dir || positionals.length > 1) {
-    throw new CliError(
-      'usage: parley deploy <dir> [--bot-id <id>] [--url URL] [--token T] [--workspace-id W]',
-    );
-  }
-  const setting = (flag: string, env: string) => {
-    const value = flags[flag];
-    return typeof value === 'string' && value !== '' ? value : process.env[env] || undefined;
-  };
-  const url = setting('url', 'PARLEY_URL') ?? DEFAULT_URL;
-  const token = setting('token', 'PARLEY_TOKEN');
-  const workspaceId = setting('workspace-id', 'PARLEY_WORKSPACE_ID');
+  if (!dir || positionals.length > 1) throw new CliError(DEPLOY_USAGE);
+  const { url, token, workspaceId } = targetOf(flags);
   const botId = typeof flags['bot-id'] === 'string' ? flags['bot-id'] : undefined;
-  if (!token) throw new CliError('a token is required: set PARLEY_TOKEN or pass --token');
-  if (!workspaceId)
-    throw new CliError('a workspace is required: set PARLEY_WORKSPACE_ID or pass --workspace-id');
 
   // Validation happens entirely before the first request: a package with problems changes nothing.
   const compiled = await compileOrReport(dir, '; nothing was deployed');
@@ -203,7 +167,13 @@ export async function deployCommand(argv: string[]): Promise<number> {
   process.stdout.write(`${botId ? 'Deployed' : 'Created and deployed'} ${bot.name}: bot ${bot.id}\n`);
   const chat = bot.integrations.chat;
   if (chat) process.stdout.write(`Chat webhook URL: ${chat.webhookUrl}\n`);
+  if (chat?.webchatShareUrl) process.stdout.write(`Webchat share link: ${chat.webchatShareUrl}\n`);
   if (!botId) process.stdout.write(`Deploy again to it with: parley deploy ${dir} --bot-id ${bot.id}\n`);
+  const indexed = await syncKnowledge(
+    new FilesApi(url, token, bot.id),
+    userPath(dir),
+    compiled.knowledge ?? {},
+  );
   for (const secret of compiled.manifest.configuration?.secrets ?? []) {
     if (!bot.secrets.includes(secret)) {
       process.stderr.write(
@@ -211,5 +181,5 @@ export async function deployCommand(argv: string[]): Promise<number> {
       );
     }
   }
-  return 0;
+  return indexed ? 0 : 1;
 }

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEFAULT_URL } from './api.ts';
 import { CliError } from './errors.ts';
 
 const USAGE =
@@ -16,7 +17,6 @@ Prints a bot's log lines, oldest first, one a line: <timestamp> <LEVEL> [convers
   --workspace-id     The bot's workspace (PARLEY_WORKSPACE_ID).
 `;
 const LEVELS = ['debug', 'info', 'warn', 'error'];
-const DEFAULT_URL = 'http://127.0.0.1:3000';
 const DEFAULT_SINCE_MS = 60 * 60 * 1000;
 const POLL_INTERVAL_MS = 1000;
 /**
@@ -124,7 +124,7 @@ export function formatLine(log: LogLine): string {
 }
 
 /** Keeps a bot's text from driving the terminal: control characters other than newline and tab are escaped. */
-function printable(text: string): string {
+export function printable(text: string): string {
   let out = '';
   for (const ch of text) {
     const code = ch.codePointAt(0) ?? 0;
@@ -201,6 +201,7 @@ async function follow(target: Target, since: string): Promise<number> {
         if (lookback > windowStart) windowStart = lookback;
         printed.forgetBefore(windowStart);
       }
+      // Aborted by Ctrl-C: the loop ends on its next check.
       await sleep(POLL_INTERVAL_MS, undefined, { signal: stop.signal }).catch(() => undefined);
     }
     return 0;
@@ -246,6 +247,7 @@ async function fetchPage(
     const cause = (err as { cause?: { message?: string } }).cause?.message;
     throw new TransientError(`cannot reach ${target.url} (${cause ?? (err as Error).message})`);
   }
+  // A body that is not JSON (a proxy's page): the status below tells what happened.
   const body: unknown = await res.json().catch(() => undefined);
   if (!res.ok) {
     const { type, message } = (body ?? {}) as { type?: unknown; message?: unknown };

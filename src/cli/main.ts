@@ -1,9 +1,5 @@
-import { ConfigError } from '../config.ts';
-import { deployCommand, validateCommand } from './deploy.ts';
-import { logsCommand } from './logs.ts';
-import { memberCommand } from './member.ts';
-import { serveCommand } from './serve.ts';
-import { tokenCommand } from './token.ts';
+import { ConfigError, settingsUsage } from '../config.ts';
+import { VERSION } from '../version.ts';
 
 const USAGE = `Usage: parley <command> [options]
 
@@ -17,35 +13,54 @@ Commands:
                                  Validate, compile and upload a bot package (creates the bot
                                  without --bot-id). Reads PARLEY_URL (default http://127.0.0.1:3000),
                                  PARLEY_TOKEN and PARLEY_WORKSPACE_ID.
+                                 A package's knowledge bases are created, and their changed
+                                 documents uploaded and indexed.
   logs <botId> [--follow] [--since 10m] [--level L]   Print a bot's log lines (see parley logs --help).
+  chat (--bot <id> | --webhook <url>) [--json]        Chat with a bot in the terminal.
+  init <dir> [--template echo|menu|faq]               Start a bot package from a template.
+  version                        Print Parley's version (also --version).
+  files upload|list|delete       A bot's files (parley files --help for the options). Reads PARLEY_BOT_ID.
+  kb list|search                 A bot's knowledge bases; kb search <kb> <question> tries a question.
+Every command answers --help.
 
-Settings (flag, or environment variable):
-  --port PORT  --host HOST  --data-dir DATA_DIR  --database-url DATABASE_URL
-  --log-level LOG_LEVEL  --admin-token PARLEY_ADMIN_TOKEN  --public-url PARLEY_PUBLIC_URL
-See the README for what each one does and its default.
+Settings of serve (a flag, or the environment variable; flags win):
+${settingsUsage()}
 `;
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
-  serve: serveCommand,
-  token: tokenCommand,
-  member: memberCommand,
-  logs: logsCommand,
-  validate: validateCommand,
-  deploy: deployCommand,
+type Command = (argv: string[]) => Promise<number>;
+
+/** Each command's module is loaded when it runs: the server does not load the bot compiler, and so on. */
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./serve.ts')).serveCommand,
+  token: async () => (await import('./token.ts')).tokenCommand,
+  member: async () => (await import('./member.ts')).memberCommand,
+  logs: async () => (await import('./logs.ts')).logsCommand,
+  validate: async () => (await import('./deploy.ts')).validateCommand,
+  deploy: async () => (await import('./deploy.ts')).deployCommand,
+  chat: async () => (await import('./chat.ts')).chatCommand,
+  init: async () => (await import('./init.ts')).initCommand,
+  version: async () => async () => {
+    process.stdout.write(`parley ${VERSION}\n`);
+    return 0;
+  },
+  files: async () => (await import('./files.ts')).filesCommand,
+  kb: async () => (await import('./files.ts')).kbCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  const topic = name === 'help' && rest[0] !== undefined ? COMMANDS[rest[0]] : undefined;
+  if (topic) return (await topic())(['--help']);
   if (!name || name === 'help' || name === '--help' || name === '-h') {
     process.stdout.write(USAGE);
     return name ? 0 : 1;
   }
-  const command = COMMANDS[name];
+  const command = COMMANDS[name === '--version' || name === '-v' ? 'version' : name];
   if (!command) {
     process.stderr.write(`parley: unknown command "${name}"\n\n${USAGE}`);
     return 1;
   }
-  return command(rest);
+  return (await command())(rest);
 }
 
 try {

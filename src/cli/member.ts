@@ -1,9 +1,18 @@
 import { parseCommandLine } from '../config.ts';
-import { isRole, ROLES } from '../domain/roles.ts';
+import { isRole, ROLES } from '../domain/workspace/roles.ts';
 import { CliError } from './errors.ts';
+import { printHelp, wantsHelp } from './help.ts';
 import { withDomain } from './store-command.ts';
 
+const HELP = `usage: parley member add --workspace <id> --email <email> --role <${ROLES.join('|')}>
+
+Adds an account (created on first use) to a workspace with a role, acting with the workspace owner's
+authority. Run it where the server's data is (the same DATA_DIR or DATABASE_URL as the server). Give the
+new member a first token with: parley token create --email <email>
+`;
+
 export async function memberCommand(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) return printHelp(HELP);
   const { values, flags, positionals } = parseCommandLine(argv, process.env, {
     workspace: { type: 'string' },
     email: { type: 'string' },

@@ -1,7 +1,26 @@
-import { buildConfig, parseCommandLine } from '../config.ts';
+import { buildConfig, parseCommandLine, SETTINGS } from '../config.ts';
+import type { Setting } from '../config.ts';
 import { startServer } from '../server.ts';
+import { printHelp, wantsHelp } from './help.ts';
+
+/** `parley serve --help`: every setting, from the settings list itself. */
+function serveHelp(): string {
+  const settings = Object.values(SETTINGS as Record<string, Setting>).map(
+    (s) =>
+      `  --${s.flag} (${s.env}${s.default !== undefined ? `, default ${s.default}` : ''})\n      ${s.description.replace(/`/g, '')}`,
+  );
+  return `usage: parley serve [settings]
+
+Starts the server: every API on one port, the console at /console/, the API description at /docs.
+Stop it with Ctrl-C or SIGTERM: it finishes the requests in flight first.
+
+Settings (a flag, or its environment variable; flags win):
+${settings.join('\n')}
+`;
+}
 
 export async function serveCommand(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) return printHelp(serveHelp());
   const config = buildConfig(parseCommandLine(argv, process.env).values);
   const server = await startServer(config);
   const log = server.app.log;

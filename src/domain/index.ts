@@ -1,38 +1,45 @@
 import type { Store } from '../store/index.ts';
-import { Accounts } from './accounts.ts';
-import { Caches } from './caches.ts';
-import { Settings } from './settings.ts';
-import { Actions } from './actions.ts';
-import { Analytics } from './analytics.ts';
-import { Auth } from './auth.ts';
-import { BotKeys } from './bot-keys.ts';
-import { BotLogs } from './bot-logs.ts';
-import { Bots } from './bots.ts';
-import { Conversations } from './conversations.ts';
-import { Events } from './events.ts';
-import { EventQueue } from './event-queue.ts';
-import { Members } from './members.ts';
-import { Messages } from './messages.ts';
-import { Chat } from './chat.ts';
-import { ChatChannels } from './chat-channels.ts';
-import { ForeignIds } from './chat-ids.ts';
-import { Links } from './links.ts';
-import { ConversationLog } from './live.ts';
-import type { LiveBus } from './live.ts';
-import { States } from './states.ts';
-import { Users } from './users.ts';
-import { Workflows } from './workflows.ts';
-import { Workspaces } from './workspaces.ts';
+import { Accounts } from './workspace/accounts.ts';
+import { Caches } from './shared/caches.ts';
+import { Settings } from './shared/settings.ts';
+import { Actions } from './runtime/actions.ts';
+import { Analytics } from './runtime/analytics.ts';
+import { Auth } from './workspace/auth.ts';
+import { BotAnalytics } from './bots/bot-analytics.ts';
+import { BotKeys } from './bots/bot-keys.ts';
+import { BotLogs } from './bots/bot-logs.ts';
+import { Bots } from './bots/bots.ts';
+import { Conversations } from './runtime/conversations.ts';
+import { Events } from './runtime/events.ts';
+import { EventQueue } from './queue/event-queue.ts';
+import { Members } from './workspace/members.ts';
+import { Messages } from './runtime/messages.ts';
+import { Chat } from './chat/chat.ts';
+import { ChatChannels } from './chat/channels.ts';
+import { ForeignIds } from './chat/foreign-ids.ts';
+import { Links } from './bots/links.ts';
+import { ConversationLog } from './live/conversation-log.ts';
+import type { LiveBus } from './live/conversation-log.ts';
+import { States } from './runtime/states.ts';
+import { Users } from './runtime/users.ts';
+import { TagValues } from './runtime/tag-values.ts';
+import { Workflows } from './runtime/workflows.ts';
+import { Workspaces } from './workspace/workspaces.ts';
+import { Webchat } from './webchat/webchat.ts';
+import { createFilesDomain, DEFAULT_FILES_OPTIONS } from './files/index.ts';
+import type { FilesDomain, FilesOptions } from './files/index.ts';
 
 /** Every domain service, wired to one store. The API, the engine and the CLI all go through these. */
-export interface Domain {
-  store: Store;
+export interface Domain extends FilesDomain {
+  /** Throws when the store cannot answer (readiness). */
+  ping(): Promise<void>;
   accounts: Accounts;
   workspaces: Workspaces;
   members: Members;
   bots: Bots;
   botKeys: BotKeys;
   botLogs: BotLogs;
+  botAnalytics: BotAnalytics;
   auth: Auth;
   analytics: Analytics;
   users: Users;
@@ -41,11 +48,13 @@ export interface Domain {
   events: Events;
   states: States;
   workflows: Workflows;
+  tagValues: TagValues;
   foreignIds: ForeignIds;
   log: ConversationLog;
   channels: ChatChannels;
   links: Links;
   chat: Chat;
+  webchat: Webchat;
   queue: EventQueue;
   actions: Actions;
   settings: Settings;
@@ -54,6 +63,8 @@ export interface Domain {
 export interface DomainOptions {
   /** The secret of shared-mode chat keys; undefined: generated once and kept in the store. */
   chatSecret?: string;
+  /** Where file contents live and how large they may be (the defaults of the settings when absent). */
+  files?: FilesOptions;
 }
 
 export function createDomain(store: Store, bus: LiveBus, options: DomainOptions = {}): Domain {
@@ -64,6 +75,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const settings = new Settings(db);
   const channels = new ChatChannels(db, settings, caches);
   const links = new Links();
+  const files = createFilesDomain(store, settings, links, options.files ?? DEFAULT_FILES_OPTIONS);
   const accounts = new Accounts(db, caches);
   const members = new Members(db, accounts, caches);
   const users = new Users(store);
@@ -76,13 +88,14 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     options.chatSecret,
   );
   return {
-    store,
+    ping: () => store.ping(),
     accounts,
     workspaces: new Workspaces(db, caches),
     members,
     bots: new Bots(db, channels, links, caches),
     botKeys: new BotKeys(db, caches),
     botLogs: new BotLogs(store),
+    botAnalytics: new BotAnalytics(store),
     auth: new Auth(db, members, caches),
     analytics: new Analytics(db),
     users,
@@ -91,13 +104,16 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     events,
     states: new States(store, events),
     workflows: new Workflows(store),
+    tagValues: new TagValues(store),
     foreignIds,
     log,
     channels,
     links,
     chat,
+    webchat: new Webchat({ store, chat, ids: foreignIds, users, messages, events, log }),
     queue,
     actions: new Actions(store, log),
     settings,
+    ...files,
   };
 }

@@ -1,34 +1,57 @@
-import type { TriggerInfo } from './event-object.ts';
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import { createAjv } from '../domain/shared/json-schema.ts';
+import { EventKbSchema } from './event-object.ts';
 
-/** A running workflow: where it stands, and the runtime workflow record that holds its variables. */
-export interface Frame {
-  workflow: string;
-  node: string;
+const FrameSchema = Type.Object({
+  workflow: Type.String(),
+  node: Type.String(),
   /** The next card to run in the node; past the last card, the node transitions. */
-  card: number;
-  recordId: string;
-}
+  card: Type.Integer({ minimum: 0 }),
+  /** The runtime workflow record that holds its variables. */
+  recordId: Type.String(),
+});
+/** A running workflow: where it stands, and the runtime workflow record that holds its variables. */
+export type Frame = Static<typeof FrameSchema>;
+
+const TriggerSchema = Type.Object({
+  flowId: Type.String(),
+  nodeId: Type.String(),
+  eventName: Type.Optional(Type.String()),
+});
 
 /**
  * A conversation's dialog context, stored (as a conversation state) after every card, so that a turn
  * interrupted by a crash resumes where it stood instead of starting over.
  */
-export interface DialogState {
+const DialogStateSchema = Type.Object({
   /** The workflow call stack: `main` (or a triggered workflow) first; empty when no dialog runs. */
-  frames: Frame[];
+  frames: Type.Array(FrameSchema),
   /** Set while the capture card at the top frame's position waits for the user's next message. */
-  waiting?: { attempts: number };
+  waiting: Type.Optional(Type.Object({ attempts: Type.Integer({ minimum: 0 }) })),
   /** The conversation has had a dialog before (so `conversation_started` triggers no more). */
-  started: boolean;
+  started: Type.Boolean(),
   /** The event whose turn is running: a resumed turn continues it, and replies keep their numbers. */
-  turn?: { eventId: string; replies: number; running: boolean };
-  trigger?: TriggerInfo;
+  turn: Type.Optional(
+    Type.Object({
+      eventId: Type.String(),
+      replies: Type.Integer({ minimum: 0 }),
+      running: Type.Boolean(),
+      /** What the turn's knowledge cards found (`event.kb`), for a resumed turn. */
+      kb: Type.Optional(EventKbSchema),
+    }),
+  ),
+  trigger: Type.Optional(TriggerSchema),
   /**
    * Workflow runs stored as Runtime API workflow records. A run gets its record when its `workflow`
    * variables are first stored, so a workflow without variables costs no record.
    */
-  recorded?: string[];
-}
+  recorded: Type.Optional(Type.Array(Type.String())),
+});
+export type DialogState = Static<typeof DialogStateSchema>;
+
+/** Whether a stored document is a dialog state (one of another shape starts a new dialog). */
+export const isDialogState = createAjv().compile<DialogState>(DialogStateSchema);
 
 export const DIALOG_STATE = 'parley:dialog';
 export const VARIABLES_STATE = 'variables';

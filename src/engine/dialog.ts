@@ -1,9 +1,12 @@
-import type { Message } from '../domain/messages.ts';
-import type { Card, CompiledPackage, Workflow, WorkflowNode } from './package/format.ts';
-import { unitIds } from './package/format.ts';
+import type { Message } from '../domain/runtime/messages.ts';
+import type { Card, CompiledPackage, WorkflowNode } from '../package/format.ts';
+import { unitIds } from '../package/format.ts';
 import type { DialogState, Frame } from './dialog-state.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
 import { previewOf } from './event-object.ts';
+import type { KnowledgeResult } from './event-object.ts';
+import { isJsonObject } from '../domain/shared/json.ts';
+import { BotFailure } from './failures.ts';
 
 /** What the dialog needs from the turn that runs it. */
 export interface DialogHost {
@@ -20,12 +23,21 @@ export interface DialogHost {
   finishWorkflow(frame: Frame, status: 'completed' | 'cancelled'): Promise<void>;
   setVariable(ref: string, value: Json): Promise<void>;
   callAction(type: string, input: JsonObject): Promise<Json>;
+  /**
+   * Searches a knowledge base (name or id) for a question (undefined: the user's last message), best
+   * passages first; what it found is added to `event.kb` for the rest of the turn.
+   */
+  searchKnowledge(
+    knowledgeBase: string,
+    question: string | undefined,
+    limit: number,
+  ): Promise<KnowledgeResult[]>;
   /** The conversation ends: the after_conversation_end hook runs and the dialog is cleared. */
   endConversation(): Promise<void>;
   log(level: 'info' | 'warn' | 'error', message: string): void;
 }
 
-export class DialogError extends Error {}
+export class DialogError extends BotFailure {}
 
 /** Transitions a turn may take before it is stopped as a loop in the workflow graph. */
 const MAX_STEPS = 1000;
@@ -93,8 +105,9 @@ export class DialogRunner {
       const frame = this.top();
       const node = this.node(frame);
       const cards = node.cards ?? [];
-      if (frame.card < cards.length) {
-        const result = await this.runCard(frame, cards[frame.card] as Card);
+      const card = cards[frame.card];
+      if (card) {
+        const result = await this.runCard(frame, card);
         if (result.kind === 'wait' || result.kind === 'stop') return;
         if (result.kind === 'goto') this.moveTo(frame, result.node);
         else if (this.top() === frame) frame.card++;
@@ -142,9 +155,12 @@ export class DialogRunner {
   private async runCard(frame: Frame, card: Card): Promise<CardResult> {
     const { workflow, node, card: i } = frame;
     switch (card.type) {
-      case 'say':
-        await this.host.reply((await this.field(frame, 'message', card.message)) as JsonObject);
+      case 'say': {
+        const message = await this.field(frame, 'message', card.message);
+        if (!isJsonObject(message)) throw new DialogError('The message of a say card must be an object');
+        await this.host.reply(message);
         return { kind: 'next' };
+      }
       case 'code':
         await this.host.run(unitIds.card(workflow, node, i));
         return { kind: 'next' };
@@ -162,13 +178,15 @@ export class DialogRunner {
         return { kind: 'next' };
       case 'action': {
         const input = card.input === undefined ? {} : await this.field(frame, 'input', card.input);
-        const output = await this.host.callAction(card.action, (input ?? {}) as JsonObject);
+        const given = input ?? {};
+        if (!isJsonObject(given)) throw new DialogError('The input of an action card must be an object');
+        const output = await this.host.callAction(card.action, given);
         if (card.output) await this.host.setVariable(card.output, output);
         return { kind: 'next' };
       }
       case 'goto': {
-        const target = this.host.pkg.workflows[card.workflow] as Workflow;
-        const entry = card.node ?? target.nodes.find((n) => n.type === 'entry' || n.type === 'start')?.id;
+        const target = this.host.pkg.workflows[card.workflow];
+        const entry = card.node ?? target?.nodes.find((n) => n.type === 'entry' || n.type === 'start')?.id;
         if (!entry) throw new DialogError(`Workflow "${card.workflow}" has no entry node`);
         frame.card++;
         this.dialog.frames.push({
@@ -182,7 +200,32 @@ export class DialogRunner {
       case 'end':
         await this.endConversation();
         return { kind: 'stop' };
+      case 'knowledge':
+        return this.knowledge(frame, card);
     }
+  }
+
+  private async knowledge(frame: Frame, card: Extract<Card, { type: 'knowledge' }>): Promise<CardResult> {
+    const question =
+      card.question === undefined ? undefined : textOf(await this.field(frame, 'question', card.question));
+    const results = await this.host.searchKnowledge(card.knowledgeBase, question, card.limit ?? 3);
+    if (card.variable) await this.host.setVariable(card.variable, results);
+    const best = results[0];
+    if (card.answer && best) {
+      await this.host.reply({
+        type: 'text',
+        text: `${best.text}\n\nSource: ${best.file.title ?? best.file.key}`,
+      });
+    } else if (card.answer && (card.notFound !== undefined || card.onNotFound === undefined)) {
+      const notFound =
+        card.notFound === undefined ? NOT_FOUND : await this.field(frame, 'notFound', card.notFound);
+      if (typeof notFound === 'string') await this.host.reply({ type: 'text', text: notFound });
+      else if (isJsonObject(notFound)) await this.host.reply(notFound);
+      else throw new DialogError('The notFound of a knowledge card must be text or a message');
+    }
+    return !best && card.onNotFound !== undefined
+      ? { kind: 'goto', node: card.onNotFound }
+      : { kind: 'next' };
   }
 
   private async endConversation(): Promise<void> {
@@ -205,7 +248,9 @@ export class DialogRunner {
     const message: JsonObject =
       typeof rendered === 'string'
         ? { type: 'text', text: rendered }
-        : ((rendered as JsonObject | undefined) ?? { type: 'text', text: defaultPrompt(card.kind) });
+        : isJsonObject(rendered)
+          ? rendered
+          : { type: 'text', text: defaultPrompt(card.kind) };
     if (card.kind === 'choice' && card.choices && message.type === 'text') {
       return { type: 'choice', text: message.text ?? defaultPrompt('choice'), options: card.choices };
     }
@@ -213,10 +258,10 @@ export class DialogRunner {
   }
 
   /** A card field's value: its JSON, or what its template unit renders when it holds `{{ }}`. */
-  private async field(frame: Frame, name: string, value: unknown): Promise<Json> {
+  private async field(frame: Frame, name: string, value: Json): Promise<Json> {
     const unit = unitIds.template(frame.workflow, frame.node, frame.card, name);
     if (unit in this.host.pkg.units) return this.host.run(unit);
-    return value as Json;
+    return value;
   }
 
   private moveTo(frame: Frame, node: string): void {
@@ -241,6 +286,13 @@ export class DialogRunner {
   }
 }
 
+const NOT_FOUND = 'Sorry, I found nothing about that.';
+
+/** A template's value as text: a string as is, anything else as JSON. */
+function textOf(value: Json): string {
+  return typeof value === 'string' ? value : value === null ? '' : JSON.stringify(value);
+}
+
 function defaultPrompt(kind: string): string {
   switch (kind) {
     case 'number':
@@ -257,10 +309,7 @@ function defaultPrompt(kind: string): string {
 const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /** The value a capture card takes from a message, or undefined when the message does not give one. */
-export function extract(
-  card: Extract<Card, { type: 'capture' }>,
-  payload: Record<string, unknown>,
-): Json | undefined {
+export function extract(card: Extract<Card, { type: 'capture' }>, payload: JsonObject): Json | undefined {
   const text = previewOf(payload).trim();
   switch (card.kind) {
     case 'text':

@@ -1,110 +1,105 @@
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Histogram } from 'prom-client';
 import type { Domain } from '../domain/index.ts';
-import type { EventsTable } from '../store/schema.ts';
-import { toEvent } from '../domain/events.ts';
+import type { ClaimedEvent } from '../domain/queue/event-queue.ts';
+import { isPermanentFailure, reasonOf } from './failures.ts';
+import { LeasedWork } from './leased-work.ts';
 
-/** How long a claim on an event holds without renewal: a process that died lets go of its events within this. */
-export const LEASE_MS = 15_000;
+/**
+ * How long a claim on an event holds without renewal: another process takes over the events of one that
+ * died within this. Short, so a crash delays conversations by seconds; renewed often, so that a live
+ * process keeps its claims through a stall of its event loop of up to LEASE_MS - RENEW_MS.
+ */
+export const LEASE_MS = 2500;
+const RENEW_MS = 500;
 /** How often the engine looks for work when nothing woke it. */
 const POLL_MS = 250;
 
 export interface DispatcherOptions {
   /** Events worked on at once (of different conversations). */
   concurrency: number;
+  /** Where each turn's time is recorded, by outcome. */
+  turns: Histogram<'outcome'>;
   /** Runs one event's turn; resolves with its final status, rejects with the failure. */
-  process(event: EventsTable): Promise<'processed' | 'ignored'>;
+  process(event: ClaimedEvent): Promise<'processed' | 'ignored'>;
 }
 
 /**
  * Takes pending events off the durable queue and runs their turns: turns of one conversation one at a
- * time in arrival order, different conversations in parallel. Claims are leases renewed while a turn
- * runs, so events of a process that died are taken up again.
+ * time in arrival order (the queue claims only the oldest pending event of each), different conversations
+ * in parallel. Claims are leases renewed while a turn runs, so events of a process that died are taken
+ * up again.
  */
 export class Dispatcher {
-  private readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  private readonly inFlight = new Map<string, Promise<void>>();
-  private timers: NodeJS.Timeout[] = [];
-  private unsubscribe: (() => void) | undefined;
-  private pumping: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
+  private readonly work: LeasedWork<ClaimedEvent>;
 
   constructor(
     private readonly domain: Domain,
     private readonly log: FastifyBaseLogger,
     private readonly options: DispatcherOptions,
-  ) {}
-
-  async start(): Promise<void> {
-    // One process per SQLite file: claims left by an earlier run of this process are stale.
-    if (this.domain.store.dialect === 'sqlite') await this.domain.queue.releaseAll();
-    this.unsubscribe = this.domain.queue.onQueued(() => this.wake());
-    this.timers.push(setInterval(() => this.wake(), POLL_MS));
-    this.timers.push(
-      setInterval(() => {
-        void this.domain.queue
-          .renew(this.owner, [...this.inFlight.keys()], LEASE_MS)
-          .catch((err: unknown) => {
-            this.log.warn({ err }, 'could not renew event claims');
-          });
-      }, LEASE_MS / 3),
-    );
-    this.wake();
-  }
-
-  /** Stops taking events and waits for the turns in flight. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.unsubscribe?.();
-    for (const timer of this.timers) clearInterval(timer);
-    await this.pumping;
-    await Promise.allSettled([...this.inFlight.values()]);
-  }
-
-  private wake(): void {
-    if (this.stopped) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = this.pump().finally(() => {
-      this.pumping = undefined;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      }
+  ) {
+    this.work = new LeasedWork(domain.queue, log, {
+      name: 'event',
+      concurrency: options.concurrency,
+      leaseMs: LEASE_MS,
+      renewMs: RENEW_MS,
+      pollMs: POLL_MS,
+      subscribe: (wake) => domain.queue.onQueued(wake),
+      work: (event) => this.runOne(event),
     });
   }
 
-  private async pump(): Promise<void> {
-    try {
-      const room = this.options.concurrency - this.inFlight.size;
-      if (room <= 0) return;
-      const claimed = await this.domain.queue.claim(this.owner, LEASE_MS, room);
-      for (const event of claimed) {
-        const turn = this.runOne(event).finally(() => {
-          this.inFlight.delete(event.id);
-          this.wake();
-        });
-        this.inFlight.set(event.id, turn);
-      }
-    } catch (err) {
-      this.log.error({ err }, 'could not claim events');
-    }
+  start(): Promise<void> {
+    return this.work.start();
   }
 
-  private async runOne(row: EventsTable): Promise<void> {
+  /** Stops taking events and waits for the turns in flight. */
+  stop(): Promise<void> {
+    return this.work.stop();
+  }
+
+  private async runOne(row: ClaimedEvent): Promise<void> {
+    const timer = this.options.turns.startTimer();
     try {
       const status = await this.options.process(row);
       await this.domain.queue.finish(row.id, status);
+      timer({ outcome: status });
+      return;
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      this.log.warn({ eventId: row.id, botId: row.bot_id, type: toEvent(row).type, reason }, 'event failed');
-      await this.domain.queue.finish(row.id, 'failed', reason).catch((e: unknown) => {
-        this.log.error({ err: e, eventId: row.id }, 'could not record an event failure');
-      });
+      const permanent = isPermanentFailure(err);
+      timer({ outcome: permanent ? 'failed' : 'retrying' });
+      if (permanent) await this.fail(row, err);
+      else await this.retry(row, err);
+    }
+  }
+
+  private async fail(row: ClaimedEvent, err: unknown): Promise<void> {
+    const reason = reasonOf(err);
+    this.log.warn({ eventId: row.id, botId: row.botId, type: row.type, reason }, 'event failed');
+    try {
+      await this.domain.queue.finish(row.id, 'failed', reason);
+    } catch (finishErr) {
+      // The claim lapses and the turn runs again: it fails the same way, and is recorded then.
+      this.log.error({ err: finishErr, eventId: row.id }, 'could not record an event failure');
+    }
+  }
+
+  /** A failure that may pass (the store, a fault of the server): the event waits, then is tried again. */
+  private async retry(row: ClaimedEvent, err: unknown): Promise<void> {
+    try {
+      const outcome = await this.domain.queue.retryLater(row, reasonOf(err));
+      this.log.error(
+        { err, eventId: row.id, botId: row.botId, attempts: row.attempts + 1, outcome },
+        outcome === 'retrying'
+          ? 'a turn failed; it will be tried again'
+          : 'a turn failed too many times; giving up',
+      );
+    } catch (queueErr) {
+      // The store is unreachable: the claim lapses, and the event is claimed again once it answers.
+      this.log.error(
+        { err, queueErr, eventId: row.id },
+        'a turn failed, and so did recording it; it will be tried again',
+      );
     }
   }
 }

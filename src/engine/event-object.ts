@@ -1,7 +1,8 @@
-import type { Conversation } from '../domain/conversations.ts';
-import type { Event } from '../domain/events.ts';
-import type { Message } from '../domain/messages.ts';
-import type { User } from '../domain/users.ts';
+import { Type } from 'typebox';
+import type { Conversation } from '../domain/runtime/conversations.ts';
+import type { Event } from '../domain/runtime/events.ts';
+import type { Message } from '../domain/runtime/messages.ts';
+import type { User } from '../domain/runtime/users.ts';
 import type { JsonObject } from './sandbox/types.ts';
 
 /** Where the workflow handling this event was started from, when a trigger node started it. */
@@ -20,16 +21,50 @@ export interface EventSources {
   trigger?: TriggerInfo;
   /** Where the conversation's dialog stands (workflow and node), for `event.state`. */
   dialog?: { workflow: string; node: string } | null;
+  /** What knowledge cards of this turn found so far (a resumed turn keeps it). */
+  kb?: EventKb;
 }
+
+/** A passage a knowledge card consulted, as `event.kb.results` and the card's variable hold it. */
+export type KnowledgeResult = {
+  text: string;
+  /** Higher is better; comparable among the results of one search. */
+  score: number;
+  file: { id: string; key: string; title?: string };
+  knowledgeBase: { id: string; name: string };
+  pageNumber?: number;
+  position?: number;
+} & JsonObject;
+
+/** `event.kb`: the knowledge bases queried in this turn, and the passages consulted. */
+export type EventKb = { included: { id: string; name: string }[]; results: KnowledgeResult[] } & JsonObject;
+
+const Ref = Type.Object({ id: Type.String(), name: Type.String() });
+/** The JSON Schema of `event.kb`, where a dialog state keeps it. */
+export const EventKbSchema = Type.Unsafe<EventKb>(
+  Type.Object({
+    included: Type.Array(Ref),
+    results: Type.Array(
+      Type.Object({
+        text: Type.String(),
+        score: Type.Number(),
+        file: Type.Object({ id: Type.String(), key: Type.String(), title: Type.Optional(Type.String()) }),
+        knowledgeBase: Ref,
+        pageNumber: Type.Optional(Type.Integer()),
+        position: Type.Optional(Type.Integer()),
+      }),
+    ),
+  }),
+);
 
 /** The chat view of a message payload: its type with its content, e.g. `{ type: 'text', text: 'hi' }`. */
 export function messagePayload(message: Pick<Message, 'type' | 'payload'>): JsonObject {
-  return { type: message.type, ...(message.payload as JsonObject) };
+  return { type: message.type, ...message.payload };
 }
 
 /** The plain text of a payload: the text of a text message, a short form of the others. */
-export function previewOf(payload: Record<string, unknown>): string {
-  const text = (key: string) => (typeof payload[key] === 'string' ? (payload[key] as string) : undefined);
+export function previewOf(payload: JsonObject): string {
+  const text = (key: string) => (typeof payload[key] === 'string' ? payload[key] : undefined);
   switch (payload.type) {
     case 'text':
     case 'choice':
@@ -48,7 +83,7 @@ export function previewOf(payload: Record<string, unknown>): string {
     case 'card':
       return text('title') ?? '';
     case 'location':
-      return text('address') ?? `${String(payload.latitude)},${String(payload.longitude)}`;
+      return text('address') ?? `${JSON.stringify(payload.latitude)},${JSON.stringify(payload.longitude)}`;
     default:
       return JSON.stringify(payload);
   }
@@ -60,7 +95,7 @@ export function previewOf(payload: Record<string, unknown>): string {
  */
 export function buildEventObject(sources: EventSources): JsonObject {
   const { event, message, conversation, user, trigger } = sources;
-  const payload = message ? messagePayload(message) : (event.payload as JsonObject);
+  const payload = message ? messagePayload(message) : event.payload;
   const eventObject: JsonObject = {
     id: event.id,
     type: event.type,
@@ -70,7 +105,7 @@ export function buildEventObject(sources: EventSources): JsonObject {
     payload,
     preview: previewOf(payload),
     state: { dialog: sources.dialog ?? null, status: event.status },
-    kb: { included: [], results: [] },
+    kb: sources.kb ?? { included: [], results: [] },
     tags: {
       conversation: conversation?.tags ?? {},
       user: user?.tags ?? {},

@@ -1,28 +1,32 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { BotActor } from '../domain/actors.ts';
-import type { BotActionRunner, ResolvedAction } from '../domain/actions.ts';
+import type { BotActor } from '../domain/workspace/actors.ts';
+import type { BotActionRunner, ResolvedAction } from '../domain/runtime/actions.ts';
 import type { Domain } from '../domain/index.ts';
-import { toEvent } from '../domain/events.ts';
-import type { EventsTable } from '../store/schema.ts';
+import type { ClaimedEvent } from '../domain/queue/event-queue.ts';
 import { Dispatcher } from './dispatcher.ts';
-import { hostHandler, runtimeOperations } from './host.ts';
-import type { RuntimeOperations } from './host.ts';
+import type { Metrics } from '../metrics.ts';
+import { BotClient } from './bot-client.ts';
+import { CallChain } from './call-chain.ts';
 import { LoadedBots } from './loaded-bot.ts';
 import type { LoadedBot } from './loaded-bot.ts';
-import { unitIds } from './package/format.ts';
+import type { BotLogEntry } from '../domain/bots/bot-logs.ts';
+import { unitIds } from '../package/format.ts';
 import { ProcessSandbox } from './sandbox/pool.ts';
-import type { JsonObject, Sandbox } from './sandbox/types.ts';
-import { Schedules } from './schedules.ts';
-import { Turn, UnitFailure, unitName } from './turn.ts';
+import type { JsonObject } from './sandbox/types.ts';
+import { BotSchedules } from './bot-schedules.ts';
+import { isPermanentFailure, reasonOf, UnitFailure } from './failures.ts';
+import { Turn, unitName } from './turn.ts';
 
-/** Schedules have minute resolution: looking every few seconds fires them on time. */
+/** BotSchedules have minute resolution: looking every few seconds fires them on time. */
 const SCHEDULE_TICK_MS = 5000;
 
 export interface EngineOptions {
   /** Sandbox processes that run bot code. */
   sandboxProcesses: number;
+  sandboxMaxMemoryMb: number;
   /** Turns worked on at once (of different conversations). */
   concurrency: number;
+  metrics: Metrics;
 }
 
 /**
@@ -30,11 +34,12 @@ export interface EngineOptions {
  * actions for the action call, and fires bots' schedules. Bot code runs in the sandbox processes.
  */
 export class Engine implements BotActionRunner {
-  private readonly sandbox: Sandbox;
+  private readonly sandbox: ProcessSandbox;
+  private readonly metrics: Metrics;
   private readonly bots: LoadedBots;
-  private readonly operations: RuntimeOperations;
+  private readonly client: BotClient;
   private readonly dispatcher: Dispatcher;
-  readonly schedules: Schedules;
+  readonly schedules: BotSchedules;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -42,20 +47,26 @@ export class Engine implements BotActionRunner {
     private readonly log: FastifyBaseLogger,
     options: EngineOptions,
   ) {
-    this.sandbox = new ProcessSandbox({ processes: options.sandboxProcesses, logger: log });
+    this.sandbox = new ProcessSandbox({
+      processes: options.sandboxProcesses,
+      maxMemoryMb: options.sandboxMaxMemoryMb,
+      logger: log,
+      onRestart: () => options.metrics.sandboxRestarts.inc(),
+    });
+    options.metrics.sources.sandboxPids = () => this.sandbox.pids();
     this.bots = new LoadedBots(domain, (versionId) => {
       void this.sandbox
         .unload(versionId)
         .catch((err: unknown) => log.warn({ err, versionId }, 'could not unload a bot version'));
     });
-    this.operations = runtimeOperations(domain, async (actor, type, input) => {
-      return (await domain.actions.call(actor, type, input)).output;
-    });
+    this.client = new BotClient(domain);
+    this.metrics = options.metrics;
     this.dispatcher = new Dispatcher(domain, log, {
       concurrency: options.concurrency,
+      turns: options.metrics.turns,
       process: (row) => this.process(row),
     });
-    this.schedules = new Schedules(domain, this.bots, log);
+    this.schedules = new BotSchedules(domain, this.bots, log);
     domain.actions.useRunner(this);
   }
 
@@ -78,43 +89,53 @@ export class Engine implements BotActionRunner {
   }
 
   /** One event's turn. A bot with no code to run here leaves its events to be processed later. */
-  private async process(row: EventsTable): Promise<'processed' | 'ignored'> {
-    const loaded = await this.bots.get(row.bot_id);
+  private async process(row: ClaimedEvent): Promise<'processed' | 'ignored'> {
+    const loaded = await this.bots.get(row.botId);
     if (!loaded) return 'ignored';
     const turn = new Turn(
-      { domain: this.domain, sandbox: this.sandbox, operations: this.operations },
+      { domain: this.domain, sandbox: this.sandbox, client: this.client, serverLog: this.log },
       loaded,
-      toEvent(row),
+      row,
     );
     try {
       return await turn.execute();
     } catch (err) {
-      await this.failTurn(loaded, turn, row, err);
+      // A failure that may pass leaves the dialog where it stands: the turn resumes there when tried again.
+      if (isPermanentFailure(err)) await this.failTurn(loaded, turn, row, err);
       throw err;
     }
   }
 
-  /** A turn that failed leaves its dialog where a new message can start over, and says why in the bot's logs. */
-  private async failTurn(loaded: LoadedBot, turn: Turn, row: EventsTable, err: unknown): Promise<void> {
-    const message = err instanceof Error ? err.message : String(err);
-    await this.domain.botLogs
-      .write(loaded.bot.botId, [
-        {
-          level: 'error',
-          message: `The turn of event ${row.id} (${row.type}) failed: ${message}`,
-          ...(row.conversation_id && { conversationId: row.conversation_id }),
-          ...(row.user_id && { userId: row.user_id }),
-        },
-      ])
-      .catch(() => undefined);
+  /** A turn that failed for good leaves its dialog where a new message can start over, and says why in the bot's logs. */
+  private async failTurn(loaded: LoadedBot, turn: Turn, row: ClaimedEvent, err: unknown): Promise<void> {
+    await this.botLog(loaded.bot.botId, {
+      level: 'error',
+      message: `The turn of event ${row.id} (${row.type}) failed: ${reasonOf(err)}`,
+      ...(row.conversationId !== undefined && { conversationId: row.conversationId }),
+      ...(row.userId !== undefined && { userId: row.userId }),
+    });
     turn.dialog.frames = [];
     turn.dialog.waiting = undefined;
     if (turn.dialog.turn) turn.dialog.turn.running = false;
-    await turn.save().catch(() => undefined);
+    try {
+      await turn.save();
+    } catch (saveErr) {
+      // The event is marked failed all the same; the next message finds the dialog of the failed turn.
+      this.log.error({ err: saveErr, eventId: row.id }, 'could not reset the dialog of a failed turn');
+    }
   }
 
-  /** A bot's own action: from a card, in that turn's context; from the API, with an event of its own. */
-  async resolve(actor: BotActor, name: string, context?: unknown): Promise<ResolvedAction | undefined> {
+  /** A line in a bot's logs; if the store cannot take it, the server's log says so. */
+  private async botLog(botId: string, entry: BotLogEntry): Promise<void> {
+    try {
+      await this.domain.botLogs.write(botId, [entry]);
+    } catch (err) {
+      this.log.warn({ err, botId, line: entry.message }, 'a bot log line was lost');
+    }
+  }
+
+  /** A bot's own action; run on its own (a call through the API), it gets an event of its own. */
+  async resolve(actor: BotActor, name: string): Promise<ResolvedAction | undefined> {
     const loaded = await this.bots.get(actor.botId);
     const definition = loaded?.pkg.actions[name];
     if (!loaded || !definition) return undefined;
@@ -124,11 +145,7 @@ export class Engine implements BotActionRunner {
       input: definition.input,
       output: definition.output,
       ...(definition.cacheable && { cacheable: definition.cacheable }),
-      run: async (input) => {
-        if (context instanceof Turn)
-          return (await context.run(unit, { input: input as JsonObject })) as Record<string, unknown>;
-        return this.runAction(loaded, actor, unit, name, input as JsonObject);
-      },
+      run: (input) => this.runAction(loaded, actor, unit, name, input),
     };
   }
 
@@ -137,20 +154,23 @@ export class Engine implements BotActionRunner {
     actor: BotActor,
     unit: string,
     name: string,
-    input: JsonObject,
-  ): Promise<Record<string, unknown>> {
+    actionInput: JsonObject,
+  ): Promise<JsonObject> {
+    // The input passed the action's JSON Schema, as JSON: it is JSON.
+    const input = actionInput;
     const event = actionEvent(actor.botId, name, input);
-    const host = hostHandler(
-      this.operations,
-      actor,
-      async (a, type, i) => (await this.domain.actions.call(a, type, i)).output,
-    );
-    const outcome = await this.sandbox.call(
-      loaded.program,
-      unit,
-      { event, workflow: {}, conversation: {}, user: {}, bot: {}, env: loaded.env, turn: {}, input },
-      host,
-    );
+    // Called by bot code, the action is charged to its caller's chain; called from outside, it begins one.
+    const calls = actor.calls ?? CallChain.root();
+    const timer = this.metrics.actions.startTimer();
+    const outcome = await this.sandbox
+      .call(
+        loaded.program,
+        unit,
+        { event, workflow: {}, conversation: {}, user: {}, bot: {}, env: loaded.env, turn: {}, input },
+        this.client.handler(actor, calls),
+      )
+      .finally(() => calls.end());
+    timer({ outcome: outcome.ok ? 'ok' : 'failed' });
     if (outcome.logs.length > 0) {
       await this.domain.botLogs.write(
         actor.botId,
@@ -163,15 +183,11 @@ export class Engine implements BotActionRunner {
         outcome.kind,
         `${unitName(unit)} failed (${outcome.kind}): ${outcome.message}`,
       );
-      await this.domain.botLogs
-        .write(actor.botId, [{ level: 'error', message: failure.message }])
-        .catch(() => undefined);
+      await this.botLog(actor.botId, { level: 'error', message: failure.message });
       throw failure.toApiError();
     }
     const value = outcome.value;
-    return value && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : { value };
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : { value };
   }
 }
 

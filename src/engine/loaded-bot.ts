@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { RuntimeBot } from '../domain/bots.ts';
-import { parsePackage } from '../domain/bot-code.ts';
+import type { RuntimeBot } from '../domain/bots/bots.ts';
+import { parsePackage } from '../domain/bots/bot-code.ts';
 import type { Domain } from '../domain/index.ts';
-import type { CompiledPackage } from './package/format.ts';
+import type { CompiledPackage } from '../package/format.ts';
 import { DEFAULT_LIMITS } from './sandbox/types.ts';
 import type { BotProgram, JsonObject } from './sandbox/types.ts';
 
@@ -45,7 +45,7 @@ export class LoadedBots {
       bot,
       pkg,
       program: { versionId, botId, units: pkg.units, limits },
-      env: { ...defaults, ...(bot.configuration as JsonObject), ...bot.secrets } as JsonObject,
+      env: { ...defaults, ...bot.configuration, ...bot.secrets },
     };
     if (hit && hit.loaded.program.versionId !== versionId) this.onReplaced(hit.loaded.program.versionId);
     this.cache.set(botId, { updatedAt: bot.updatedAt, loaded });

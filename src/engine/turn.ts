@@ -1,41 +1,29 @@
-import type { BotActor } from '../domain/actors.ts';
-import type { Conversation } from '../domain/conversations.ts';
-import { ApiError } from '../domain/errors.ts';
-import type { Event } from '../domain/events.ts';
+import type { FastifyBaseLogger } from 'fastify';
+import type { BotActor } from '../domain/workspace/actors.ts';
+import type { TurnScope } from '../domain/runtime/actions.ts';
+import type { Conversation } from '../domain/runtime/conversations.ts';
+import type { Event } from '../domain/runtime/events.ts';
 import type { Domain } from '../domain/index.ts';
-import type { Message } from '../domain/messages.ts';
-import type { User } from '../domain/users.ts';
-import { stateKeyText } from '../domain/states.ts';
-import type { StateKey } from '../domain/states.ts';
-import { newId } from '../domain/ids.ts';
-import { DialogRunner } from './dialog.ts';
+import type { Message } from '../domain/runtime/messages.ts';
+import type { User } from '../domain/runtime/users.ts';
+import { CallChain } from './call-chain.ts';
+import { stateKeyText } from '../domain/runtime/states.ts';
+import type { StateKey } from '../domain/runtime/states.ts';
+import { newId } from '../domain/shared/ids.ts';
+import { CONVERSATION_STARTED_EVENT } from '../domain/webchat/webchat.ts';
+import { DialogError, DialogRunner } from './dialog.ts';
+import { UnitFailure, unlessMissing } from './failures.ts';
+import { isJsonObject, toJsonValue } from '../domain/shared/json.ts';
 import type { DialogHost } from './dialog.ts';
-import { DIALOG_STATE, emptyDialog, VARIABLES_STATE } from './dialog-state.ts';
+import { DIALOG_STATE, emptyDialog, isDialogState, VARIABLES_STATE } from './dialog-state.ts';
 import type { DialogState, Frame } from './dialog-state.ts';
 import { buildEventObject, previewOf } from './event-object.ts';
-import type { TriggerInfo } from './event-object.ts';
-import type { RuntimeOperations } from './host.ts';
-import { hostHandler } from './host.ts';
+import type { EventKb, KnowledgeResult, TriggerInfo } from './event-object.ts';
+import type { BotClient } from './bot-client.ts';
 import type { LoadedBot } from './loaded-bot.ts';
-import type { HookType, VariableScope, WorkflowNode } from './package/format.ts';
+import { unitIds } from '../package/format.ts';
+import type { HookType, VariableScope, WorkflowNode } from '../package/format.ts';
 import type { CallContext, Json, JsonObject, Sandbox, Scopes } from './sandbox/types.ts';
-
-/** A unit of bot code failed: the turn stops, the failure is logged to the bot's logs. */
-export class UnitFailure extends Error {
-  constructor(
-    readonly unit: string,
-    readonly kind: string,
-    message: string,
-  ) {
-    super(message);
-  }
-
-  /** The hosted product's error for the caller of an action: 504 for a time-out, 400 `Runtime` otherwise. */
-  toApiError(): ApiError {
-    if (this.kind === 'timeout') return new ApiError('OperationTimeout', this.message);
-    return new ApiError('Runtime', this.message);
-  }
-}
 
 /** The tag that makes each reply of a turn idempotent: a resumed turn finds the replies it already sent. */
 const REPLY_TAG = 'parley:reply';
@@ -46,7 +34,9 @@ export type TurnResult = 'processed' | 'ignored';
 export interface TurnServices {
   domain: Domain;
   sandbox: Sandbox;
-  operations: RuntimeOperations;
+  client: BotClient;
+  /** The server's own log, for what cannot be told to the bot's. */
+  serverLog: FastifyBaseLogger;
 }
 
 /**
@@ -54,7 +44,7 @@ export interface TurnServices {
  * `after_turn_end`. The dialog and the variables are stored after every card, so a turn that a crash
  * interrupted resumes where it stood, and the replies it had sent are not sent again.
  */
-export class Turn implements DialogHost {
+export class Turn implements DialogHost, TurnScope {
   readonly actor: BotActor;
   dialog: DialogState = emptyDialog();
   private scopes: Scopes = { workflow: {}, conversation: {}, user: {}, bot: {}, turn: {} };
@@ -63,6 +53,10 @@ export class Turn implements DialogHost {
   /** The workflow run whose variables `scopes.workflow` holds. */
   private workflowOwner: { id: string; workflow: string } | undefined;
   private eventObject: JsonObject = {};
+  /** `event.kb`: what the knowledge cards of this turn found. */
+  private kb: EventKb = { included: [], results: [] };
+  /** The action calls the turn's code makes, bounded together. */
+  private readonly calls = CallChain.root();
   private message?: Message;
   private conversation?: Conversation;
   private user?: User;
@@ -80,30 +74,41 @@ export class Turn implements DialogHost {
   }
 
   async execute(): Promise<TurnResult> {
+    try {
+      return await this.runTurn();
+    } finally {
+      // What the turn's code started and did not wait for may not go on working after it.
+      this.calls.end();
+    }
+  }
+
+  private async runTurn(): Promise<TurnResult> {
     const { domain } = this.s;
     const isMessage = this.event.type === 'message_created' && this.event.messageId !== undefined;
-    if (isMessage) {
-      this.message = await domain.messages
-        .get(this.actor, this.event.messageId as string)
-        .catch(() => undefined);
+    // Only what no longer exists ends a turn here; a store that fails to answer fails the turn, which is tried again.
+    if (isMessage && this.event.messageId !== undefined) {
+      this.message = await unlessMissing(domain.messages.get(this.actor, this.event.messageId));
       // The message was deleted before its turn: nothing to answer.
       if (!this.message) return 'ignored';
     }
     if (this.event.conversationId) {
-      this.conversation = await domain.conversations
-        .get(this.actor, this.event.conversationId)
-        .catch(() => undefined);
+      this.conversation = await unlessMissing(
+        domain.conversations.get(this.actor, this.event.conversationId),
+      );
       if (!this.conversation) return 'ignored';
     }
-    if (this.event.userId)
-      this.user = await domain.users.get(this.actor, this.event.userId).catch(() => undefined);
+    if (this.event.userId) this.user = await unlessMissing(domain.users.get(this.actor, this.event.userId));
 
     await this.loadScopes();
+    // This turn ran to its end before, but the end was not recorded (the store failed, or the process died).
+    if (this.dialog.turn?.eventId === this.event.id && !this.dialog.turn.running) return 'processed';
     const resuming = this.dialog.turn?.eventId === this.event.id && this.dialog.turn.running;
     if (!resuming) this.dialog.turn = { eventId: this.event.id, replies: 0, running: true };
     const start = resuming ? undefined : this.startPoint(isMessage);
     // `event.trigger` is the trigger that started this turn's workflow, if one did (kept for a resumed turn).
     if (!resuming) this.dialog.trigger = start?.trigger;
+    // What knowledge cards found before a crash stays `event.kb` for the rest of the turn.
+    if (resuming && this.dialog.turn?.kb) this.kb = this.dialog.turn.kb;
     this.eventObject = buildEventObject({
       botId: this.actor.botId,
       event: this.event,
@@ -112,6 +117,7 @@ export class Turn implements DialogHost {
       ...(this.user && { user: this.user }),
       ...(this.dialog.trigger && { trigger: this.dialog.trigger }),
       dialog: this.position(),
+      kb: this.kb,
     });
 
     if (!resuming) {
@@ -125,8 +131,8 @@ export class Turn implements DialogHost {
     let handled = true;
     if (resuming) {
       await runner.run();
-    } else if (isMessage && this.dialog.waiting && this.dialog.frames.length > 0) {
-      if (await runner.answer(this.message as Message)) await runner.run();
+    } else if (this.message && this.dialog.waiting && this.dialog.frames.length > 0) {
+      if (await runner.answer(this.message)) await runner.run();
     } else if (start) {
       await runner.start(start.workflow, start.node);
       await runner.run();
@@ -146,8 +152,7 @@ export class Turn implements DialogHost {
         const node = definition.nodes.find(
           (n) => n.type === 'trigger' && n.trigger?.kind === kind && match(n),
         );
-        if (node)
-          return { workflow, node: node.id, trigger: { flowId: workflow, nodeId: node.id } as TriggerInfo };
+        if (node) return { workflow, node: node.id, trigger: { flowId: workflow, nodeId: node.id } };
       }
       return undefined;
     };
@@ -162,23 +167,19 @@ export class Turn implements DialogHost {
       const main = this.pkg.workflows.main?.nodes.find((n) => n.type === 'start');
       return main ? { workflow: 'main', node: main.id } : undefined;
     }
+    // A webchat was opened on a new conversation: where a bot greets before the first message.
+    if (this.event.type === CONVERSATION_STARTED_EVENT && !this.dialog.started) {
+      const started = triggers('conversation_started');
+      if (started) return started;
+    }
     const custom = triggers(
       'custom_event',
       (n) => n.trigger?.kind === 'custom_event' && n.trigger.event === this.event.type,
     );
-    if (custom)
-      return { ...custom, trigger: { ...(custom.trigger as TriggerInfo), eventName: this.event.type } };
-    const scheduled = /^schedule:([^:]+):(.+)$/.exec(this.event.type);
-    if (scheduled)
-      return {
-        workflow: scheduled[1] as string,
-        node: scheduled[2] as string,
-        trigger: {
-          flowId: scheduled[1] as string,
-          nodeId: scheduled[2] as string,
-          eventName: this.event.type,
-        },
-      };
+    if (custom) return { ...custom, trigger: { ...custom.trigger, eventName: this.event.type } };
+    const [, workflow, node] = /^schedule:([^:]+):(.+)$/.exec(this.event.type) ?? [];
+    if (workflow && node)
+      return { workflow, node, trigger: { flowId: workflow, nodeId: node, eventName: this.event.type } };
     return undefined;
   }
 
@@ -187,11 +188,10 @@ export class Turn implements DialogHost {
     const before: HookType = isMessage ? 'before_incoming_message' : 'before_incoming_event';
     // One hook at a time: a hook sees what the ones before it did, and a stop ends the turn at once.
     for (const unit of this.pkg.hooks[before] ?? []) {
-      const result = (await this.run(unit)) as { stop?: unknown; payload?: unknown } | null;
-      if (result && typeof result === 'object' && result.stop === true) return true;
-      if (result && typeof result === 'object' && result.payload && typeof result.payload === 'object') {
-        this.rewrite(result.payload as JsonObject);
-      }
+      const result = await this.run(unit);
+      if (!isJsonObject(result)) continue;
+      if (result.stop === true) return true;
+      if (isJsonObject(result.payload)) this.rewrite(result.payload);
     }
     await this.hooks(isMessage ? 'after_incoming_message' : 'after_incoming_event');
     return false;
@@ -228,10 +228,12 @@ export class Turn implements DialogHost {
   async run(unit: string, extra: Partial<CallContext> = {}): Promise<Json> {
     await this.syncWorkflowScope();
     const context: CallContext = { event: this.eventObject, ...this.scopes, env: this.loaded.env, ...extra };
-    const host = hostHandler(this.s.operations, this.actor, (actor, type, input) =>
-      this.callAction(type, input as JsonObject),
+    const outcome = await this.s.sandbox.call(
+      this.loaded.program,
+      unit,
+      context,
+      this.s.client.handler(this.caller, this.calls),
     );
-    const outcome = await this.s.sandbox.call(this.loaded.program, unit, context, host);
     if (outcome.logs.length > 0) {
       await this.s.domain.botLogs.write(
         this.actor.botId,
@@ -251,17 +253,13 @@ export class Turn implements DialogHost {
     const n = ++this.dialog.turn.replies;
     let outgoing: JsonObject | undefined = message;
     for (const unit of this.pkg.hooks.before_outgoing_message ?? []) {
-      const value = (await this.run(unit, { message: outgoing })) as {
-        stop?: unknown;
-        message?: unknown;
-      } | null;
-      if (value && typeof value === 'object' && value.stop === true) {
+      const value = await this.run(unit, { message: outgoing });
+      if (!isJsonObject(value)) continue;
+      if (value.stop === true) {
         outgoing = undefined;
         break;
       }
-      if (value && typeof value === 'object' && value.message && typeof value.message === 'object') {
-        outgoing = value.message as JsonObject;
-      }
+      if (isJsonObject(value.message)) outgoing = value.message;
     }
     if (!outgoing) return;
     if (!this.conversation) {
@@ -273,11 +271,11 @@ export class Turn implements DialogHost {
       conversationId: this.conversation.id,
       userId: this.actor.botId,
       type: typeof type === 'string' ? type : 'text',
-      payload: payload as Record<string, unknown>,
+      payload: payload,
       tags: { [REPLY_TAG]: `${this.event.id}:${n}` },
       discriminateByTags: [REPLY_TAG],
     });
-    await this.hooks('after_outgoing_message', { message: JSON.parse(JSON.stringify(sent)) as Json });
+    await this.hooks('after_outgoing_message', { message: toJsonValue(sent) });
   }
 
   async save(): Promise<void> {
@@ -287,7 +285,7 @@ export class Turn implements DialogHost {
       if (key) await this.store(key, this.scopes[scope]);
     }
     await this.storeWorkflowScope();
-    if (this.conversation) await this.store(this.dialogKey(), this.dialog as unknown as JsonObject);
+    if (this.conversation) await this.store(this.dialogKey(this.conversation), this.dialog);
   }
 
   /** Names a workflow run; its record is stored only when its variables are (see `storeWorkflowScope`). */
@@ -299,7 +297,8 @@ export class Turn implements DialogHost {
     const recorded = this.dialog.recorded ?? [];
     if (!recorded.includes(frame.recordId)) return;
     this.dialog.recorded = recorded.filter((id) => id !== frame.recordId);
-    await this.s.domain.workflows.update(this.actor, frame.recordId, { status }).catch(() => undefined);
+    // A workflow record deleted meanwhile (through the API) has nothing left to finish.
+    await unlessMissing(this.s.domain.workflows.update(this.actor, frame.recordId, { status }));
   }
 
   async setVariable(ref: string, value: Json): Promise<void> {
@@ -310,8 +309,68 @@ export class Turn implements DialogHost {
   }
 
   async callAction(type: string, input: JsonObject): Promise<Json> {
-    const result = await this.s.domain.actions.call(this.actor, type, input, this);
-    return result.output as Json;
+    const result = await this.s.domain.actions.call(this.caller, type, input);
+    return result.output;
+  }
+
+  async searchKnowledge(
+    knowledgeBase: string,
+    question: string | undefined,
+    limit: number,
+  ): Promise<KnowledgeResult[]> {
+    const { domain } = this.s;
+    const kb = await domain.knowledgeBases.find(this.actor, knowledgeBase);
+    if (!kb) {
+      throw new DialogError(
+        `No knowledge base "${knowledgeBase}": deploy the package to create it (parley deploy)`,
+      );
+    }
+    // The user's last message: this turn's (as the incoming hooks left it).
+    const preview = this.eventObject.preview;
+    const query = question ?? (this.message && typeof preview === 'string' ? preview : '');
+    const passages = query.trim()
+      ? await domain.fileSearch.search(this.actor, {
+          query,
+          tags: { kbId: kb.id },
+          limit,
+          contextDepth: 0,
+          answersOnly: true,
+        })
+      : [];
+    const results = passages.map((p): KnowledgeResult => ({
+      text: p.content,
+      score: p.score,
+      file: {
+        id: p.file.id,
+        key: p.file.key,
+        ...(p.file.tags.title !== undefined && { title: p.file.tags.title }),
+      },
+      knowledgeBase: { id: kb.id, name: kb.name },
+      ...(p.meta.pageNumber !== undefined && { pageNumber: p.meta.pageNumber }),
+      ...(p.meta.position !== undefined && { position: p.meta.position }),
+    }));
+    // `event.kb` for the hooks and cards after this one; kept with the turn, for a resumed turn.
+    const current = this.kb;
+    this.kb = {
+      included: current.included.some((k) => k.id === kb.id)
+        ? current.included
+        : [...current.included, { id: kb.id, name: kb.name }],
+      results: [...current.results, ...results],
+    };
+    this.eventObject.kb = this.kb;
+    if (this.dialog.turn) this.dialog.turn.kb = this.kb;
+    return results;
+  }
+
+  /** TurnScope: the bot's own action, run in this turn (its event and variables). */
+  async runAction(name: string, input: JsonObject): Promise<JsonObject> {
+    const value = await this.run(unitIds.action(name), { input: input });
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : { value };
+  }
+
+  /** The bot as bot code of this turn acts: its own actions run in the turn. */
+  private get caller(): BotActor {
+    return { ...this.actor, turn: this, calls: this.calls };
   }
 
   async endConversation(): Promise<void> {
@@ -319,9 +378,11 @@ export class Turn implements DialogHost {
   }
 
   log(level: 'info' | 'warn' | 'error', message: string): void {
-    void this.s.domain.botLogs
+    this.s.domain.botLogs
       .write(this.actor.botId, [{ level, message, ...this.logRefs() }])
-      .catch(() => undefined);
+      .catch((err: unknown) =>
+        this.s.serverLog.warn({ err, botId: this.actor.botId, message }, 'a bot log line was lost'),
+      );
   }
 
   // Variables
@@ -330,32 +391,33 @@ export class Turn implements DialogHost {
   private async loadScopes(): Promise<void> {
     const vars = this.pkg.manifest.variables ?? {};
     const defaults = (scope: 'conversation' | 'user' | 'bot') =>
-      Object.fromEntries(Object.entries(vars[scope] ?? {}).map(([k, v]) => [k, (v.default ?? null) as Json]));
+      Object.fromEntries(Object.entries(vars[scope] ?? {}).map(([k, v]) => [k, v.default ?? null]));
     const keys = (['conversation', 'user', 'bot'] as const).map(
       (scope) => [scope, this.scopeKey(scope)] as const,
     );
     const wanted = [
       ...keys.flatMap(([, key]) => (key ? [key] : [])),
-      ...(this.conversation ? [this.dialogKey()] : []),
+      ...(this.conversation ? [this.dialogKey(this.conversation)] : []),
     ];
     const found = await this.s.domain.states.readMany(this.actor, wanted);
     for (const [scope, key] of keys) {
-      const current = key && (found.get(stateKeyText(key)) as JsonObject | undefined);
+      const current = key && found.get(stateKeyText(key));
       this.scopes[scope] = { ...defaults(scope), ...(current ?? {}) };
       if (key) this.stored[stateKeyText(key)] = JSON.stringify(this.scopes[scope]);
     }
     if (this.conversation) {
-      const dialog = found.get(stateKeyText(this.dialogKey()));
-      if (dialog) {
-        this.dialog = dialog as unknown as DialogState;
-        this.stored[stateKeyText(this.dialogKey())] = JSON.stringify(dialog);
+      const dialogKey = stateKeyText(this.dialogKey(this.conversation));
+      const dialog = found.get(dialogKey);
+      if (isDialogState(dialog)) {
+        this.dialog = dialog;
+        this.stored[dialogKey] = JSON.stringify(dialog);
       }
     }
     await this.syncWorkflowScope();
   }
 
   /** Stores a state the turn owns, when it changed since it was read or last stored. */
-  private async store(key: StateKey, payload: JsonObject): Promise<void> {
+  private async store(key: StateKey, payload: object): Promise<void> {
     const text = JSON.stringify(payload);
     const id = stateKeyText(key);
     if (this.stored[id] === text) return;
@@ -402,15 +464,13 @@ export class Turn implements DialogHost {
       ...(this.pkg.manifest.variables?.workflow ?? {}),
       ...(this.pkg.workflows[top.workflow]?.variables ?? {}),
     };
-    const defaults = Object.fromEntries(
-      Object.entries(declared).map(([k, v]) => [k, (v.default ?? null) as Json]),
-    );
+    const defaults = Object.fromEntries(Object.entries(declared).map(([k, v]) => [k, v.default ?? null]));
     const key: StateKey = { type: 'workflow', id: top.recordId, name: VARIABLES_STATE };
     // A run without a record has stored no variables: nothing to read.
     const current = (this.dialog.recorded ?? []).includes(top.recordId)
       ? (await this.s.domain.states.readMany(this.actor, [key])).get(stateKeyText(key))
       : undefined;
-    this.scopes.workflow = { ...defaults, ...((current as JsonObject | undefined) ?? {}) };
+    this.scopes.workflow = { ...defaults, ...(current ?? {}) };
     this.stored[stateKeyText(key)] = JSON.stringify(this.scopes.workflow);
   }
 
@@ -427,8 +487,8 @@ export class Turn implements DialogHost {
     }
   }
 
-  private dialogKey(): StateKey {
-    return { type: 'conversation', id: (this.conversation as Conversation).id, name: DIALOG_STATE };
+  private dialogKey(conversation: Conversation): StateKey {
+    return { type: 'conversation', id: conversation.id, name: DIALOG_STATE };
   }
 
   private position(): { workflow: string; node: string } | null {

@@ -11,6 +11,10 @@ import * as runtime from './migrations/0002_runtime.ts';
 import * as chat from './migrations/0003_chat.ts';
 import * as botLogs from './migrations/0004_bot_logs.ts';
 import * as engine from './migrations/0005_engine.ts';
+import * as retries from './migrations/0006_retries.ts';
+import * as files from './migrations/0010_files.ts';
+import * as webchat from './migrations/0012_webchat.ts';
+import * as userRecords from './migrations/0013_user_records.ts';
 
 export type Db = Kysely<Database>;
 /** The database or a transaction on it: what repository functions run against. */
@@ -24,6 +28,10 @@ const MIGRATIONS: Record<string, Migration> = {
   '0003_chat': chat,
   '0004_bot_logs': botLogs,
   '0005_engine': engine,
+  '0006_retries': retries,
+  '0010_files': files,
+  '0012_webchat': webchat,
+  '0013_user_records': userRecords,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -36,20 +44,31 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export async function openStore(config: StoreConfig): Promise<Store> {
-  const db = config.kind === 'sqlite' ? openSqlite(config.file) : openPostgres(config.url);
+/** Errors of the store's connections that no query is waiting for (an idle connection that broke). */
+export type StoreErrorReporter = (err: Error) => void;
+
+export async function openStore(config: StoreConfig, onError: StoreErrorReporter = () => {}): Promise<Store> {
+  const db = config.kind === 'sqlite' ? openSqlite(config.file) : openPostgres(config, onError);
+  // On Postgres the health check has a connection of its own: when slow queries hold every pooled
+  // connection, /readyz still tells whether the database answers, instead of queueing behind them.
+  const health = config.kind === 'postgres' ? healthCheckPool(config, onError) : undefined;
   const store: Store = {
     db,
     dialect: config.kind,
     ping: async () => {
-      await sql`select 1`.execute(db);
+      if (health) await health.query('select 1');
+      else await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await db.destroy();
+      await health?.end();
+    },
   };
   try {
     await migrate(db, config.kind);
   } catch (err) {
     await db.destroy();
+    await health?.end();
     throw err;
   }
   return store;
@@ -109,23 +128,53 @@ function cachePreparedStatements(database: SqliteDatabase.Database): void {
   }) as typeof database.prepare;
 }
 
-function openPostgres(url: string): Db {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
-  // An idle client that loses its connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
+function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>, onError: StoreErrorReporter): Db {
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: config.poolSize,
+    // No request holds a connection for long: a statement past this is cancelled.
+    statement_timeout: config.statementTimeoutMs,
+    types: { getTypeParser },
+  });
+  // A connection that breaks must not crash the process, whether it sits idle in the pool (the pool
+  // replaces it) or is checked out between two queries (the pool listens only to idle ones; the next
+  // query fails, and the broken connection is dropped when it is released). Either way it is reported.
+  pool.on('error', onError);
+  pool.on('connect', (client) => {
+    client.on('error', (err) => {
+      // Idle, the pool's own listener reports it (as the pool's 'error' above).
+      if (client.listenerCount('error') === 1) onError(err);
+    });
+  });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
-/** Postgres returns COUNT(*) as a string (bigint); SQLite as a number. */
+function healthCheckPool(config: Extract<StoreConfig, { kind: 'postgres' }>, onError: StoreErrorReporter) {
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: 1,
+    statement_timeout: 2000,
+    connectionTimeoutMillis: 2000,
+  });
+  pool.on('error', onError);
+  return pool;
+}
+
+const BIGINT_OID = 20;
+
+/**
+ * Postgres sends `bigint` (what COUNT(*) and SUM answer, and state expiries) as text, to spare
+ * JavaScript numbers past 2^53; Parley's never come near, so they are read as numbers, like SQLite's.
+ */
+function getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+  if (oid === BIGINT_OID) return (value: string) => Number(value);
+  // pg-types declares its parsers as `any`: each takes the column's text and answers its value.
+  return pg.types.getTypeParser(oid, format) as (value: string) => unknown;
+}
+
+/** A count as a number, whichever way the driver gave it. */
 export function toCount(value: string | number | bigint | null | undefined): number {
   return Number(value ?? 0);
 }
 
-export function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string };
-  return (
-    e?.code === '23505' ||
-    e?.code === 'SQLITE_CONSTRAINT_UNIQUE' ||
-    e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
-  );
-}
+export { isStatementTimeout, isUniqueViolation } from './errors.ts';

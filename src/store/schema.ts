@@ -1,7 +1,82 @@
+import type { Generated, Insertable, Selectable } from 'kysely';
+
 /**
- * The tables, as both dialects store them: ids and timestamps (ISO 8601 UTC) are text,
- * JSON documents are text, booleans are 0/1 integers. The repositories convert at the edge.
+ * The tables, as both dialects store them: ids and timestamps (ISO 8601 UTC) are text, JSON documents
+ * are text, flags are 0/1 integers. Columns that hold one of a closed set of values are typed with that
+ * set, and the sets are defined here, once: the domain's schemas and the rows share them.
  */
+
+export const ROLES = ['viewer', 'billing', 'developer', 'manager', 'administrator', 'owner'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const BOT_TYPES = ['studio', 'adk', 'desk'] as const;
+export type BotType = (typeof BOT_TYPES)[number];
+
+export const BOT_STATUSES = ['active', 'deploying', 'deleting'] as const;
+export type BotStatus = (typeof BOT_STATUSES)[number];
+
+/** The runtimes that can run a bot's uploaded code here: `parley` for a compiled Parley bot package. */
+export type BotRuntime = 'parley';
+
+export const MESSAGE_DIRECTIONS = ['incoming', 'outgoing'] as const;
+export type MessageDirection = (typeof MESSAGE_DIRECTIONS)[number];
+
+export const EVENT_STATUSES = ['pending', 'processed', 'ignored', 'failed', 'scheduled', 'canceled'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+export const STATE_TYPES = ['conversation', 'user', 'bot', 'integration', 'workflow', 'task'] as const;
+export type StateType = (typeof STATE_TYPES)[number];
+
+export const WORKFLOW_STATUSES = [
+  'pending',
+  'in_progress',
+  'listening',
+  'paused',
+  'completed',
+  'cancelled',
+  'failed',
+  'timedout',
+] as const;
+export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+
+export const BOT_LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type BotLogLevel = (typeof BOT_LOG_LEVELS)[number];
+
+/** What a chat id of a client's choosing names. */
+export type ForeignKind = 'user' | 'conversation';
+
+export const FILE_STATUSES = [
+  'upload_pending',
+  'upload_failed',
+  'upload_completed',
+  'indexing_pending',
+  'indexing_failed',
+  'indexing_completed',
+] as const;
+export type FileStatus = (typeof FILE_STATUSES)[number];
+
+export const FILE_ACCESS_POLICIES = ['integrations', 'public_content'] as const;
+export type FileAccessPolicy = (typeof FILE_ACCESS_POLICIES)[number];
+
+/** What a passage of a document is, by its structure. */
+export const PASSAGE_TYPES = [
+  'title',
+  'subtitle',
+  'paragraph',
+  'blockquote',
+  'list',
+  'table',
+  'code',
+  'image',
+] as const;
+export type PassageType = (typeof PASSAGE_TYPES)[number];
+
+/** `writing` while an upload streams in, `stored` once a file holds it, `dead` when its bytes may be freed. */
+export type BlobState = 'writing' | 'stored' | 'dead';
+
+/** A boolean, as both dialects store it. */
+export type Flag = 0 | 1;
+
 export interface AccountsTable {
   id: string;
   email: string;
@@ -27,7 +102,7 @@ export interface WorkspaceMembersTable {
   id: string;
   workspace_id: string;
   account_id: string;
-  role: string;
+  role: Role;
   created_at: string;
 }
 
@@ -44,9 +119,9 @@ export interface BotsTable {
   workspace_id: string;
   name: string;
   description: string | null;
-  dev: number;
-  type: string;
-  status: string;
+  dev: Flag;
+  type: BotType;
+  status: BotStatus;
   signing_secret: string;
   created_by: string | null;
   deployed_at: string | null;
@@ -55,8 +130,8 @@ export interface BotsTable {
   /** JSON: secret name -> value. Only the names ever leave the store through the API. */
   secrets: string;
   code: string | null;
-  /** 'parley' when `code` is a Parley bot package the engine runs; null otherwise. */
-  runtime: string | null;
+  /** Which runtime runs `code`; null when nothing here runs it. */
+  runtime: BotRuntime | null;
   created_at: string;
   updated_at: string;
 }
@@ -111,7 +186,7 @@ export interface ConversationsTable {
   properties: string;
   message_count: number;
   /** The number of the conversation's last live signal. */
-  signal_seq: number;
+  signal_seq: Generated<number>;
   current_task_id: string | null;
   current_workflow_id: string | null;
   created_at: string;
@@ -132,8 +207,8 @@ export interface MessagesTable {
   type: string;
   /** JSON object */
   payload: string;
-  direction: string;
-  origin: string | null;
+  direction: MessageDirection;
+  origin: 'synthetic' | null;
   /** JSON object given by Chat API clients, or null. */
   metadata: string | null;
   created_at: string;
@@ -150,13 +225,15 @@ export interface EventsTable {
   user_id: string | null;
   message_id: string | null;
   workflow_id: string | null;
-  status: string;
+  status: EventStatus;
   failure_reason: string | null;
   /** When a scheduled event is due. */
   scheduled_for: string | null;
   /** The engine process working on this pending event, and until when its claim holds. */
   lease_owner: string | null;
   lease_until: string | null;
+  /** Turns of this event that failed for a reason that may pass, and will be tried again. */
+  attempts: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -164,14 +241,14 @@ export interface EventsTable {
 export interface StatesTable {
   id: string;
   bot_id: string;
-  type: string;
+  type: StateType;
   /** The id of what the state belongs to (conversation, user, bot, workflow, ...). */
   resource_id: string;
   name: string;
   /** JSON object */
   payload: string;
-  /** Lifetime in milliseconds, as given (bigint: Postgres returns it as a string). */
-  expiry: number | string | null;
+  /** Lifetime in milliseconds, as given. */
+  expiry: number | null;
   expires_at: string | null;
   created_at: string;
   updated_at: string;
@@ -181,7 +258,7 @@ export interface WorkflowsTable {
   id: string;
   bot_id: string;
   name: string;
-  status: string;
+  status: WorkflowStatus;
   /** JSON object */
   input: string;
   /** JSON object */
@@ -209,16 +286,20 @@ export interface ObservationsTable {
 export interface ChatChannelsTable {
   bot_id: string;
   webhook_id: string;
-  enabled: number;
+  enabled: Flag;
   /** Set: personal mode (the bot owner signs user keys with it). Null: shared mode. */
   encryption_key: string | null;
+  /** JSON: the origins allowed to call the channel's routes from a browser; null: any origin. */
+  allowed_origins: string | null;
+  /** JSON object: how the channel's webchat looks (bot name, avatar, colour...). */
+  webchat: string;
   created_at: string;
   updated_at: string;
 }
 
 export interface ChatIdsTable {
   bot_id: string;
-  kind: string;
+  kind: ForeignKind;
   foreign_id: string;
   internal_id: string;
 }
@@ -239,17 +320,90 @@ export interface ActionCacheTable {
   expires_at: string;
 }
 
-/** One log line of a bot. `level`: debug, info, warn or error. */
+/** One log line of a bot. */
 export interface BotLogsTable {
   id: string;
   bot_id: string;
   /** ISO 8601 UTC, when the line was logged. */
   timestamp: string;
-  level: string;
+  level: BotLogLevel;
   message: string;
   conversation_id: string | null;
   user_id: string | null;
   workflow_id: string | null;
+}
+
+export interface FilesTable {
+  id: string;
+  bot_id: string;
+  /** `bot`, or `integration:<alias>`: whoever created the file; a key is unique per owner. */
+  owner: string;
+  key: string;
+  content_type: string;
+  /** Bytes, as declared by the upsert (and as stored, once the upload completed). */
+  size: number;
+  /** Hex SHA-256 of the stored content (the download's ETag). */
+  sha256: string | null;
+  blob_id: string | null;
+  /** Changes with every upsert: an upload URL signed for an earlier one no longer works. */
+  upload_nonce: string;
+  status: FileStatus;
+  failure_reason: string | null;
+  index_requested: Flag;
+  /** JSON: `indexing.configuration` as given (stored for reference). */
+  indexing_config: string | null;
+  indexing_stack: 'v1' | 'v2' | null;
+  /** JSON: FileAccessPolicy[] */
+  access_policies: string;
+  /** JSON object */
+  metadata: string;
+  expires_at: string | null;
+  /** JSON: the passages setFilePassages gave, until the indexer stores them. */
+  pending_passages: string | null;
+  /** The indexer process working on this file, and until when its claim holds. */
+  index_lease_owner: string | null;
+  index_lease_until: string | null;
+  /** Claims of this indexing so far: a file whose indexing keeps dying is given up. */
+  index_attempts: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FilePassagesTable {
+  id: string;
+  file_id: string;
+  position: number;
+  type: PassageType;
+  page_number: number | null;
+  content: string;
+}
+
+export interface KnowledgeBasesTable {
+  id: string;
+  bot_id: string;
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FileBlobsTable {
+  id: string;
+  bot_id: string;
+  state: BlobState;
+  size: number;
+  created_at: string;
+}
+
+export interface FileBlobChunksTable {
+  blob_id: string;
+  seq: number;
+  data: Uint8Array;
+}
+
+/** The full-text index (SQLite: a rowid per entry, the text in the FTS5 table `search_fts`). */
+export interface SearchEntriesTable {
+  rowid: Generated<number>;
+  id: string;
 }
 
 export interface Database {
@@ -275,4 +429,15 @@ export interface Database {
   conversation_signals: ConversationSignalsTable;
   bot_logs: BotLogsTable;
   action_cache: ActionCacheTable;
+  files: FilesTable;
+  file_passages: FilePassagesTable;
+  knowledge_bases: KnowledgeBasesTable;
+  file_blobs: FileBlobsTable;
+  file_blob_chunks: FileBlobChunksTable;
+  search_entries: SearchEntriesTable;
 }
+
+/** A row as read from a table. */
+export type Row<T extends keyof Database> = Selectable<Database[T]>;
+/** A row as written to a table. */
+export type NewRow<T extends keyof Database> = Insertable<Database[T]>;

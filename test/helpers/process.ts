@@ -15,10 +15,15 @@ export interface ParleyProcess {
   exited: Promise<number | null>;
 }
 
-/** Runs the `parley` command as a user would, with a clean environment plus `env`. */
-export function runParley(args: string[], env: Record<string, string> = {}): ParleyProcess {
+/** Runs the `parley` command as a user would, with a clean environment plus `env` (in `cwd`, if given). */
+export function runParley(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { cwd?: string } = {},
+): ParleyProcess {
   const child = spawn(process.execPath, [PARLEY_BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    ...(options.cwd !== undefined && { cwd: options.cwd }),
   });
   let text = '';
   const waiters = new Set<() => void>();

@@ -77,12 +77,13 @@ export async function rejectsWith(
   assert.ok(caught instanceof errorClass, `expected a ${expected} error, got ${describeError(caught)}`);
   assert.ok(isApiError(caught));
   if (message) assert.match(caught.message, message);
-  return caught as Error & { code: number; type: string };
+  return caught;
 }
 
 function errorTypeOf(errorClass: ErrorClass): string {
   try {
-    return String((Reflect.construct(errorClass, ['']) as { type?: unknown }).type ?? errorClass.name);
+    const type: unknown = Reflect.get(Reflect.construct(errorClass, ['']), 'type');
+    return typeof type === 'string' ? type : errorClass.name;
   } catch {
     return errorClass.name;
   }
@@ -130,6 +131,9 @@ export function assertId(value: unknown, prefix: string): void {
 export function unknownId(prefix: string): string {
   return `${prefix}_01JZZZZZZZZZZZZZZZZZZZZZZZ`;
 }
+
+/** The ids of a list's items, in order. */
+export const ids = (items: { id: string }[]): string[] => items.map((i) => i.id);
 
 /** A unique string, for tag values and names that must not collide between tests. */
 export function unique(prefix = 'v'): string {

@@ -180,7 +180,7 @@ export function openSse(url: string, options: SseOptions = {}): Promise<SseStrea
                 ok = check(stream);
               } catch (err) {
                 cleanup();
-                fail(err as Error);
+                fail(err instanceof Error ? err : new Error(String(err)));
                 return;
               }
               if (ok) {
@@ -326,7 +326,7 @@ export async function chatRejects(
   assert.equal(caught.code, code, `expected code ${code}, got ${describe}`);
   assert.ok(caught instanceof errorClass, `the error is an instance of the ${type} class`);
   if (message) assert.match(caught.message, message);
-  return caught as Error & { type: string; code: number };
+  return caught;
 }
 
 /** Polls `probe` until it returns true, failing after `ms` with `what`. */

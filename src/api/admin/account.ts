@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AccountSchema, PersonalAccessTokenSchema } from '../../domain/accounts.ts';
-import { introspect } from '../../domain/auth.ts';
-import { Timestamp } from '../../domain/schemas.ts';
+import { AccountSchema, PersonalAccessTokenSchema } from '../../domain/workspace/accounts.ts';
+import { introspect } from '../../domain/workspace/auth.ts';
+import { Timestamp } from '../../domain/shared/schemas.ts';
 import { accountIdOf, principalOf } from '../auth.ts';
-import { EmptySchema, errorResponses, IdParams } from '../common.ts';
+import { EmptySchema, errorResponses, IdParams } from '../../contract/schemas.ts';
 
 const tags = ['Account'];
 
@@ -17,6 +17,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'account' },
       schema: {
         operationId: 'getAccount',
+        summary: 'Get the account of the token',
         tags,
         response: { 200: Type.Object({ account: AccountSchema }), ...errorResponses },
       },
@@ -30,6 +31,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'account' },
       schema: {
         operationId: 'listPersonalAccessTokens',
+        summary: 'List your personal access tokens',
         tags,
         response: { 200: Type.Object({ pats: Type.Array(PersonalAccessTokenSchema) }), ...errorResponses },
       },
@@ -43,6 +45,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'account' },
       schema: {
         operationId: 'createPersonalAccessToken',
+        summary: 'Create a personal access token (its value is shown once)',
         tags,
         description: 'The token value is returned once, here; only its hash is stored.',
         body: Type.Object({ note: Type.String({ maxLength: 500 }) }),
@@ -68,6 +71,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'account' },
       schema: {
         operationId: 'deletePersonalAccessToken',
+        summary: 'Revoke a personal access token',
         tags,
         params: IdParams,
         response: { 200: EmptySchema, ...errorResponses },
@@ -85,6 +89,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'token' },
       schema: {
         operationId: 'introspect',
+        summary: 'Tell what a token is: an account or a bot',
         tags,
         description: 'Tells which workspace and account a token acts as, for the given bot.',
         body: Type.Object({ botId: Type.String() }),

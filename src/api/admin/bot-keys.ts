@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Timestamp } from '../../domain/schemas.ts';
+import { Timestamp } from '../../domain/shared/schemas.ts';
 import { workspaceActorOf } from '../auth.ts';
-import { EmptySchema, errorResponses, IdParams } from '../common.ts';
+import { EmptySchema, errorResponses, IdParams } from '../../contract/schemas.ts';
 
 const tags = ['Bot API keys'];
 const BotApiKey = Type.Object({ id: Type.String(), createdAt: Timestamp, note: Type.String() });
@@ -13,9 +13,9 @@ export const botKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/bots/baks',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'listBotApiKeys',
+        summary: 'List a bot’s API keys',
         tags,
         querystring: Type.Object({ botId: Type.String() }),
         response: { 200: Type.Object({ baks: Type.Array(BotApiKey) }), ...errorResponses },
@@ -27,9 +27,9 @@ export const botKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/bots/baks',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'createBotApiKey',
+        summary: 'Create a bot API key (its value is shown once)',
         tags,
         description: 'The key value is returned once, here; only its hash is stored.',
         body: Type.Object({ botId: Type.String(), note: Type.Optional(Type.String({ maxLength: 500 })) }),
@@ -50,9 +50,9 @@ export const botKeyRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/bots/baks/:id',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'deleteBotApiKey',
+        summary: 'Revoke a bot API key',
         tags,
         params: IdParams,
         response: { 200: EmptySchema, ...errorResponses },

@@ -1,9 +1,21 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BotSchema, BotSummarySchema, CreateBotBodySchema, UpdateBotBodySchema } from '../../domain/bots.ts';
-import { TagMap } from '../../domain/schemas.ts';
+import {
+  BotSchema,
+  BotSummarySchema,
+  CreateBotBodySchema,
+  UpdateBotBodySchema,
+} from '../../domain/bots/bots.ts';
+import { TagMap } from '../../domain/shared/schemas.ts';
 import { workspaceActorOf } from '../auth.ts';
-import { EmptySchema, errorResponses, IdParams, listOf, PageQuery, SortQuery } from '../common.ts';
+import {
+  EmptySchema,
+  errorResponses,
+  IdParams,
+  listOf,
+  PageQuery,
+  SortQuery,
+} from '../../contract/schemas.ts';
 
 const tags = ['Bots'];
 const BotResponse = Type.Object({ bot: BotSchema });
@@ -14,9 +26,9 @@ export const botRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/bots',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'listBots',
+        summary: 'List the workspace’s bots',
         tags,
         querystring: Type.Object({
           ...PageQuery,
@@ -40,9 +52,9 @@ export const botRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/bots/:id',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'getBot',
+        summary: 'Get a bot, with its chat channel and webchat client id',
         tags,
         params: IdParams,
         response: { 200: BotResponse, ...errorResponses },
@@ -54,9 +66,9 @@ export const botRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/bots',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'createBot',
+        summary: 'Create a bot',
         tags,
         body: Type.Optional(CreateBotBodySchema),
         response: { 200: BotResponse, ...errorResponses },
@@ -68,9 +80,9 @@ export const botRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/bots/:id',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'updateBot',
+        summary: 'Update or deploy a bot (its chat channel’s configuration included)',
         tags,
         params: IdParams,
         body: Type.Optional(UpdateBotBodySchema),
@@ -85,9 +97,9 @@ export const botRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/bots/:id',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'deleteBot',
+        summary: 'Delete a bot',
         tags,
         params: IdParams,
         response: { 200: EmptySchema, ...errorResponses },

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { BotLogSchema, LOG_PAGE_SIZE } from '../../domain/bot-logs.ts';
+import { BotLogSchema, LOG_PAGE_SIZE } from '../../domain/bots/bot-logs.ts';
 import { workspaceActorOf } from '../auth.ts';
-import { errorResponses, IdParams } from '../common.ts';
+import { errorResponses, IdParams } from '../../contract/schemas.ts';
 
 const tags = ['Bots'];
 
@@ -12,9 +12,9 @@ export const logRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/bots/:id/logs',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'getBotLogs',
+        summary: 'Read a bot’s log lines',
         tags,
         description: `A bot's log lines in a time window, oldest first, ${LOG_PAGE_SIZE} a page. Unlike other lists, \`nextToken\` is at the top level of the response.`,
         params: IdParams,

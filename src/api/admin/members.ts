@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { MemberSchema } from '../../domain/members.ts';
-import { ROLES } from '../../domain/roles.ts';
-import { Email } from '../../domain/schemas.ts';
+import { MemberSchema } from '../../domain/workspace/members.ts';
+import { ROLES } from '../../domain/workspace/roles.ts';
+import { Email } from '../../domain/shared/schemas.ts';
 import { workspaceActorOf } from '../auth.ts';
-import { EmptySchema, errorResponses, IdParams, listOf, PageQuery } from '../common.ts';
+import { EmptySchema, errorResponses, IdParams, listOf, PageQuery } from '../../contract/schemas.ts';
 
 const tags = ['Workspace members'];
 const Role = Type.Enum(ROLES);
@@ -15,9 +15,9 @@ export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/workspace-members',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'listWorkspaceMembers',
+        summary: 'List the members of the workspace',
         tags,
         querystring: Type.Object(PageQuery),
         response: { 200: listOf('members', MemberSchema), ...errorResponses },
@@ -32,8 +32,12 @@ export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/workspace-members/me',
     {
-      config: { auth: 'workspace' },
-      schema: { operationId: 'getWorkspaceMember', tags, response: { 200: MemberSchema, ...errorResponses } },
+      schema: {
+        operationId: 'getWorkspaceMember',
+        summary: 'Get your own membership of the workspace',
+        tags,
+        response: { 200: MemberSchema, ...errorResponses },
+      },
     },
     async (request) => members.me(workspaceActorOf(request)),
   );
@@ -41,9 +45,9 @@ export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/workspace-members',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'createWorkspaceMember',
+        summary: 'Add a member to the workspace',
         tags,
         description:
           'Adds the account with this email (created on first use) to the workspace. No email is sent: give the new member a first token with `parley token create --email <email>`.',
@@ -57,9 +61,9 @@ export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/workspace-members/:id',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'updateWorkspaceMember',
+        summary: 'Change a member’s role',
         tags,
         params: IdParams,
         body: Type.Object({ role: Type.Optional(Role) }),
@@ -72,9 +76,9 @@ export const memberRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/workspace-members/:id',
     {
-      config: { auth: 'workspace' },
       schema: {
         operationId: 'deleteWorkspaceMember',
+        summary: 'Remove a member from the workspace',
         tags,
         params: IdParams,
         response: { 200: EmptySchema, ...errorResponses },

@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { WorkspaceActor } from '../../domain/actors.ts';
-import { notFound } from '../../domain/errors.ts';
-import { WorkspaceChangesSchema, WorkspaceSchema } from '../../domain/workspaces.ts';
+import type { WorkspaceActor } from '../../domain/workspace/actors.ts';
+import { notFound } from '../../domain/shared/errors.ts';
+import { WorkspaceChangesSchema, WorkspaceSchema } from '../../domain/workspace/workspaces.ts';
 import { accountIdOf } from '../auth.ts';
-import { EmptySchema, errorResponses, IdParams, listOf, PageQuery } from '../common.ts';
+import { EmptySchema, errorResponses, IdParams, listOf, PageQuery } from '../../contract/schemas.ts';
 
 const tags = ['Workspaces'];
 
@@ -24,6 +24,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'account' },
       schema: {
         operationId: 'createWorkspace',
+        summary: 'Create a workspace',
         tags,
         body: Type.Object({
           name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -41,6 +42,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'account' },
       schema: {
         operationId: 'listWorkspaces',
+        summary: 'List the workspaces you are a member of',
         tags,
         querystring: Type.Object({ ...PageQuery, handle: Type.Optional(Type.String()) }),
         response: { 200: listOf('workspaces', WorkspaceSchema), ...errorResponses },
@@ -58,6 +60,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'account' },
       schema: {
         operationId: 'getWorkspace',
+        summary: 'Get a workspace',
         tags,
         params: IdParams,
         response: { 200: WorkspaceSchema, ...errorResponses },
@@ -72,6 +75,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'account' },
       schema: {
         operationId: 'updateWorkspace',
+        summary: 'Update a workspace',
         tags,
         params: IdParams,
         body: WorkspaceChangesSchema,
@@ -90,6 +94,7 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       config: { auth: 'account' },
       schema: {
         operationId: 'deleteWorkspace',
+        summary: 'Delete a workspace',
         tags,
         description: 'Deletes the workspace with its members, bots and everything they hold. Owner only.',
         params: IdParams,

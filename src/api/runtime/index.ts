@@ -1,25 +1,17 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyPluginAsync } from 'fastify';
+import { RUNTIME_OPERATIONS } from '../../contract/runtime/index.ts';
+import { botActorOf, requireAuth } from '../auth.ts';
+import { allowCors, PLATFORM_HEADERS } from '../cors.ts';
+import type { PlatformApiOptions } from '../cors.ts';
 import { PAYLOAD_LIMITS } from '../limits.ts';
-import { actionRoutes } from './actions.ts';
-import { conversationRoutes } from './conversations.ts';
-import { eventRoutes } from './events.ts';
-import { messageRoutes } from './messages.ts';
-import { miscRoutes } from './misc.ts';
-import { stateRoutes } from './states.ts';
-import { userRoutes } from './users.ts';
-import { workflowRoutes } from './workflows.ts';
+import { routeOperations } from '../operations.ts';
 
 /** The Runtime API, under `/v1/chat`: what bot code and integrations call, as one bot (`x-bot-id`). */
-export const runtimeApi: FastifyPluginAsyncTypebox = async (app) => {
+export const runtimeApi: FastifyPluginAsync<PlatformApiOptions> = async (app, { corsOrigins }) => {
   app.addHook('onRoute', (route) => {
     route.bodyLimit ??= PAYLOAD_LIMITS.runtime;
   });
-  await app.register(actionRoutes);
-  await app.register(conversationRoutes);
-  await app.register(userRoutes);
-  await app.register(messageRoutes);
-  await app.register(eventRoutes);
-  await app.register(stateRoutes);
-  await app.register(workflowRoutes);
-  await app.register(miscRoutes);
+  if (corsOrigins) await allowCors(app, { origins: () => corsOrigins, allowedHeaders: PLATFORM_HEADERS });
+  requireAuth(app, app.domain, 'bot');
+  routeOperations(app, RUNTIME_OPERATIONS, botActorOf);
 };

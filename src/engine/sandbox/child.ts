@@ -4,6 +4,7 @@
  * only over IPC (protocol.ts). If V8 aborts this process (an isolate that V8 cannot contain), the
  * parent fails the calls it held and starts a new one; nothing else goes down with it.
  */
+import { MEMORY_CHECK_INTERVAL_MS, OVER_MEMORY_EXIT_CODE } from './limits.ts';
 import { readParentMessage } from './protocol.ts';
 import type { ChildMessage, ParentMessage, ProgramSource } from './protocol.ts';
 import { VersionRuntime } from './version-runtime.ts';
@@ -71,4 +72,18 @@ if (!process.send) {
   process.stderr.write('sandbox: child.ts must be started with child_process.fork\n');
   process.exit(1);
 }
+
+// Each isolate's heap has its limit, but WebAssembly memory, array buffers and isolates growing together
+// are outside any one of them: the process as a whole is bounded too. Isolates run on their own threads,
+// so this timer runs while bot code does. Ending the process fails the calls it held; the parent
+// restarts it.
+const maxRssBytes = Number(process.argv[2]) * 1024 * 1024;
+if (maxRssBytes > 0) {
+  setInterval(() => {
+    if (process.memoryUsage.rss() <= maxRssBytes) return;
+    process.stderr.write(`sandbox: over ${process.argv[2]} MB of memory; stopping\n`);
+    process.exit(OVER_MEMORY_EXIT_CODE);
+  }, MEMORY_CHECK_INTERVAL_MS).unref();
+}
+
 send({ type: 'ready' });

@@ -9,6 +9,10 @@
 (function bootstrap(sendHostCall, sendLog, unitSources, limits) {
   'use strict';
 
+  // WebAssembly memory lives outside the isolate's heap, where its memory limit does not count it: bot
+  // code gets no WebAssembly (the sandbox process's own memory bound is the backstop for the rest).
+  delete globalThis.WebAssembly;
+
   // Bot code may replace globals of its own isolate (JSON, Object…); the sandbox keeps the originals.
   const { parse, stringify } = JSON;
   const { entries, getPrototypeOf } = Object;
@@ -121,8 +125,13 @@
       (level) =>
       (...args) => {
         const call = calls.get(callId);
-        // One line past the cap tells the host that lines were dropped.
-        if (!call || call.lines > limits.logLines) return;
+        if (!call || call.dropped) return;
+        if (call.lines >= limits.logLines || call.chars >= limits.logCharsPerCall) {
+          // One line past the caps, unprinted, tells the host that lines were dropped.
+          call.dropped = true;
+          sendLog(callId, level, '');
+          return;
+        }
         call.lines++;
         let text;
         try {
@@ -130,7 +139,11 @@
         } catch {
           text = '[unprintable]';
         }
-        sendLog(callId, level, text.length > limits.logChars ? `${text.slice(0, limits.logChars)}…` : text);
+        const left = limits.logCharsPerCall - call.chars;
+        const room = limits.logChars < left ? limits.logChars : left;
+        if (text.length > room) text = `${text.slice(0, room)}…`;
+        call.chars += text.length;
+        sendLog(callId, level, text);
       };
     return {
       log: line('info'),
@@ -148,7 +161,7 @@
 
   // Runs one unit; always resolves with a JSON string { ok, value, scopes } or { ok: false, message }.
   async function run(callId, unitId, contextJson) {
-    calls.set(callId, { lines: 0 });
+    calls.set(callId, { lines: 0, chars: 0, dropped: false });
     try {
       const unit = units.get(unitId);
       if (!unit) return stringify({ ok: false, message: `Error: the program has no code unit "${unitId}"` });

@@ -1,4 +1,4 @@
-import { MAX_LOG_CHARS, MAX_LOG_LINES } from './limits.ts';
+import { MAX_LOG_CHARS, MAX_LOG_CHARS_PER_CALL, MAX_LOG_LINES } from './limits.ts';
 import type { LogLine } from './types.ts';
 
 const LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
@@ -11,15 +11,21 @@ const LEVELS: ReadonlySet<string> = new Set(['debug', 'info', 'warn', 'error']);
 export class LogCollector {
   readonly lines: LogLine[] = [];
   private dropped = false;
+  private chars = 0;
 
   add(level: string, message: string): void {
     if (this.dropped) return;
-    if (this.lines.length >= MAX_LOG_LINES) {
+    if (this.lines.length >= MAX_LOG_LINES || this.chars >= MAX_LOG_CHARS_PER_CALL) {
       this.dropped = true;
-      this.push('warn', `(log lines after the first ${MAX_LOG_LINES} of this call were dropped)`);
+      this.push(
+        'warn',
+        `(the log lines of this call after the first ${this.lines.length} (${this.chars} characters) were dropped: at most ${MAX_LOG_LINES} lines and ${MAX_LOG_CHARS_PER_CALL} characters are kept per call)`,
+      );
       return;
     }
-    const text = message.length > MAX_LOG_CHARS ? `${message.slice(0, MAX_LOG_CHARS)}…` : message;
+    const room = Math.min(MAX_LOG_CHARS, MAX_LOG_CHARS_PER_CALL - this.chars);
+    const text = message.length > room ? `${message.slice(0, room)}…` : message;
+    this.chars += text.length;
     this.push(LEVELS.has(level) ? (level as LogLine['level']) : 'info', text);
   }
 

@@ -3,6 +3,7 @@
  * never in the API process. A version always goes to the same process (by a hash of its id), so
  * its isolate stays warm there.
  */
+import { DEFAULT_MAX_PROCESS_MEMORY_MB } from './limits.ts';
 import { SandboxProcess } from './supervisor.ts';
 import type { SandboxLogger } from './supervisor.ts';
 import type { BotProgram, CallContext, CallOutcome, HostHandler, Sandbox } from './types.ts';
@@ -12,6 +13,10 @@ export type { SandboxLogger } from './supervisor.ts';
 export interface ProcessSandboxOptions {
   /** How many sandbox processes to run (default 1). */
   processes?: number;
+  /** The most memory one sandbox process may hold (resident, in MB); past it, it is restarted. */
+  maxMemoryMb?: number;
+  /** Told each time a sandbox process is restarted. */
+  onRestart?: () => void;
   /** Where failed calls and process crashes are reported (e.g. the server's pino logger). */
   logger?: SandboxLogger;
 }
@@ -35,7 +40,16 @@ export class ProcessSandbox implements Sandbox {
   constructor(options: ProcessSandboxOptions = {}) {
     const count = Math.max(1, Math.floor(options.processes ?? 1));
     this.log = options.logger ?? SILENT;
-    this.processes = Array.from({ length: count }, (_, i) => new SandboxProcess(`sandbox-${i}`, this.log));
+    this.processes = Array.from(
+      { length: count },
+      (_, i) =>
+        new SandboxProcess(
+          `sandbox-${i}`,
+          this.log,
+          options.maxMemoryMb ?? DEFAULT_MAX_PROCESS_MEMORY_MB,
+          options.onRestart,
+        ),
+    );
   }
 
   async call(

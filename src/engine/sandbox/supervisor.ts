@@ -6,7 +6,8 @@
  */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { STUCK_PROCESS_GRACE_MS } from './limits.ts';
+import { FROM_SOURCE } from '../../paths.ts';
+import { OVER_MEMORY_EXIT_CODE, STUCK_PROCESS_GRACE_MS } from './limits.ts';
 import { readChildMessage } from './protocol.ts';
 import type { ChildMessage, HostAnswer, ParentMessage } from './protocol.ts';
 import { DEFAULT_LIMITS } from './types.ts';
@@ -19,10 +20,13 @@ export interface SandboxLogger {
   error(details: Record<string, unknown>, message: string): void;
 }
 
-const CHILD_ENTRY = new URL('./child.ts', import.meta.url);
-// Resolved here rather than by the child, so the child starts whatever the working directory is.
+// The child is this module's sibling: its TypeScript source run through tsx (resolved here, so the
+// child starts whatever the working directory is), or its compiled JavaScript.
 // isolated-vm requires --no-node-snapshot on Node 20.
-const CHILD_EXEC_ARGV = ['--no-node-snapshot', '--import', import.meta.resolve('tsx')];
+const CHILD_ENTRY = new URL(FROM_SOURCE ? './child.ts' : './child.js', import.meta.url);
+const CHILD_EXEC_ARGV = FROM_SOURCE
+  ? ['--no-node-snapshot', '--import', import.meta.resolve('tsx')]
+  : ['--no-node-snapshot', '--enable-source-maps'];
 /** Restart delays after a crash: immediate the first time, then doubling up to the maximum. */
 const RESTART_BASE_MS = 100;
 const RESTART_MAX_MS = 10_000;
@@ -112,6 +116,9 @@ export class SandboxProcess {
   constructor(
     private readonly name: string,
     private readonly log: SandboxLogger,
+    /** The child ends itself past this (see child.ts); the parent restarts it. */
+    private readonly maxMemoryMb: number,
+    private readonly onRestart: () => void = () => undefined,
   ) {
     this.start();
   }
@@ -170,7 +177,7 @@ export class SandboxProcess {
     this.restartTimer = undefined;
     this.killedBecause = undefined;
     this.startedAt = Date.now();
-    const child = fork(CHILD_ENTRY, [], {
+    const child = fork(CHILD_ENTRY, [String(this.maxMemoryMb)], {
       execArgv: CHILD_EXEC_ARGV,
       env: childEnv(),
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -178,7 +185,14 @@ export class SandboxProcess {
     this.process = child;
     child.on('message', (raw: unknown) => this.onMessage(child, raw));
     child.on('exit', (code, signal) =>
-      this.onExit(child, signal ? `was killed by ${signal}` : `exited with code ${code}`),
+      this.onExit(
+        child,
+        signal
+          ? `was killed by ${signal}`
+          : code === OVER_MEMORY_EXIT_CODE
+            ? `held more than ${this.maxMemoryMb} MB of memory and was stopped`
+            : `exited with code ${code}`,
+      ),
     );
     child.on('error', (error) => {
       // Failed to spawn, or could not be signalled/messaged: either way this process is unusable.
@@ -264,6 +278,7 @@ export class SandboxProcess {
     const delay =
       this.crashes === 0 ? 0 : Math.min(RESTART_BASE_MS * 2 ** (this.crashes - 1), RESTART_MAX_MS);
     this.crashes++;
+    this.onRestart();
     this.log.error({ sandbox: this.name, pid: child.pid, restartInMs: delay }, `${reason}; restarting it`);
     this.restartTimer = setTimeout(() => this.start(), delay);
   }

@@ -4,8 +4,9 @@
  * child processes. Everything crossing this boundary is JSON.
  */
 
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type JsonObject = { [key: string]: Json };
+import type { Json, JsonObject } from '../../domain/shared/json.ts';
+
+export type { Json, JsonObject };
 
 /** The limits of one bot's code: per isolate memory, and per call time (wall clock, enforced by a watchdog). */
 export interface SandboxLimits {

@@ -10,6 +10,7 @@ import {
   LOAD_TIMEOUT_MS,
   MAX_HOST_CALLS,
   MAX_LOG_CHARS,
+  MAX_LOG_CHARS_PER_CALL,
   MAX_LOG_LINES,
   MAX_MESSAGE_CHARS,
   MIN_MEMORY_MB,
@@ -212,7 +213,12 @@ export class VersionRuntime {
         (callId: unknown, level: unknown, text: unknown) => this.onLog(isolate, callId, level, text),
         { ignored: true },
       );
-      const caps = { logLines: MAX_LOG_LINES, logChars: MAX_LOG_CHARS, messageChars: MAX_MESSAGE_CHARS };
+      const caps = {
+        logLines: MAX_LOG_LINES,
+        logChars: MAX_LOG_CHARS,
+        logCharsPerCall: MAX_LOG_CHARS_PER_CALL,
+        messageChars: MAX_MESSAGE_CHARS,
+      };
       const api: ivm.Reference = await bootstrap.apply(
         undefined,
         [
@@ -285,6 +291,7 @@ export class VersionRuntime {
     const message = errorMessage(error);
     if (message === IVM_TIMEOUT_MESSAGE) {
       // V8 stopped the code mid-way, so the bootstrap could not clean up after the call.
+      // Best effort: if the isolate cannot clean up either, the next call or the watchdog disposes it.
       instance.end.apply(undefined, [call.id]).catch(() => undefined);
       call.finish(this.timeoutFailure(call));
       return;

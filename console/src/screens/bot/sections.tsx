@@ -1,0 +1,29 @@
+// The sections of a bot, in tab order. A new API's screens (the bot's files and knowledge bases, its
+// tables) are one entry here and one component each.
+import type { ComponentType } from 'preact';
+import type { Action } from '../../roles.ts';
+import type { BotScreenProps } from './shell.tsx';
+import { Overview } from './overview.tsx';
+import { Conversations } from './conversations.tsx';
+import { Logs } from './logs.tsx';
+import { TryIt } from './try-it.tsx';
+import { Settings } from './settings.tsx';
+import { Keys } from './keys.tsx';
+
+export interface BotSection {
+  /** The address segment after /console/bots/{id}/ ('' for the overview). */
+  segment: string;
+  label: string;
+  component: ComponentType<BotScreenProps>;
+  /** What the role must be allowed to see the tab (the server answers 403 otherwise). */
+  needs?: Action;
+}
+
+export const BOT_SECTIONS: BotSection[] = [
+  { segment: '', label: 'Overview', component: Overview },
+  { segment: 'conversations', label: 'Conversations', component: Conversations },
+  { segment: 'logs', label: 'Logs', component: Logs },
+  { segment: 'try', label: 'Try it', component: TryIt },
+  { segment: 'settings', label: 'Settings', component: Settings },
+  { segment: 'keys', label: 'API keys', component: Keys, needs: 'botKeys.manage' },
+];

@@ -1,0 +1,223 @@
+// One conversation as it happened: every message and event in order, rendered as a person sees them,
+// each turn with its log lines beside it and a failed turn marked with its reason. Live: it polls the
+// Runtime API (messages, events) and the logs every second while the page is visible.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { collect } from '../../api/http.ts';
+import { runtime } from '../../api/runtime.ts';
+import type { BotEvent, BotLog, Conversation, Message } from '../../api/types.ts';
+import { LogTail } from '../../log-tail.ts';
+import { paths } from '../../paths.ts';
+import { ErrorView, Loading, Time } from '../../ui/components.tsx';
+import { Payload } from '../../ui/payload.tsx';
+import { useLoad, usePolling } from '../../hooks.ts';
+import type { BotScreenProps } from './shell.tsx';
+
+const POLL_MS = 1000;
+/** Messages can be committed a little out of order: each poll reads again from this far back. */
+const MESSAGE_LOOKBACK_MS = 5000;
+const MAX_ITEMS = 1000;
+
+const byTime = <T extends { createdAt: string; id: string }>(a: T, b: T) =>
+  a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+
+interface Turn {
+  /** What started the turn: an incoming message or an event (none for replies before any). */
+  message?: Message;
+  event?: BotEvent;
+  replies: Message[];
+  logs: BotLog[];
+  /** When the turn began: the event's creation, or the message's. */
+  at: string;
+}
+
+/** Messages and events in order, cut into turns; each log line goes to the turn running when it was written. */
+export function turnsOf(messages: Message[], events: BotEvent[], logs: BotLog[]): Turn[] {
+  const eventOfMessage = new Map(events.filter((e) => e.messageId).map((e) => [e.messageId, e]));
+  const messageIds = new Set(messages.map((m) => m.id));
+  type Entry = { createdAt: string; id: string; message?: Message; event?: BotEvent };
+  const entries: Entry[] = [
+    ...messages.map((m) => ({ createdAt: m.createdAt, id: m.id, message: m })),
+    // Events of messages show with their message; the others (custom events, ...) on their own.
+    ...events
+      .filter((e) => !(e.messageId && messageIds.has(e.messageId)))
+      .map((e) => ({ createdAt: e.createdAt, id: e.id, event: e })),
+  ].sort(byTime);
+  const turns: Turn[] = [];
+  for (const entry of entries) {
+    const { message, event } = entry;
+    if (message && message.direction === 'outgoing') {
+      let last = turns[turns.length - 1];
+      if (!last) turns.push((last = { replies: [], logs: [], at: message.createdAt }));
+      last.replies.push(message);
+      continue;
+    }
+    const started = message ? eventOfMessage.get(message.id) : event;
+    turns.push({
+      ...(message && { message }),
+      ...(started && { event: started }),
+      replies: [],
+      logs: [],
+      at: started?.createdAt ?? entry.createdAt,
+    });
+  }
+  for (const line of logs) {
+    let owner = turns[0];
+    for (const turn of turns) if (turn.at <= line.timestamp) owner = turn;
+    owner?.logs.push(line);
+  }
+  return turns;
+}
+
+function TurnStatus({ event }: { event: BotEvent | undefined }) {
+  if (!event) return null;
+  switch (event.status) {
+    case 'failed':
+      return (
+        <p class="turn-failed" role="note">
+          <strong>Turn failed:</strong> {event.failureReason ?? 'no reason recorded'}
+        </p>
+      );
+    case 'pending':
+    case 'scheduled':
+      return <span class="badge">{event.status}…</span>;
+    case 'ignored':
+    case 'canceled':
+      return <span class="badge">{event.status}</span>;
+    default:
+      return null;
+  }
+}
+
+function Bubble({ message, botId }: { message: Message; botId: string }) {
+  const fromBot = message.direction === 'outgoing' || message.userId === botId;
+  return (
+    <div class={`bubble ${fromBot ? 'from-bot' : 'from-user'}`} data-message-id={message.id}>
+      <span class="who">
+        {fromBot ? 'Bot' : <code title="user id">{message.userId}</code>} · <Time iso={message.createdAt} />
+      </span>
+      <Payload type={message.type} payload={message.payload} />
+    </div>
+  );
+}
+
+function LogLines({ logs }: { logs: BotLog[] }) {
+  if (logs.length === 0) return <p class="muted no-logs">no log lines</p>;
+  return (
+    <ol class="log-lines" aria-label="Log lines of this turn">
+      {logs.map((l, i) => (
+        <li key={i} class={`log level-${l.level}`}>
+          <span class="level">{l.level}</span> <span class="message">{l.message}</span>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function Transcript({ bot, conversationId }: BotScreenProps & { conversationId: string }) {
+  const [messages, setMessages] = useState<Map<string, Message>>(new Map());
+  const [events, setEvents] = useState<Map<string, BotEvent>>(new Map());
+  const [logs, setLogs] = useState<BotLog[]>([]);
+  const [truncated, setTruncated] = useState(false);
+  const tail = useRef<LogTail | undefined>(undefined);
+
+  const initial = useLoad(async () => {
+    const { conversation } = await runtime.getConversation(bot.id, conversationId);
+    const [allMessages, allEvents] = await Promise.all([
+      collect(async (nextToken) => {
+        const page = await runtime.listMessages(bot.id, { conversationId, ...(nextToken && { nextToken }) });
+        return { items: page.messages, nextToken: page.meta.nextToken };
+      }, MAX_ITEMS),
+      collect(async (nextToken) => {
+        const page = await runtime.listEvents(bot.id, { conversationId, ...(nextToken && { nextToken }) });
+        return { items: page.events, nextToken: page.meta.nextToken };
+      }, MAX_ITEMS),
+    ]);
+    tail.current = new LogTail(bot.id, conversation.createdAt, { conversationId });
+    await tail.current.poll();
+    setMessages(new Map(allMessages.items.map((m) => [m.id, m])));
+    setEvents(new Map(allEvents.items.map((e) => [e.id, e])));
+    setLogs(tail.current.lines);
+    setTruncated(!allMessages.complete || !allEvents.complete);
+    return conversation satisfies Conversation;
+  }, [bot.id, conversationId]);
+
+  const pollError = usePolling(
+    async (signal) => {
+      const newest = [...messages.values()].reduce((max, m) => (m.createdAt > max ? m.createdAt : max), '');
+      const afterDate = newest ? new Date(Date.parse(newest) - MESSAGE_LOOKBACK_MS).toISOString() : undefined;
+      const [fresh, recent] = await Promise.all([
+        runtime.listMessages(bot.id, { conversationId, ...(afterDate && { afterDate }) }, signal),
+        runtime.listEvents(bot.id, { conversationId }, signal),
+      ]);
+      const logsChanged = await tail.current?.poll(signal);
+      if (signal.aborted) return;
+      if (fresh.messages.some((m) => !messages.has(m.id))) {
+        setMessages((current) => new Map([...current, ...fresh.messages.map((m) => [m.id, m] as const)]));
+      }
+      if (recent.events.some((e) => events.get(e.id)?.status !== e.status)) {
+        setEvents((current) => new Map([...current, ...recent.events.map((e) => [e.id, e] as const)]));
+      }
+      if (logsChanged && tail.current) setLogs(tail.current.lines);
+    },
+    POLL_MS,
+    initial.data !== undefined,
+  );
+
+  // Stays at the bottom while the operator is there, as a chat does.
+  const end = useRef<HTMLDivElement>(null);
+  const count = messages.size + logs.length;
+  useEffect(() => {
+    const bottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 120;
+    if (bottom) end.current?.scrollIntoView({ block: 'end' });
+  }, [count]);
+
+  if (initial.error !== undefined) return <ErrorView error={initial.error} retry={initial.reload} />;
+  if (!initial.data) return <Loading what="Loading the conversation" />;
+  const conversation = initial.data;
+  const turns = turnsOf([...messages.values()], [...events.values()], logs);
+
+  return (
+    <section aria-label="Transcript">
+      <div class="transcript-head">
+        <p>
+          <a href={paths.botSection(bot.id, 'conversations')}>← Conversations</a> ·{' '}
+          <code>{conversation.id}</code> · {conversation.integration}/{conversation.channel} · started{' '}
+          <Time iso={conversation.createdAt} />
+        </p>
+        <p class={`live ${pollError === undefined ? '' : 'offline'}`} role="status">
+          {pollError === undefined ? 'Live' : 'Reconnecting…'}
+        </p>
+      </div>
+      {truncated && <p class="muted">Only the latest {MAX_ITEMS} messages and events are shown.</p>}
+      {turns.length === 0 ? (
+        <p class="muted">No messages in this conversation yet. New ones appear here as they come.</p>
+      ) : (
+        <ol class="transcript">
+          {turns.map((turn, i) => (
+            <li
+              key={turn.event?.id ?? turn.message?.id ?? `start-${i}`}
+              class={`turn${turn.event?.status === 'failed' ? ' failed' : ''}`}
+            >
+              <div class="turn-chat">
+                {turn.message && <Bubble message={turn.message} botId={bot.id} />}
+                {!turn.message && turn.event && (
+                  <div class="event-row">
+                    event <code>{turn.event.type}</code> · <Time iso={turn.event.createdAt} />
+                  </div>
+                )}
+                <TurnStatus event={turn.event} />
+                {turn.replies.map((m) => (
+                  <Bubble key={m.id} message={m} botId={bot.id} />
+                ))}
+              </div>
+              <div class="turn-logs">
+                <LogLines logs={turn.logs} />
+              </div>
+            </li>
+          ))}
+        </ol>
+      )}
+      <div ref={end} />
+    </section>
+  );
+}

@@ -1,0 +1,33 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ApiError } from '../domain/shared/errors.ts';
+import { PAYLOAD_LIMITS } from './limits.ts';
+
+/** A route asked for what its API did not attach to the request: a fault of the server, not the caller. */
+export function unavailable(what: string): never {
+  throw new ApiError('Internal', `${what} is not available on this route`);
+}
+
+/** A path parameter of the API's prefix (`/chat/:webhookId`, `/webchat/:clientId`). */
+export function pathParam(request: FastifyRequest, name: string): string {
+  const params: unknown = request.params;
+  const value: unknown =
+    typeof params === 'object' && params !== null ? Reflect.get(params, name) : undefined;
+  return typeof value === 'string' ? value : unavailable(name);
+}
+
+/**
+ * What the APIs of a bot's channel (Chat, webchat) share on each route: the Chat API's payload limit,
+ * and an OpenAPI operation id prefixed with the API's name (their operations share names with the
+ * Runtime API's).
+ */
+export function channelRoutes(app: FastifyInstance, operationPrefix: string): void {
+  app.addHook('onRoute', (route) => {
+    route.bodyLimit ??= PAYLOAD_LIMITS.chat;
+    const schema: unknown = route.schema;
+    const id: unknown =
+      typeof schema === 'object' && schema !== null ? Reflect.get(schema, 'operationId') : undefined;
+    if (typeof id === 'string' && typeof schema === 'object' && schema !== null) {
+      Reflect.set(schema, 'operationId', `${operationPrefix}${id}`);
+    }
+  });
+}

@@ -1,0 +1,10 @@
+import type { BotActor } from '../domain/workspace/actors.ts';
+import type { Operation } from './operation.ts';
+import { FILES_OPERATIONS } from './files/index.ts';
+import { RUNTIME_OPERATIONS } from './runtime/index.ts';
+
+/**
+ * What bot code's `client` offers: the operations of every API a bot calls as itself (the Runtime
+ * API, the Files API; the Tables API joins it here).
+ */
+export const BOT_OPERATIONS: readonly Operation<BotActor>[] = [...RUNTIME_OPERATIONS, ...FILES_OPERATIONS];

@@ -1,0 +1,39 @@
+import { Type } from 'typebox';
+import {
+  CONTEXT_DEPTH_DEFAULT,
+  CONTEXT_DEPTH_MAX,
+  QUERY_MAX_LENGTH,
+  SEARCH_LIMIT_DEFAULT,
+  SEARCH_LIMIT_MAX,
+} from '../../domain/files/search.ts';
+import { SearchPassageSchema } from '../../domain/files/schemas.ts';
+import { TagFilterSchema } from '../../domain/files/tag-filter.ts';
+import { operation } from './define.ts';
+
+export const searchOperations = [
+  operation({
+    id: 'searchFiles',
+    method: 'GET',
+    path: '/files/search',
+    access: 'read',
+    tag: 'Files',
+    summary: 'Search the passages of the bot’s indexed files',
+    description:
+      'Full-text search with English stemming, ranked by relevance (BM25 on SQLite, ts_rank_cd on Postgres): higher scores are better, comparable within one answer. A knowledge base is searched with `tags.kbId`.',
+    query: {
+      query: Type.String({ maxLength: QUERY_MAX_LENGTH }),
+      tags: Type.Optional(TagFilterSchema),
+      contextDepth: Type.Optional(
+        Type.Integer({ minimum: 0, maximum: CONTEXT_DEPTH_MAX, default: CONTEXT_DEPTH_DEFAULT }),
+      ),
+      limit: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT_MAX, default: SEARCH_LIMIT_DEFAULT }),
+      ),
+      consolidate: Type.Optional(Type.Boolean()),
+      includeBreadcrumb: Type.Optional(Type.Boolean()),
+      withContext: Type.Optional(Type.Boolean()),
+    },
+    response: Type.Object({ passages: Type.Array(SearchPassageSchema) }),
+    handler: async (d, actor, query) => ({ passages: await d.fileSearch.search(actor, query) }),
+  }),
+];

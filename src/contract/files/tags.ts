@@ -1,0 +1,27 @@
+import { Type } from 'typebox';
+import { Text } from '../../domain/files/schemas.ts';
+import { listOperation } from './define.ts';
+
+const tag = 'Files';
+
+export const fileTagOperations = [
+  listOperation({
+    id: 'listFileTags',
+    path: '/files/tags',
+    tag,
+    summary: 'List the tag keys of the bot’s files',
+    key: 'tags',
+    item: Type.String(),
+    handler: (d, actor, page) => d.files.listTags(actor, page),
+  }),
+  listOperation({
+    id: 'listFileTagValues',
+    path: '/files/tags/:tag/values',
+    tag,
+    summary: 'List the values of one tag among the bot’s files',
+    params: { tag: Text({ minLength: 1 }) },
+    key: 'values',
+    item: Type.String(),
+    handler: (d, actor, { tag: key, ...page }) => d.files.listTagValues(actor, key, page),
+  }),
+];

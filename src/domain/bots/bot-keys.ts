@@ -1,0 +1,74 @@
+import type { Db } from '../../store/index.ts';
+import type { Caches } from '../shared/caches.ts';
+import type { WorkspaceActor } from '../workspace/actors.ts';
+import { notFound } from '../shared/errors.ts';
+import { newId } from '../shared/ids.ts';
+import { requireRole } from '../workspace/roles.ts';
+import { nowIso } from '../shared/time.ts';
+import { hashToken, newToken } from '../workspace/tokens.ts';
+
+export interface BotApiKey {
+  id: string;
+  createdAt: string;
+  note: string;
+}
+
+/** Bot API keys ("baks"): a bearer credential for one bot on the Runtime, Files and Tables APIs. */
+export class BotKeys {
+  constructor(
+    private readonly db: Db,
+    private readonly caches: Caches,
+  ) {}
+
+  async create(actor: WorkspaceActor, botId: string, note: string): Promise<BotApiKey & { value: string }> {
+    requireRole(actor.role, 'botKeys.manage');
+    await this.requireBot(actor, botId);
+    const value = newToken('botApiKey');
+    const row = {
+      id: newId('botApiKey'),
+      bot_id: botId,
+      note,
+      token_hash: hashToken(value),
+      created_at: nowIso(),
+    };
+    await this.db.insertInto('bot_api_keys').values(row).execute();
+    return { id: row.id, createdAt: row.created_at, note, value };
+  }
+
+  async list(actor: WorkspaceActor, botId: string): Promise<BotApiKey[]> {
+    requireRole(actor.role, 'botKeys.manage');
+    await this.requireBot(actor, botId);
+    const rows = await this.db
+      .selectFrom('bot_api_keys')
+      .select(['id', 'created_at', 'note'])
+      .where('bot_id', '=', botId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, createdAt: r.created_at, note: r.note }));
+  }
+
+  async delete(actor: WorkspaceActor, keyId: string): Promise<void> {
+    requireRole(actor.role, 'botKeys.manage');
+    const row = await this.db
+      .selectFrom('bot_api_keys')
+      .innerJoin('bots', 'bots.id', 'bot_api_keys.bot_id')
+      .select('bot_api_keys.id')
+      .where('bot_api_keys.id', '=', keyId)
+      .where('bots.workspace_id', '=', actor.workspaceId)
+      .executeTakeFirst();
+    if (!row) throw notFound('Bot API key', keyId);
+    await this.db.deleteFrom('bot_api_keys').where('id', '=', keyId).execute();
+    this.caches.accessChanged();
+  }
+
+  private async requireBot(actor: WorkspaceActor, botId: string): Promise<void> {
+    const bot = await this.db
+      .selectFrom('bots')
+      .select('id')
+      .where('id', '=', botId)
+      .where('workspace_id', '=', actor.workspaceId)
+      .executeTakeFirst();
+    if (!bot) throw notFound('Bot', botId);
+  }
+}

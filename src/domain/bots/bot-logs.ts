@@ -1,0 +1,219 @@
+import { sql } from 'kysely';
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import type { Store } from '../../store/index.ts';
+import { BOT_LOG_LEVELS } from '../../store/schema.ts';
+import type { BotLogLevel, Row } from '../../store/schema.ts';
+import type { WorkspaceActor } from '../workspace/actors.ts';
+import { invalidPayload, notFound } from '../shared/errors.ts';
+import { newId } from '../shared/ids.ts';
+import { Keyset } from '../shared/pagination.ts';
+import type { Page } from '../shared/pagination.ts';
+import { requireRole } from '../workspace/roles.ts';
+import { nowIso } from '../shared/time.ts';
+
+export const LOG_LEVELS = BOT_LOG_LEVELS;
+export type { BotLogLevel };
+
+function isLevel(value: string): value is BotLogLevel {
+  return (LOG_LEVELS as readonly string[]).includes(value);
+}
+
+/** Longer messages are cut to this many characters (the last one an ellipsis). */
+export const LOG_MESSAGE_MAX = 4000;
+/** Lines per getBotLogs page (the operation has no pageSize). */
+export const LOG_PAGE_SIZE = 100;
+/** Rows per INSERT statement: well under the bound-parameter limits of SQLite and Postgres. */
+const INSERT_CHUNK = 1000;
+
+/** One line of `GetBotLogsResponse.logs`; the field names are the client's. */
+export const BotLogSchema = Type.Object({
+  timestamp: Type.String({ description: 'ISO 8601, UTC' }),
+  level: Type.String({ description: 'debug, info, warn or error' }),
+  message: Type.String(),
+  workflowId: Type.Optional(Type.String()),
+  userId: Type.Optional(Type.String()),
+  conversationId: Type.Optional(Type.String()),
+});
+export type BotLog = Static<typeof BotLogSchema>;
+
+/** What the bot runtime hands over: a line of bot code's console/logger, or the engine's own about a bot. */
+export interface BotLogEntry {
+  level: BotLogLevel;
+  message: string;
+  /** When it was logged (anything `Date` parses); default: now. */
+  timestamp?: string;
+  conversationId?: string;
+  userId?: string;
+  workflowId?: string;
+}
+
+export interface BotLogsQuery {
+  /** Start of the window, inclusive. */
+  timeStart: string;
+  /** End of the window, inclusive; default: now. */
+  timeEnd?: string;
+  /** Only lines of exactly this level (as the hosted API: `warn` does not include `error`). */
+  level?: string;
+  conversationId?: string;
+  userId?: string;
+  workflowId?: string;
+  /** Only lines whose message contains this text (case-sensitive). */
+  messageContains?: string;
+  nextToken?: string;
+}
+
+/** Oldest first; ties (same millisecond) in the order they were written, since ids are monotonic ULIDs. */
+const keyset = new Keyset('bot_logs.timestamp', 'asc', 'bot_logs.id');
+
+function isoOf(value: string, name: string): string {
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw invalidPayload(`${name} must be an ISO 8601 date-time, got "${value}"`);
+  return new Date(ms).toISOString();
+}
+
+function capped(message: string): string {
+  if (message.length <= LOG_MESSAGE_MAX) return message;
+  let head = message.slice(0, LOG_MESSAGE_MAX - 1);
+  // Do not leave half of a surrogate pair at the cut.
+  const last = head.charCodeAt(head.length - 1);
+  if (last >= 0xd800 && last <= 0xdbff) head = head.slice(0, -1);
+  return `${head}…`;
+}
+
+/** Bot logs: written by the bot runtime, read through getBotLogs and `parley logs`. */
+export class BotLogs {
+  constructor(private readonly store: Store) {}
+
+  /**
+   * Stores a batch of lines of one bot with one INSERT (chunked, in one transaction, past 1,000 lines).
+   * The bot must exist (a deleted bot's lines fail on the foreign key). Messages are capped at
+   * LOG_MESSAGE_MAX characters.
+   */
+  async write(botId: string, entries: readonly BotLogEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const now = nowIso();
+    const rows: Row<'bot_logs'>[] = entries.map((e) => {
+      if (!isLevel(e.level)) {
+        throw invalidPayload(`A log level is one of ${LOG_LEVELS.join(', ')}, got "${String(e.level)}"`);
+      }
+      return {
+        id: newId('botLog'),
+        bot_id: botId,
+        timestamp: e.timestamp === undefined ? now : isoOf(e.timestamp, 'timestamp'),
+        level: e.level,
+        message: capped(String(e.message)),
+        conversation_id: e.conversationId ?? null,
+        user_id: e.userId ?? null,
+        workflow_id: e.workflowId ?? null,
+      };
+    });
+    if (rows.length <= INSERT_CHUNK) {
+      await this.store.db.insertInto('bot_logs').values(rows).execute();
+      return;
+    }
+    await this.store.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+        await trx
+          .insertInto('bot_logs')
+          .values(rows.slice(i, i + INSERT_CHUNK))
+          .execute();
+      }
+    });
+  }
+
+  /** A bot's lines in a time window, oldest first, LOG_PAGE_SIZE a page. */
+  async list(actor: WorkspaceActor, botId: string, query: BotLogsQuery): Promise<Page<BotLog>> {
+    requireRole(actor.role, 'read');
+    const bot = await this.store.db
+      .selectFrom('bots')
+      .select('id')
+      .where('id', '=', botId)
+      .where('workspace_id', '=', actor.workspaceId)
+      .executeTakeFirst();
+    if (!bot) throw notFound('Bot', botId);
+
+    const timeStart = isoOf(query.timeStart, 'timeStart');
+    const timeEnd = query.timeEnd === undefined ? nowIso() : isoOf(query.timeEnd, 'timeEnd');
+    const cursor = keyset.decode(query.nextToken);
+    let select = this.store.db
+      .selectFrom('bot_logs')
+      .selectAll()
+      .where('bot_id', '=', botId)
+      .where('timestamp', '>=', timeStart)
+      .where('timestamp', '<=', timeEnd);
+    if (query.level !== undefined) {
+      // A level that is none of the four matches no line.
+      if (!isLevel(query.level)) return { items: [] };
+      select = select.where('level', '=', query.level);
+    }
+    if (query.conversationId !== undefined)
+      select = select.where('conversation_id', '=', query.conversationId);
+    if (query.userId !== undefined) select = select.where('user_id', '=', query.userId);
+    if (query.workflowId !== undefined) select = select.where('workflow_id', '=', query.workflowId);
+    if (query.messageContains !== undefined && query.messageContains !== '') {
+      // A plain substring test, case-sensitive on both stores: no LIKE wildcards to escape, and no
+      // difference between SQLite's ASCII-only case folding and Postgres'.
+      const needle = query.messageContains;
+      select = select.where(
+        this.store.dialect === 'postgres'
+          ? sql<boolean>`strpos(message, ${needle}) > 0`
+          : sql<boolean>`instr(message, ${needle}) > 0`,
+      );
+    }
+    if (cursor) select = select.where(keyset.after(cursor));
+    const rows = await select
+      .orderBy('bot_logs.timestamp', 'asc')
+      .orderBy('bot_logs.id', 'asc')
+      .limit(LOG_PAGE_SIZE + 1)
+      .execute();
+    const page = keyset.page(rows, LOG_PAGE_SIZE, (r) => [r.timestamp, r.id]);
+    return {
+      items: page.items.map((r) => ({
+        timestamp: r.timestamp,
+        level: r.level,
+        message: r.message,
+        ...(r.workflow_id !== null && { workflowId: r.workflow_id }),
+        ...(r.user_id !== null && { userId: r.user_id }),
+        ...(r.conversation_id !== null && { conversationId: r.conversation_id }),
+      })),
+      ...(page.nextToken !== undefined && { nextToken: page.nextToken }),
+    };
+  }
+
+  /** Deletes every bot's lines logged before `date`; returns how many went. Retention is the caller's. */
+  async pruneOlderThan(date: Date | string): Promise<number> {
+    const before = typeof date === 'string' ? isoOf(date, 'date') : date.toISOString();
+    const result = await this.store.db
+      .deleteFrom('bot_logs')
+      .where('timestamp', '<', before)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /** Keeps each bot's newest `maxLines` lines and deletes the older ones; returns how many went. */
+  async pruneBeyond(maxLines: number): Promise<number> {
+    const { rows: crowded } = await sql<{ bot_id: string }>`select bot_id from bot_logs
+      group by bot_id having count(*) > ${maxLines}`.execute(this.store.db);
+    let deleted = 0;
+    for (const { bot_id: botId } of crowded) {
+      // The oldest line kept: the lines before it go (those logged at the same instant stay with it).
+      const oldestKept = await this.store.db
+        .selectFrom('bot_logs')
+        .select('timestamp')
+        .where('bot_id', '=', botId)
+        .orderBy('timestamp', 'desc')
+        .limit(1)
+        .offset(maxLines - 1)
+        .executeTakeFirst();
+      if (!oldestKept) continue;
+      const result = await this.store.db
+        .deleteFrom('bot_logs')
+        .where('bot_id', '=', botId)
+        .where('timestamp', '<', oldestKept.timestamp)
+        .executeTakeFirst();
+      deleted += Number(result.numDeletedRows);
+    }
+    return deleted;
+  }
+}

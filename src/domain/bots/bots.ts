@@ -1,0 +1,599 @@
+import { randomBytes } from 'node:crypto';
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import type { Db, Executor } from '../../store/index.ts';
+import type { Caches } from '../shared/caches.ts';
+import type { Row } from '../../store/schema.ts';
+import type { WorkspaceActor } from '../workspace/actors.ts';
+import { ApiError, notFound } from '../shared/errors.ts';
+import { CHAT_INTEGRATION } from '../chat/channels.ts';
+import type { ChatChannel, ChatChannels } from '../chat/channels.ts';
+import type { Links } from './links.ts';
+import { newId } from '../shared/ids.ts';
+import { Keyset, pageSizeOf } from '../shared/pagination.ts';
+import type { Page, PageRequest, SortDirection } from '../shared/pagination.ts';
+import { can, requireRole } from '../workspace/roles.ts';
+import {
+  JsonObject,
+  MAX_TIMEOUT_MS,
+  TagChangeMap,
+  TagDefinitions,
+  TagMap,
+  Timestamp,
+} from '../shared/schemas.ts';
+import { applyTagChanges, deleteTags, hasAllTags, loadTags, withTags } from '../shared/tags.ts';
+import { nowIso } from '../shared/time.ts';
+import { mergeMap } from '../shared/json.ts';
+import { runtimeOf } from './bot-code.ts';
+import { checkChatConfiguration, checkOrigins } from '../webchat/appearance.ts';
+
+const BotType = Type.Union([Type.Literal('studio'), Type.Literal('adk'), Type.Literal('desk')]);
+const Media = Type.Object({ url: Type.String(), name: Type.String() });
+const StateDefinition = Type.Object({
+  type: Type.Union([Type.Literal('conversation'), Type.Literal('user'), Type.Literal('bot')]),
+  schema: JsonObject,
+  expiry: Type.Optional(Type.Number()),
+});
+const EventDefinition = Type.Object({
+  title: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
+  schema: JsonObject,
+  attributes: Type.Optional(TagMap),
+});
+const RecurringEventDefinition = Type.Object({
+  schedule: Type.Object({ cron: Type.String() }),
+  type: Type.String(),
+  payload: JsonObject,
+});
+const ActionDefinition = Type.Object({
+  title: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
+  billable: Type.Optional(Type.Boolean()),
+  cacheable: Type.Optional(Type.Boolean()),
+  input: Type.Object({ schema: JsonObject }),
+  output: Type.Object({ schema: JsonObject }),
+  attributes: Type.Optional(TagMap),
+});
+const Configuration = Type.Object({ data: Type.Optional(JsonObject), schema: Type.Optional(JsonObject) });
+const Subscriptions = Type.Object({
+  events: Type.Union([Type.Record(Type.String(), Type.Object({})), Type.Null()]),
+});
+const TagDefinitionsHolder = Type.Object({ tags: Type.Optional(TagDefinitions) });
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const BotIntegrationSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  version: Type.String(),
+  enabled: Type.Boolean(),
+  webhookId: Type.String(),
+  webhookUrl: Type.String(),
+  webchatClientId: Type.Optional(
+    Type.String({ description: 'The chat channel’s id for the official webchat (`clientId`)' }),
+  ),
+  webchatShareUrl: Type.Optional(
+    Type.String({ description: 'A full-page chat with the bot, to share as a link' }),
+  ),
+  identifier: Type.Optional(Type.String()),
+  configurationType: Nullable(Type.String()),
+  configuration: JsonObject,
+  status: Type.String(),
+  statusReason: Nullable(Type.String()),
+  disabledChannels: Type.Array(Type.String()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  title: Type.String(),
+  description: Type.String(),
+  iconUrl: Type.String(),
+  public: Type.Boolean(),
+  visibility: Type.String(),
+  verificationStatus: Type.String(),
+  lifecycleStatus: Type.String(),
+});
+
+export const BotSchema = Type.Object({
+  id: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  name: Type.String(),
+  description: Type.Optional(Type.String()),
+  deployedAt: Type.Optional(Timestamp),
+  dev: Type.Boolean(),
+  type: BotType,
+  status: Type.Union([Type.Literal('active'), Type.Literal('deploying'), Type.Literal('deleting')]),
+  tags: TagMap,
+  signingSecret: Type.String({ description: 'Empty for a role that may not change the bot' }),
+  integrations: Type.Record(Type.String(), BotIntegrationSchema),
+  plugins: Type.Record(Type.String(), JsonObject),
+  maxExecutionTime: Type.Optional(Type.Number()),
+  user: Type.Object({ tags: TagDefinitions }),
+  conversation: Type.Object({ tags: TagDefinitions }),
+  message: Type.Object({ tags: TagDefinitions }),
+  states: Type.Record(Type.String(), StateDefinition),
+  configuration: Type.Object({ data: JsonObject, schema: JsonObject }),
+  events: Type.Record(Type.String(), EventDefinition),
+  recurringEvents: Type.Record(
+    Type.String(),
+    Type.Object({
+      schedule: Type.Object({ cron: Type.String() }),
+      type: Type.String(),
+      payload: JsonObject,
+      failedAttempts: Type.Integer(),
+      lastFailureReason: Nullable(Type.String()),
+    }),
+  ),
+  subscriptions: Subscriptions,
+  actions: Type.Record(Type.String(), ActionDefinition),
+  secrets: Type.Array(Type.String(), { description: 'Names only: values never leave the server' }),
+  createdBy: Type.Optional(Type.String()),
+  alwaysAlive: Type.Boolean(),
+  medias: Type.Array(Media),
+});
+export type Bot = Static<typeof BotSchema>;
+
+export const BotSummarySchema = Type.Object({
+  id: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  name: Type.String(),
+  deployedAt: Type.Optional(Timestamp),
+  tags: TagMap,
+  type: BotType,
+});
+export type BotSummary = Static<typeof BotSummarySchema>;
+
+const BotNameField = Type.String({ minLength: 1, maxLength: 200 });
+
+export const CreateBotBodySchema = Type.Object({
+  name: Type.Optional(BotNameField),
+  description: Type.Optional(Type.String()),
+  tags: Type.Optional(TagMap),
+  dev: Type.Optional(Type.Boolean()),
+  type: Type.Optional(BotType),
+  code: Type.Optional(Type.String()),
+  url: Type.Optional(Type.String()),
+  maxExecutionTime: Type.Optional(Type.Number({ minimum: 1, maximum: MAX_TIMEOUT_MS })),
+  configuration: Type.Optional(Configuration),
+  user: Type.Optional(TagDefinitionsHolder),
+  conversation: Type.Optional(TagDefinitionsHolder),
+  message: Type.Optional(TagDefinitionsHolder),
+  states: Type.Optional(Type.Record(Type.String(), StateDefinition)),
+  events: Type.Optional(Type.Record(Type.String(), EventDefinition)),
+  recurringEvents: Type.Optional(Type.Record(Type.String(), RecurringEventDefinition)),
+  subscriptions: Type.Optional(Subscriptions),
+  actions: Type.Optional(Type.Record(Type.String(), ActionDefinition)),
+  medias: Type.Optional(Type.Array(Media)),
+  secrets: Type.Optional(TagMap),
+});
+export type CreateBotBody = Static<typeof CreateBotBodySchema>;
+
+const NullableMap = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) =>
+  Type.Record(Type.String(), Nullable(t));
+const TagDefinitionChanges = Type.Object({
+  tags: Type.Optional(
+    NullableMap(
+      Type.Object({ title: Type.Optional(Type.String()), description: Type.Optional(Type.String()) }),
+    ),
+  ),
+});
+
+export const UpdateBotBodySchema = Type.Object({
+  name: Type.Optional(BotNameField),
+  description: Type.Optional(Type.String()),
+  tags: Type.Optional(TagChangeMap),
+  code: Type.Optional(Type.String()),
+  url: Type.Optional(Nullable(Type.String())),
+  type: Type.Optional(BotType),
+  maxExecutionTime: Type.Optional(Type.Number({ minimum: 1, maximum: MAX_TIMEOUT_MS })),
+  alwaysAlive: Type.Optional(Type.Boolean()),
+  blocked: Type.Optional(Type.Boolean()),
+  authentication: Type.Optional(Type.Union([Type.Literal('iam'), Type.Literal('hmac-sha256')])),
+  configuration: Type.Optional(Configuration),
+  user: Type.Optional(TagDefinitionChanges),
+  conversation: Type.Optional(TagDefinitionChanges),
+  message: Type.Optional(TagDefinitionChanges),
+  states: Type.Optional(NullableMap(StateDefinition)),
+  events: Type.Optional(NullableMap(EventDefinition)),
+  recurringEvents: Type.Optional(NullableMap(RecurringEventDefinition)),
+  actions: Type.Optional(NullableMap(ActionDefinition)),
+  subscriptions: Type.Optional(
+    Type.Object({ events: Type.Union([NullableMap(Type.Object({})), Type.Null()]) }),
+  ),
+  integrations: Type.Optional(NullableMap(JsonObject)),
+  plugins: Type.Optional(NullableMap(JsonObject)),
+  medias: Type.Optional(Type.Array(Media)),
+  secrets: Type.Optional(TagChangeMap),
+  layers: Type.Optional(Type.Array(Type.String())),
+});
+export type UpdateBotBody = Static<typeof UpdateBotBodySchema>;
+
+export interface ListBotsQuery extends PageRequest {
+  dev?: boolean;
+  tags?: Record<string, string>;
+  sortField?: 'createdAt' | 'updatedAt';
+  sortDirection?: SortDirection;
+}
+
+type MapOf<T> = Record<string, T>;
+
+export interface RuntimeBot {
+  botId: string;
+  workspaceId: string;
+  updatedAt: string;
+  code: string | null;
+  runtime: string | null;
+  deployedAt: string | null;
+  configuration: JsonObject;
+  secrets: MapOf<string>;
+  maxExecutionTime: number | undefined;
+}
+
+/** Everything of a bot that is kept as one JSON document. */
+interface Definition {
+  configuration: { data: JsonObject; schema: JsonObject };
+  user: { tags: Static<typeof TagDefinitions> };
+  conversation: { tags: Static<typeof TagDefinitions> };
+  message: { tags: Static<typeof TagDefinitions> };
+  states: MapOf<Static<typeof StateDefinition>>;
+  events: MapOf<Static<typeof EventDefinition>>;
+  recurringEvents: MapOf<Static<typeof RecurringEventDefinition>>;
+  subscriptions: { events: MapOf<object> | null };
+  actions: MapOf<Static<typeof ActionDefinition>>;
+  integrations: MapOf<JsonObject>;
+  plugins: MapOf<JsonObject>;
+  medias: Static<typeof Media>[];
+  alwaysAlive: boolean;
+  maxExecutionTime?: number;
+  url?: string;
+  blocked?: boolean;
+  authentication?: string;
+  layers?: string[];
+}
+
+function emptyDefinition(): Definition {
+  return {
+    configuration: { data: {}, schema: {} },
+    user: { tags: {} },
+    conversation: { tags: {} },
+    message: { tags: {} },
+    states: {},
+    events: {},
+    recurringEvents: {},
+    subscriptions: { events: null },
+    actions: {},
+    integrations: {},
+    plugins: {},
+    medias: [],
+    alwaysAlive: false,
+  };
+}
+
+const SORT_COLUMNS = { createdAt: 'bots.created_at', updatedAt: 'bots.updated_at' } as const;
+
+/** The entry of the built-in chat channel in a bot's `integrations`. */
+/**
+ * `secrets`: whether to show the channel's signing key; it signs any end user's key, so only roles
+ * that may change the bot see it.
+ */
+function chatIntegration(
+  channel: ChatChannel,
+  links: Links,
+  secrets: boolean,
+): Static<typeof BotIntegrationSchema> {
+  return {
+    id: CHAT_INTEGRATION,
+    name: CHAT_INTEGRATION,
+    version: '1.0.0',
+    enabled: channel.enabled,
+    webhookId: channel.webhookId,
+    webhookUrl: links.chatUrl(channel.webhookId),
+    // The webchat speaks to the same channel: its client id is the webhook id.
+    webchatClientId: channel.webhookId,
+    webchatShareUrl: links.webchatShareUrl(channel.webhookId),
+    configurationType: null,
+    configuration: {
+      ...(secrets && channel.encryptionKey && { encryptionKey: channel.encryptionKey }),
+      ...(channel.allowedOrigins && { allowedOrigins: channel.allowedOrigins }),
+      ...(Object.keys(channel.webchat).length > 0 && { webchat: channel.webchat }),
+    },
+    status: 'registered',
+    statusReason: null,
+    disabledChannels: [],
+    createdAt: channel.createdAt,
+    updatedAt: channel.updatedAt,
+    title: 'Chat',
+    description:
+      'Parley’s built-in Chat API and webchat: end users talk to the bot over HTTP and SSE, or in a browser.',
+    iconUrl: '',
+    public: true,
+    visibility: 'public',
+    verificationStatus: 'approved',
+    lifecycleStatus: 'published',
+  };
+}
+
+export class Bots {
+  constructor(
+    private readonly db: Db,
+    private readonly channels: ChatChannels,
+    private readonly links: Links,
+    private readonly caches: Caches,
+  ) {}
+
+  async list(actor: WorkspaceActor, query: ListBotsQuery): Promise<Page<BotSummary>> {
+    const pageSize = pageSizeOf(query);
+    const sortField = query.sortField ?? 'createdAt';
+    const keyset = new Keyset(SORT_COLUMNS[sortField], query.sortDirection ?? 'desc', 'bots.id');
+    const cursor = keyset.decode(query.nextToken);
+    let select = this.db
+      .selectFrom('bots')
+      .select(['id', 'name', 'type', 'deployed_at', 'created_at', 'updated_at'])
+      .where('workspace_id', '=', actor.workspaceId)
+      .where('dev', '=', query.dev ? 1 : 0);
+    const tagged = hasAllTags('bots.id', query.tags ?? {});
+    if (tagged) select = select.where(tagged);
+    if (cursor) select = select.where(keyset.after(cursor));
+    const rows = await select
+      .orderBy(SORT_COLUMNS[sortField], keyset.direction)
+      .orderBy('bots.id', keyset.direction)
+      .limit(pageSize + 1)
+      .execute();
+    const page = keyset.page(rows, pageSize, (r) => [
+      sortField === 'createdAt' ? r.created_at : r.updated_at,
+      r.id,
+    ]);
+    return withTags(this.db, page, (r, tags) => ({
+      id: r.id,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+      name: r.name,
+      ...(r.deployed_at !== null && { deployedAt: r.deployed_at }),
+      tags,
+      type: r.type,
+    }));
+  }
+
+  async get(actor: WorkspaceActor, botId: string): Promise<Bot> {
+    return this.toBot(await this.requireRow(actor, botId), can(actor.role, 'bots.write'));
+  }
+
+  async create(actor: WorkspaceActor, body: CreateBotBody): Promise<Bot> {
+    requireRole(actor.role, 'bots.write');
+    const id = newId('bot');
+    const now = nowIso();
+    const definition: Definition = {
+      ...emptyDefinition(),
+      configuration: { data: body.configuration?.data ?? {}, schema: body.configuration?.schema ?? {} },
+      user: { tags: body.user?.tags ?? {} },
+      conversation: { tags: body.conversation?.tags ?? {} },
+      message: { tags: body.message?.tags ?? {} },
+      states: body.states ?? {},
+      events: body.events ?? {},
+      recurringEvents: body.recurringEvents ?? {},
+      subscriptions: { events: body.subscriptions?.events ?? null },
+      actions: body.actions ?? {},
+      medias: body.medias ?? [],
+      ...(body.maxExecutionTime !== undefined && { maxExecutionTime: body.maxExecutionTime }),
+      ...(body.url !== undefined && { url: body.url }),
+    };
+    const row: Row<'bots'> = {
+      id,
+      workspace_id: actor.workspaceId,
+      name: body.name ?? `bot-${id.slice(-8).toLowerCase()}`,
+      description: body.description ?? null,
+      dev: body.dev ? 1 : 0,
+      type: body.type ?? 'studio',
+      status: 'active',
+      signing_secret: randomBytes(24).toString('base64url'),
+      created_by: actor.accountId,
+      deployed_at: body.code !== undefined || body.url !== undefined ? now : null,
+      definition: JSON.stringify(definition),
+      secrets: JSON.stringify(body.secrets ?? {}),
+      code: body.code ?? null,
+      runtime: runtimeOf(body.code ?? null),
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('bots').values(row).execute();
+      await this.channels.create(trx, id);
+      await applyTagChanges(trx, id, body.tags ?? {});
+    });
+    return this.toBot(row, true);
+  }
+
+  async update(actor: WorkspaceActor, botId: string, body: UpdateBotBody): Promise<Bot> {
+    requireRole(actor.role, 'bots.write');
+    const current = await this.requireRow(actor, botId);
+    const def = JSON.parse(current.definition) as Definition;
+    const now = nowIso();
+    const next: Definition = {
+      ...def,
+      configuration: body.configuration
+        ? { data: body.configuration.data ?? {}, schema: body.configuration.schema ?? {} }
+        : def.configuration,
+      user: { tags: mergeMap(def.user.tags, body.user?.tags) },
+      conversation: { tags: mergeMap(def.conversation.tags, body.conversation?.tags) },
+      message: { tags: mergeMap(def.message.tags, body.message?.tags) },
+      states: mergeMap(def.states, body.states),
+      events: mergeMap(def.events, body.events),
+      recurringEvents: mergeMap(def.recurringEvents, body.recurringEvents),
+      actions: mergeMap(def.actions, body.actions),
+      integrations: def.integrations,
+      plugins: mergeMap(def.plugins, body.plugins),
+      subscriptions: body.subscriptions
+        ? {
+            events:
+              body.subscriptions.events === null
+                ? null
+                : mergeMap(def.subscriptions.events ?? {}, body.subscriptions.events),
+          }
+        : def.subscriptions,
+      medias: body.medias ?? def.medias,
+      alwaysAlive: body.alwaysAlive ?? def.alwaysAlive,
+    };
+    if (body.maxExecutionTime !== undefined) next.maxExecutionTime = body.maxExecutionTime;
+    if (body.blocked !== undefined) next.blocked = body.blocked;
+    if (body.authentication !== undefined) next.authentication = body.authentication;
+    if (body.layers !== undefined) next.layers = body.layers;
+    if (body.url === null) delete next.url;
+    else if (body.url !== undefined) next.url = body.url;
+
+    const deploys = body.code !== undefined || (body.url !== undefined && body.url !== null);
+    const row: Row<'bots'> = {
+      ...current,
+      name: body.name ?? current.name,
+      description: body.description ?? current.description,
+      type: body.type ?? current.type,
+      code: body.code ?? current.code,
+      runtime: body.code === undefined ? current.runtime : runtimeOf(body.code),
+      deployed_at: deploys ? now : current.deployed_at,
+      definition: JSON.stringify(next),
+      secrets: JSON.stringify(mergeMap(JSON.parse(current.secrets) as MapOf<string>, body.secrets)),
+      updated_at: now,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('bots').set(row).where('id', '=', botId).execute();
+      await applyTagChanges(trx, botId, body.tags ?? {});
+      await this.updateIntegrations(trx, botId, body.integrations);
+    });
+    this.caches.botChanged(botId);
+    return this.toBot(row, true);
+  }
+
+  async delete(actor: WorkspaceActor, botId: string): Promise<void> {
+    requireRole(actor.role, 'bots.write');
+    await this.requireRow(actor, botId);
+    await this.db.transaction().execute(async (trx) => {
+      await deleteTags(trx, [botId]);
+      await trx.deleteFrom('bots').where('id', '=', botId).execute();
+    });
+    this.caches.botChanged(botId);
+  }
+
+  /**
+   * Only the built-in chat channel exists: it can be disabled, and its configuration (given whole, as
+   * the hosted API replaces an integration's configuration) sets its key mode, the origins browsers
+   * may call it from and the look of its webchat.
+   */
+  private async updateIntegrations(
+    trx: Executor,
+    botId: string,
+    changes: UpdateBotBody['integrations'],
+  ): Promise<void> {
+    for (const [name, change] of Object.entries(changes ?? {})) {
+      if (name !== CHAT_INTEGRATION) {
+        throw new ApiError(
+          'ReferenceNotFound',
+          `No integration "${name}": Parley offers the built-in "chat" channel`,
+        );
+      }
+      if (change === null) {
+        await this.channels.update(trx, botId, { enabled: false });
+        continue;
+      }
+      const configuration =
+        change.configuration === undefined ? undefined : checkChatConfiguration(change.configuration);
+      await this.channels.update(trx, botId, {
+        ...(typeof change.enabled === 'boolean' && { enabled: change.enabled }),
+        ...(configuration !== undefined && {
+          encryptionKey: configuration.encryptionKey ?? null,
+          allowedOrigins: configuration.allowedOrigins ? checkOrigins(configuration.allowedOrigins) : null,
+          webchat: configuration.webchat ?? {},
+        }),
+      });
+    }
+  }
+
+  /** The bots whose code a runtime here runs. */
+  async withRuntime(): Promise<string[]> {
+    const rows = await this.db.selectFrom('bots').select('id').where('runtime', 'is not', null).execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** When the bot last changed, and whether a runtime here runs its code: cheap, for caches. */
+  async runtimeStamp(botId: string): Promise<{ runtime: string | null; updatedAt: string } | undefined> {
+    const cached = this.caches.botStamps.get(botId) as
+      { runtime: string | null; updatedAt: string } | undefined;
+    if (cached) return cached;
+    const row = await this.db
+      .selectFrom('bots')
+      .select(['runtime', 'updated_at'])
+      .where('id', '=', botId)
+      .executeTakeFirst();
+    const stamp = row && { runtime: row.runtime, updatedAt: row.updated_at };
+    if (stamp) this.caches.botStamps.set(botId, stamp);
+    return stamp;
+  }
+
+  /** What a runtime needs of a bot to run it: its code, configuration and secrets (values included). */
+  async forRuntime(botId: string): Promise<RuntimeBot | undefined> {
+    const row = await this.db.selectFrom('bots').selectAll().where('id', '=', botId).executeTakeFirst();
+    if (!row) return undefined;
+    const def = JSON.parse(row.definition) as Definition;
+    return {
+      botId: row.id,
+      workspaceId: row.workspace_id,
+      updatedAt: row.updated_at,
+      code: row.code,
+      runtime: row.runtime,
+      deployedAt: row.deployed_at,
+      configuration: def.configuration.data,
+      secrets: JSON.parse(row.secrets) as MapOf<string>,
+      maxExecutionTime: def.maxExecutionTime,
+    };
+  }
+
+  /** A bot of another workspace does not exist for this actor. */
+  private async requireRow(actor: WorkspaceActor, botId: string): Promise<Row<'bots'>> {
+    const row = await this.db
+      .selectFrom('bots')
+      .selectAll()
+      .where('id', '=', botId)
+      .where('workspace_id', '=', actor.workspaceId)
+      .executeTakeFirst();
+    if (!row) throw notFound('Bot', botId);
+    return row;
+  }
+
+  private async toBot(row: Row<'bots'>, secrets: boolean): Promise<Bot> {
+    const def = JSON.parse(row.definition) as Definition;
+    const tags = (await loadTags(this.db, [row.id])).get(row.id) ?? {};
+    const channel = await this.channels.forBot(row.id);
+    return {
+      id: row.id,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      name: row.name,
+      ...(row.description !== null && { description: row.description }),
+      ...(row.deployed_at !== null && { deployedAt: row.deployed_at }),
+      dev: row.dev === 1,
+      type: row.type,
+      status: row.status,
+      tags,
+      // A role that may not change the bot does not see what signs for it.
+      signingSecret: secrets ? row.signing_secret : '',
+      integrations: channel ? { [CHAT_INTEGRATION]: chatIntegration(channel, this.links, secrets) } : {},
+      plugins: def.plugins,
+      ...(def.maxExecutionTime !== undefined && { maxExecutionTime: def.maxExecutionTime }),
+      user: def.user,
+      conversation: def.conversation,
+      message: def.message,
+      states: def.states,
+      configuration: def.configuration,
+      events: def.events,
+      recurringEvents: Object.fromEntries(
+        Object.entries(def.recurringEvents).map(([k, v]) => [
+          k,
+          { ...v, failedAttempts: 0, lastFailureReason: null },
+        ]),
+      ),
+      subscriptions: def.subscriptions,
+      actions: def.actions,
+      secrets: Object.keys(JSON.parse(row.secrets) as MapOf<string>),
+      ...(row.created_by !== null && { createdBy: row.created_by }),
+      alwaysAlive: def.alwaysAlive,
+      medias: def.medias,
+    };
+  }
+}

@@ -1,0 +1,20 @@
+/** The public URLs Parley hands out, from the origin its clients reach it at. */
+export class Links {
+  /** Set once the server knows where it listens (or from PARLEY_PUBLIC_URL). */
+  baseUrl = 'http://127.0.0.1:3000';
+
+  /** The Chat API base of one channel: what `@botpress/chat`'s `apiUrl` is. */
+  chatUrl(webhookId: string): string {
+    return `${this.baseUrl}/chat/${webhookId}`;
+  }
+
+  /** What the official webchat's `apiUrl` is: it adds `/{clientId}` itself. */
+  webchatApiUrl(): string {
+    return `${this.baseUrl}/webchat`;
+  }
+
+  /** A full-page chat with the bot of a channel. */
+  webchatShareUrl(clientId: string): string {
+    return `${this.baseUrl}/s/${clientId}`;
+  }
+}

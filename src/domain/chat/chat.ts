@@ -1,0 +1,539 @@
+import { createHmac } from 'node:crypto';
+import { SignJWT, jwtVerify } from 'jose';
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import type { Store } from '../../store/index.ts';
+import type { Caches } from '../shared/caches.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import type { ChatChannel, ChatChannels, ReachedChannel } from './channels.ts';
+import { CHAT_INTEGRATION } from './channels.ts';
+import { validateForeignId } from './foreign-ids.ts';
+import type { ForeignIds } from './foreign-ids.ts';
+import type { Conversations } from '../runtime/conversations.ts';
+import { ApiError, forbidden, invalidPayload, notFound, unauthorized } from '../shared/errors.ts';
+import type { Events } from '../runtime/events.ts';
+import type { ConversationLog } from '../live/conversation-log.ts';
+import type { Messages } from '../runtime/messages.ts';
+import type { PageRequest } from '../shared/pagination.ts';
+import { JsonObject, Timestamp } from '../shared/schemas.ts';
+import type { User, Users } from '../runtime/users.ts';
+
+/** The runtime channel of conversations opened through the Chat API. */
+export const CHAT_CHANNEL = 'channel';
+/** Who owns a chat conversation: the runtime tag, namespaced by the integration. */
+export const OWNER_TAG = `${CHAT_INTEGRATION}:owner`;
+/** Where a chat user's profile text is kept among the runtime user's properties. */
+const PROFILE_PROPERTY = `${CHAT_INTEGRATION}:profile`;
+/** The runtime event type of a custom event sent by a chat user. */
+export const CHAT_EVENT_TYPE = `${CHAT_INTEGRATION}:custom`;
+
+export const ChatUserSchema = Type.Object({
+  id: Type.String(),
+  name: Type.Optional(Type.String()),
+  pictureUrl: Type.Optional(Type.String()),
+  profile: Type.Optional(Type.String()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type ChatUser = Static<typeof ChatUserSchema>;
+
+export const ChatConversationSchema = Type.Object({
+  id: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type ChatConversation = Static<typeof ChatConversationSchema>;
+
+export const ChatMessageSchema = Type.Object({
+  id: Type.String(),
+  createdAt: Timestamp,
+  payload: JsonObject,
+  userId: Type.String(),
+  conversationId: Type.String(),
+  metadata: Type.Optional(JsonObject),
+});
+export type ChatMessage = Static<typeof ChatMessageSchema>;
+
+export const ChatEventSchema = Type.Object({
+  id: Type.String(),
+  createdAt: Timestamp,
+  payload: JsonObject,
+  conversationId: Type.String(),
+  userId: Type.String(),
+});
+export type ChatEvent = Static<typeof ChatEventSchema>;
+
+export const ChatUserFieldsSchema = Type.Object({
+  name: Type.Optional(Type.String({ maxLength: 200 })),
+  pictureUrl: Type.Optional(Type.String({ maxLength: 40000 })),
+  profile: Type.Optional(Type.String({ maxLength: 1000 })),
+});
+export type ChatUserFields = Static<typeof ChatUserFieldsSchema>;
+
+/** A channel reached through its webhook id, acting as its bot. */
+export interface ChatScope {
+  channel: ReachedChannel;
+  bot: BotActor;
+}
+
+/** Someone who reached a channel, with the user key they presented (if any). */
+export interface ChatVisitor extends ChatScope {
+  key: string | undefined;
+}
+
+/** An authenticated end user of a channel. */
+export interface ChatSession extends ChatScope {
+  userId: string;
+  foreignUserId: string;
+}
+
+interface Services {
+  store: Store;
+  caches: Caches;
+  channels: ChatChannels;
+  ids: ForeignIds;
+  users: Users;
+  conversations: Conversations;
+  messages: Messages;
+  events: Events;
+  log: ConversationLog;
+}
+
+const keyEncoder = new TextEncoder();
+
+/**
+ * The Chat API's rules, on top of the runtime records: end users identified by HS256 keys `{ id }`,
+ * ids of the clients' choosing mapped to Parley's, conversations owned by their creator, and
+ * participants the only ones who read and write them.
+ */
+export class Chat {
+  private sharedSecret: Promise<string> | undefined;
+
+  constructor(
+    private readonly s: Services,
+    private readonly configuredSecret: string | undefined,
+  ) {}
+
+  /** The channel of a webhook id; an unknown or disabled one is not found. */
+  async scope(webhookId: string): Promise<ChatScope> {
+    const channel = await this.s.channels.byWebhook(webhookId);
+    if (!channel || !channel.enabled) throw notFound('Chat channel', webhookId);
+    return { channel, bot: { botId: channel.botId, workspaceId: channel.workspaceId } };
+  }
+
+  // Users and keys
+
+  /** Shared mode only: the server signs the new user's key. */
+  async createUser(
+    scope: ChatScope,
+    body: ChatUserFields & { id?: string },
+  ): Promise<{ user: ChatUser; key: string }> {
+    if (scope.channel.encryptionKey) {
+      throw unauthorized(
+        'This channel signs its own user keys (personal mode): use getOrCreateUser with your key',
+      );
+    }
+    const foreignId = body.id ?? this.s.ids.generate();
+    if (body.id !== undefined) validateForeignId(body.id, 'user');
+    const user = await this.insertUser(scope, foreignId, body);
+    return { user, key: await this.sign(scope.channel, foreignId) };
+  }
+
+  /** The user a key names: created on first use (personal mode, or a shared key whose user is gone). */
+  async getOrCreateUser(scope: ChatScope, key: string | undefined, body: ChatUserFields): Promise<ChatUser> {
+    const foreignId = await this.verify(scope.channel, key);
+    const existing = await this.s.ids.internalOf(this.s.store.db, scope.bot.botId, 'user', foreignId);
+    if (existing) return this.view(await this.s.users.get(scope.bot, existing), foreignId);
+    validateForeignId(foreignId, 'user');
+    try {
+      return await this.insertUser(scope, foreignId, body);
+    } catch (err) {
+      // Two first uses of one key at once: the other created the user.
+      if (err instanceof ApiError && err.type === 'AlreadyExists') {
+        const id = await this.s.ids.internalOf(this.s.store.db, scope.bot.botId, 'user', foreignId);
+        if (id) return this.view(await this.s.users.get(scope.bot, id), foreignId);
+      }
+      throw err;
+    }
+  }
+
+  async authenticate(scope: ChatScope, key: string | undefined): Promise<ChatSession> {
+    const foreignUserId = await this.verify(scope.channel, key);
+    const userId = await this.s.ids.internalOf(this.s.store.db, scope.bot.botId, 'user', foreignUserId);
+    if (!userId)
+      throw unauthorized(
+        `The user "${foreignUserId}" of this key does not exist: call getOrCreateUser first`,
+      );
+    return { ...scope, userId, foreignUserId };
+  }
+
+  /**
+   * A new key for a user, for a site's backend that signs in its own users; `expiresAt` (Unix time, in
+   * seconds or milliseconds) ends it. Shared mode: a user the channel knows. Personal mode: any id, the
+   * user is created on first use, as with keys the site signs itself.
+   */
+  async issueKey(scope: ChatScope, foreignUserId: string, expiresAt?: number): Promise<string> {
+    validateForeignId(foreignUserId, 'user');
+    if (!scope.channel.encryptionKey) {
+      const id = await this.s.ids.internalOf(this.s.store.db, scope.bot.botId, 'user', foreignUserId);
+      if (!id) throw notFound('User', foreignUserId);
+    }
+    return this.sign(scope.channel, foreignUserId, expiresAt);
+  }
+
+  async getUser(session: ChatSession): Promise<ChatUser> {
+    return this.view(await this.s.users.get(session.bot, session.userId), session.foreignUserId);
+  }
+
+  async updateUser(session: ChatSession, body: ChatUserFields): Promise<ChatUser> {
+    const user = await this.s.users.update(session.bot, session.userId, {
+      ...(body.name !== undefined && { name: body.name }),
+      ...(body.pictureUrl !== undefined && { pictureUrl: body.pictureUrl }),
+      ...(body.profile !== undefined && { properties: { [PROFILE_PROPERTY]: body.profile } }),
+    });
+    return this.view(user, session.foreignUserId);
+  }
+
+  async deleteUser(session: ChatSession): Promise<void> {
+    await this.s.users.delete(session.bot, session.userId);
+    await this.s.ids.forget(this.s.store.db, [session.userId]);
+  }
+
+  // Conversations
+
+  async createConversation(session: ChatSession, foreignId: string | undefined): Promise<ChatConversation> {
+    if (foreignId !== undefined) validateForeignId(foreignId, 'conversation');
+    const id = foreignId ?? this.s.ids.generate();
+    const { conversation, signal } = await this.s.store.db.transaction().execute(async (trx) => {
+      const created = await this.s.conversations.create(
+        { ...session.bot, integration: CHAT_INTEGRATION },
+        { channel: CHAT_CHANNEL, tags: { [OWNER_TAG]: session.userId } },
+        trx,
+      );
+      await this.s.ids.assign(trx, session.bot.botId, 'conversation', id, created.id);
+      const joined = await this.s.conversations.ensureParticipant(created.id, session.userId, trx);
+      return { conversation: created, signal: joined };
+    });
+    if (signal) this.s.log.publish([signal]);
+    return { id, createdAt: conversation.createdAt, updatedAt: conversation.updatedAt };
+  }
+
+  /** An existing conversation must be one the user takes part in. */
+  async getOrCreateConversation(session: ChatSession, foreignId: string): Promise<ChatConversation> {
+    validateForeignId(foreignId, 'conversation');
+    const existing = await this.s.ids.internalOf(
+      this.s.store.db,
+      session.bot.botId,
+      'conversation',
+      foreignId,
+    );
+    if (existing) return this.getConversation(session, foreignId);
+    try {
+      return await this.createConversation(session, foreignId);
+    } catch (err) {
+      if (err instanceof ApiError && err.type === 'AlreadyExists')
+        return this.getConversation(session, foreignId);
+      throw err;
+    }
+  }
+
+  async getConversation(session: ChatSession, foreignId: string): Promise<ChatConversation> {
+    const id = await this.participantConversation(session, foreignId);
+    const conversation = await this.s.conversations.get(session.bot, id);
+    return { id: foreignId, createdAt: conversation.createdAt, updatedAt: conversation.updatedAt };
+  }
+
+  async deleteConversation(session: ChatSession, foreignId: string): Promise<void> {
+    const id = await this.ownedConversation(session, foreignId);
+    await this.s.conversations.delete(session.bot, id);
+    await this.s.ids.forget(this.s.store.db, [id]);
+  }
+
+  /** The conversations the user owns, most recent first. */
+  async listConversations(
+    session: ChatSession,
+    request: PageRequest,
+  ): Promise<{ items: ChatConversation[]; nextToken?: string }> {
+    const page = await this.s.conversations.list(session.bot, {
+      ...request,
+      tags: { [OWNER_TAG]: session.userId },
+      channel: CHAT_CHANNEL,
+    });
+    const foreign = await this.s.ids.foreignOfMany(
+      this.s.store.db,
+      page.items.map((c) => c.id),
+    );
+    return {
+      items: page.items.map((c) => ({
+        id: foreign.get(c.id) ?? c.id,
+        createdAt: c.createdAt,
+        updatedAt: c.updatedAt,
+      })),
+      ...(page.nextToken && { nextToken: page.nextToken }),
+    };
+  }
+
+  /** For a live listener: the conversation's own id, once the user is known to take part in it. */
+  async listenable(session: ChatSession, foreignId: string): Promise<string> {
+    return this.participantConversation(session, foreignId);
+  }
+
+  // Participants
+
+  async addParticipant(
+    session: ChatSession,
+    foreignConversationId: string,
+    foreignUserId: string,
+  ): Promise<ChatUser> {
+    const conversationId = await this.ownedConversation(session, foreignConversationId);
+    const userId = await this.userOf(session, foreignUserId);
+    const user = await this.s.conversations.addParticipant(session.bot, conversationId, userId);
+    return this.view(user, foreignUserId);
+  }
+
+  async getParticipant(
+    session: ChatSession,
+    foreignConversationId: string,
+    foreignUserId: string,
+  ): Promise<ChatUser> {
+    const conversationId = await this.participantConversation(session, foreignConversationId);
+    const userId = await this.userOf(session, foreignUserId);
+    return this.view(
+      await this.s.conversations.getParticipant(session.bot, conversationId, userId),
+      foreignUserId,
+    );
+  }
+
+  async removeParticipant(
+    session: ChatSession,
+    foreignConversationId: string,
+    foreignUserId: string,
+  ): Promise<void> {
+    const conversationId = await this.ownedConversation(session, foreignConversationId);
+    const userId = await this.userOf(session, foreignUserId);
+    if (userId === session.userId)
+      throw invalidPayload('The owner of a conversation cannot remove themselves from it');
+    await this.s.conversations.removeParticipant(session.bot, conversationId, userId);
+  }
+
+  async listParticipants(
+    session: ChatSession,
+    foreignConversationId: string,
+    request: PageRequest,
+  ): Promise<{ items: ChatUser[]; nextToken?: string }> {
+    const conversationId = await this.participantConversation(session, foreignConversationId);
+    const page = await this.s.conversations.listParticipants(session.bot, conversationId, request);
+    const foreign = await this.s.ids.foreignOfMany(
+      this.s.store.db,
+      page.items.map((u) => u.id),
+    );
+    return {
+      items: page.items.map((u) => this.view(u, foreign.get(u.id) ?? u.id)),
+      ...(page.nextToken && { nextToken: page.nextToken }),
+    };
+  }
+
+  // Messages and events
+
+  async createMessage(
+    session: ChatSession,
+    foreignConversationId: string,
+    payload: { type: string } & JsonObject,
+    metadata: JsonObject | undefined,
+  ): Promise<ChatMessage> {
+    const conversationId = await this.participantConversation(session, foreignConversationId);
+    const { type, ...content } = payload;
+    const message = await this.s.messages.create(
+      session.bot,
+      { conversationId, userId: session.userId, type, payload: content, tags: {} },
+      metadata ? { metadata } : {},
+    );
+    return {
+      id: message.id,
+      createdAt: message.createdAt,
+      payload,
+      userId: session.foreignUserId,
+      conversationId: foreignConversationId,
+      ...(metadata && { metadata }),
+    };
+  }
+
+  async listMessages(
+    session: ChatSession,
+    foreignConversationId: string,
+    request: PageRequest,
+  ): Promise<{ items: ChatMessage[]; nextToken?: string }> {
+    const conversationId = await this.participantConversation(session, foreignConversationId);
+    const page = await this.s.messages.list(session.bot, { ...request, conversationId });
+    const items = await Promise.all(page.items.map((m) => this.messageView(session, m.id)));
+    return { items, ...(page.nextToken && { nextToken: page.nextToken }) };
+  }
+
+  async getMessage(session: ChatSession, messageId: string): Promise<ChatMessage> {
+    const row = await this.s.messages.row(session.bot, messageId);
+    await this.requireParticipant(session, row.conversation_id);
+    return this.messageView(session, messageId);
+  }
+
+  async deleteMessage(session: ChatSession, messageId: string): Promise<void> {
+    const row = await this.s.messages.row(session.bot, messageId);
+    await this.requireParticipant(session, row.conversation_id);
+    if (row.user_id !== session.userId) throw forbidden('Only the sender of a message can delete it');
+    await this.s.messages.delete(session.bot, messageId);
+  }
+
+  async createEvent(
+    session: ChatSession,
+    foreignConversationId: string,
+    payload: JsonObject,
+  ): Promise<ChatEvent> {
+    const conversationId = await this.participantConversation(session, foreignConversationId);
+    const event = await this.s.events.createFrom(session.bot, {
+      type: CHAT_EVENT_TYPE,
+      payload,
+      conversationId,
+      userId: session.userId,
+      isBot: false,
+    });
+    return {
+      id: event.id,
+      createdAt: event.createdAt,
+      payload,
+      conversationId: foreignConversationId,
+      userId: session.foreignUserId,
+    };
+  }
+
+  async getEvent(session: ChatSession, eventId: string): Promise<ChatEvent> {
+    const event = await this.s.events.get(session.bot, eventId);
+    if (!event.conversationId) throw notFound('Event', eventId);
+    await this.requireParticipant(session, event.conversationId);
+    const foreign = await this.s.ids.foreignOfMany(this.s.store.db, [
+      event.conversationId,
+      event.userId ?? '',
+    ]);
+    return {
+      id: event.id,
+      createdAt: event.createdAt,
+      payload: event.payload,
+      conversationId: foreign.get(event.conversationId) ?? event.conversationId,
+      userId: event.userId ? (foreign.get(event.userId) ?? event.userId) : session.bot.botId,
+    };
+  }
+
+  // Internals
+
+  private async insertUser(scope: ChatScope, foreignId: string, body: ChatUserFields): Promise<ChatUser> {
+    const user = await this.s.store.db.transaction().execute(async (trx) => {
+      const created = await this.s.users.create(
+        scope.bot,
+        {
+          tags: {},
+          ...(body.name !== undefined && { name: body.name }),
+          ...(body.pictureUrl !== undefined && { pictureUrl: body.pictureUrl }),
+          properties: body.profile !== undefined ? { [PROFILE_PROPERTY]: body.profile } : {},
+        },
+        trx,
+      );
+      await this.s.ids.assign(trx, scope.bot.botId, 'user', foreignId, created.id);
+      return created;
+    });
+    return this.view(user, foreignId);
+  }
+
+  private view(user: User, foreignId: string): ChatUser {
+    const profile = user.properties?.[PROFILE_PROPERTY];
+    return {
+      id: foreignId,
+      ...(user.name !== undefined && { name: user.name }),
+      ...(user.pictureUrl !== undefined && { pictureUrl: user.pictureUrl }),
+      ...(profile !== undefined && { profile }),
+      createdAt: user.createdAt,
+      updatedAt: user.updatedAt,
+    };
+  }
+
+  private async messageView(session: ChatSession, messageId: string): Promise<ChatMessage> {
+    const row = await this.s.messages.row(session.bot, messageId);
+    const foreign = await this.s.ids.foreignOfMany(this.s.store.db, [row.conversation_id, row.user_id]);
+    const content = JSON.parse(row.payload) as JsonObject;
+    return {
+      id: row.id,
+      createdAt: row.created_at,
+      payload: { type: row.type, ...content },
+      userId: foreign.get(row.user_id) ?? row.user_id,
+      conversationId: foreign.get(row.conversation_id) ?? row.conversation_id,
+      ...(row.metadata !== null && { metadata: JSON.parse(row.metadata) as JsonObject }),
+    };
+  }
+
+  private async conversationOf(session: ChatSession, foreignId: string): Promise<string> {
+    const id = await this.s.ids.internalOf(this.s.store.db, session.bot.botId, 'conversation', foreignId);
+    if (!id) throw notFound('Conversation', foreignId);
+    return id;
+  }
+
+  private async participantConversation(session: ChatSession, foreignId: string): Promise<string> {
+    const id = await this.conversationOf(session, foreignId);
+    await this.requireParticipant(session, id);
+    return id;
+  }
+
+  private async ownedConversation(session: ChatSession, foreignId: string): Promise<string> {
+    const id = await this.conversationOf(session, foreignId);
+    const conversation = await this.s.conversations.get(session.bot, id);
+    if (conversation.tags[OWNER_TAG] !== session.userId) {
+      throw forbidden('Only the owner of the conversation can do this');
+    }
+    return id;
+  }
+
+  private async requireParticipant(session: ChatSession, conversationId: string): Promise<void> {
+    if (!(await this.s.conversations.isParticipant(conversationId, session.userId))) {
+      throw forbidden('You are not a participant of this conversation');
+    }
+  }
+
+  private async userOf(session: ChatSession, foreignUserId: string): Promise<string> {
+    const id = await this.s.ids.internalOf(this.s.store.db, session.bot.botId, 'user', foreignUserId);
+    if (!id) throw notFound('User', foreignUserId);
+    return id;
+  }
+
+  // Keys: HS256 JWTs `{ id }`, signed with the channel's encryption key (personal mode) or the server's secret.
+
+  /**
+   * Personal mode: the channel's own key. Shared mode: a key derived from the server's secret for this
+   * channel, so a key one channel issued never opens another channel's user of the same id.
+   */
+  private async secretOf(channel: ChatChannel): Promise<Uint8Array> {
+    if (channel.encryptionKey) return keyEncoder.encode(channel.encryptionKey);
+    const shared = await (this.sharedSecret ??= this.s.channels.sharedSecret(this.configuredSecret));
+    return createHmac('sha256', shared).update(`chat-channel:${channel.botId}`).digest();
+  }
+
+  private async sign(channel: ChatChannel, foreignId: string, expiresAt?: number): Promise<string> {
+    const jwt = new SignJWT({ id: foreignId }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt();
+    // A time past the year 5000 in seconds is one in milliseconds.
+    if (expiresAt !== undefined)
+      jwt.setExpirationTime(expiresAt > 1e11 ? Math.floor(expiresAt / 1000) : expiresAt);
+    return jwt.sign(await this.secretOf(channel));
+  }
+
+  private async verify(channel: ChatChannel, key: string | undefined): Promise<string> {
+    if (!key) throw unauthorized('The x-user-key header is required');
+    const cacheKey = `${channel.botId}:${channel.encryptionKey ? 'p' : 's'}:${key}`;
+    const known = this.s.caches.chatKeys.get(cacheKey);
+    if (known) return known;
+    try {
+      const { payload } = await jwtVerify(key, await this.secretOf(channel), { algorithms: ['HS256'] });
+      if (typeof payload.id === 'string' && payload.id !== '') {
+        this.s.caches.chatKeys.set(cacheKey, payload.id);
+        return payload.id;
+      }
+    } catch {
+      // any failure is the same answer
+    }
+    throw unauthorized('Invalid user key');
+  }
+}

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import type { Executor } from '../../store/index.ts';
+import { isUniqueViolation } from '../../store/index.ts';
+import type { ForeignKind } from '../../store/schema.ts';
+import { alreadyExists, invalidPayload } from '../shared/errors.ts';
+
+export type { ForeignKind };
+
+/** The longest id a Chat API client may choose, as the hosted chat server accepts. */
+export const FOREIGN_ID_MAX_LENGTH = 70;
+/** Letters, digits, `_`, `-`, `\` and `/`. */
+export const FOREIGN_ID_PATTERN = new RegExp(`^[a-zA-Z0-9_\\-\\\\/]{1,${FOREIGN_ID_MAX_LENGTH}}$`);
+
+export function validateForeignId(id: string, kind: ForeignKind): void {
+  if (!FOREIGN_ID_PATTERN.test(id)) {
+    throw invalidPayload(
+      `The ${kind} id "${id}" is invalid: use at most ${FOREIGN_ID_MAX_LENGTH} characters among letters, digits, "_", "-", "\\" and "/"`,
+    );
+  }
+}
+
+/**
+ * The ids Chat API clients choose (or are given) for users and conversations, mapped per bot to
+ * Parley's internal ids, which never reach those clients.
+ */
+export class ForeignIds {
+  /** Records the mapping; a foreign id already taken in this bot is a 409. */
+  async assign(
+    db: Executor,
+    botId: string,
+    kind: ForeignKind,
+    foreignId: string,
+    internalId: string,
+  ): Promise<void> {
+    try {
+      await db
+        .insertInto('chat_ids')
+        .values({ bot_id: botId, kind, foreign_id: foreignId, internal_id: internalId })
+        .execute();
+    } catch (err) {
+      if (isUniqueViolation(err)) throw alreadyExists(`A ${kind} with the id "${foreignId}" already exists`);
+      throw err;
+    }
+  }
+
+  /** A fresh foreign id for a client that chose none: random, unrelated to the internal id. */
+  generate(): string {
+    return randomUUID();
+  }
+
+  async internalOf(
+    db: Executor,
+    botId: string,
+    kind: ForeignKind,
+    foreignId: string,
+  ): Promise<string | undefined> {
+    const row = await db
+      .selectFrom('chat_ids')
+      .select('internal_id')
+      .where('bot_id', '=', botId)
+      .where('kind', '=', kind)
+      .where('foreign_id', '=', foreignId)
+      .executeTakeFirst();
+    return row?.internal_id;
+  }
+
+  /** The foreign id of a record, or its own id for records made outside the Chat API. */
+  async foreignOf(db: Executor, internalId: string): Promise<string> {
+    const row = await db
+      .selectFrom('chat_ids')
+      .select('foreign_id')
+      .where('internal_id', '=', internalId)
+      .executeTakeFirst();
+    return row?.foreign_id ?? internalId;
+  }
+
+  async foreignOfMany(db: Executor, internalIds: string[]): Promise<Map<string, string>> {
+    const map = new Map(internalIds.map((id) => [id, id]));
+    if (internalIds.length === 0) return map;
+    const rows = await db
+      .selectFrom('chat_ids')
+      .select(['foreign_id', 'internal_id'])
+      .where('internal_id', 'in', internalIds)
+      .execute();
+    for (const row of rows) map.set(row.internal_id, row.foreign_id);
+    return map;
+  }
+
+  async forget(db: Executor, internalIds: string[]): Promise<void> {
+    if (internalIds.length === 0) return;
+    await db.deleteFrom('chat_ids').where('internal_id', 'in', internalIds).execute();
+  }
+}

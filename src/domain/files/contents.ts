@@ -1,0 +1,191 @@
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Store } from '../../store/index.ts';
+import type { Row } from '../../store/schema.ts';
+import { ApiError, forbidden, notFound } from '../shared/errors.ts';
+import { nowIso } from '../shared/time.ts';
+import type { BlobStore, ByteRange } from './blob-store.ts';
+import { Files, policiesOf, SIGNED } from './files.ts';
+import type { BlobRef } from './files.ts';
+import { FRESH_JOB } from './indexing.ts';
+import type { UrlSigner } from './signing.ts';
+
+/** The signature part of a signed URL, as its query string gives it. */
+export interface UrlSignature {
+  expires?: string | undefined;
+  signature?: string | undefined;
+}
+
+/** A stored content, ready to be sent (whole or a range). */
+export interface Downloadable {
+  contentType: string;
+  size: number;
+  /** A strong validator: the content's SHA-256. */
+  etag: string;
+  fileName: string;
+  read(range?: ByteRange): Readable;
+}
+
+/** An upload that breaks its promise (size) or a limit: the file is marked `upload_failed` with the reason. */
+class UploadRefused extends Error {
+  constructor(
+    readonly type: 'PayloadTooLarge' | 'InvalidPayload',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * File contents in and out: the upload PUT to a signed URL, streamed through a meter and a hash into
+ * the blob store (never whole in memory), and downloads through signed or public URLs.
+ */
+export class FileContents {
+  constructor(
+    private readonly store: Store,
+    private readonly files: Files,
+    private readonly blobs: BlobStore,
+    private readonly signer: UrlSigner,
+  ) {}
+
+  /**
+   * Stores the body of a PUT to a file's upload URL. Nothing is stored unless the URL's signature
+   * holds for the file as it is now (an upsert since then voids it) and the bytes are exactly the
+   * declared size. Answers the content's ETag.
+   */
+  async receive(
+    fileId: string,
+    auth: UrlSignature,
+    declaredLength: number | undefined,
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<{ etag: string }> {
+    const row = await this.files.requireRowById(this.store.db, fileId).catch(() => undefined);
+    if (!row || !(await this.verify(SIGNED.upload(row), auth))) {
+      throw forbidden('This upload URL is invalid or has expired: upsert the file again for a new one');
+    }
+    if (declaredLength !== undefined && declaredLength > row.size) {
+      await this.fail(row, `The upload has ${declaredLength} bytes; the file was declared with ${row.size}`);
+      throw new ApiError(
+        'PayloadTooLarge',
+        `The file was declared with ${row.size} bytes; this upload has more`,
+      );
+    }
+    const blobId = await this.files.startBlob(row.bot_id, row.size);
+    const hash = createHash('sha256');
+    const declared = row.size;
+    let received = 0;
+    async function* metered(): AsyncGenerator<Uint8Array> {
+      for await (const chunk of body) {
+        received += chunk.byteLength;
+        if (received > declared) {
+          throw new UploadRefused(
+            'PayloadTooLarge',
+            `The upload has more bytes than the ${declared} declared`,
+          );
+        }
+        hash.update(chunk);
+        yield chunk;
+      }
+    }
+    try {
+      await this.blobs.write(blobId, row.bot_id, metered());
+      if (received !== row.size) {
+        throw new UploadRefused(
+          'InvalidPayload',
+          `The upload has ${received} bytes; the file was declared with ${row.size}`,
+        );
+      }
+    } catch (err) {
+      await this.files.freeBlobs([await this.files.markBlobDead(this.store.db, blobId)]);
+      const reason = err instanceof UploadRefused ? err.message : 'The upload was interrupted';
+      await this.fail(row, reason);
+      if (err instanceof UploadRefused) throw new ApiError(err.type, err.message);
+      throw err;
+    }
+    const sha256 = hash.digest('hex');
+    const stored = await this.complete(row, blobId, sha256);
+    if (!stored) {
+      await this.files.freeBlobs([await this.files.markBlobDead(this.store.db, blobId)]);
+      throw forbidden('The file changed during the upload: upsert it again for a new upload URL');
+    }
+    if (row.index_requested === 1) this.files.notifyIndexing();
+    return { etag: sha256 };
+  }
+
+  /** The content behind a signed download URL. */
+  async download(fileId: string, auth: UrlSignature): Promise<Downloadable> {
+    if (!(await this.verify(SIGNED.download(fileId), auth))) {
+      throw forbidden('This download URL is invalid or has expired: get the file again for a new one');
+    }
+    return this.downloadable(
+      await this.files.requireRowById(this.store.db, fileId).catch(() => undefined),
+      fileId,
+    );
+  }
+
+  /** The content of a file with the `public_content` policy: anyone may read it. */
+  async downloadPublic(fileId: string): Promise<Downloadable> {
+    const row = await this.files.requireRowById(this.store.db, fileId).catch(() => undefined);
+    return this.downloadable(row && policiesOf(row).includes('public_content') ? row : undefined, fileId);
+  }
+
+  private downloadable(row: Row<'files'> | undefined, fileId: string): Downloadable {
+    if (!row) throw notFound('File', fileId);
+    const { blob_id: blobId, sha256 } = row;
+    if (!blobId || !sha256) throw notFound('Content of file', fileId);
+    return {
+      contentType: row.content_type,
+      size: row.size,
+      etag: sha256,
+      fileName: Files.fileName(row.key),
+      read: (range) => this.blobs.read(blobId, row.bot_id, range),
+    };
+  }
+
+  private async verify(parts: string[], auth: UrlSignature): Promise<boolean> {
+    if (!auth.expires || !auth.signature || !/^\d{1,12}$/.test(auth.expires)) return false;
+    return this.signer.verify(parts, Number(auth.expires), auth.signature);
+  }
+
+  /** Points the file at its new content, if the upload URL still is the file's (no upsert since). */
+  private async complete(row: Row<'files'>, blobId: string, sha256: string): Promise<boolean> {
+    let previous: BlobRef | undefined;
+    const done = await this.store.db.transaction().execute(async (trx) => {
+      const current = await trx
+        .selectFrom('files')
+        .select('blob_id')
+        .where('id', '=', row.id)
+        .where('upload_nonce', '=', row.upload_nonce)
+        .executeTakeFirst();
+      if (!current) return false;
+      await trx
+        .updateTable('files')
+        .set({
+          blob_id: blobId,
+          sha256,
+          status: row.index_requested === 1 ? 'indexing_pending' : 'upload_completed',
+          pending_passages: null,
+          ...FRESH_JOB,
+          updated_at: nowIso(),
+        })
+        .where('id', '=', row.id)
+        .execute();
+      await trx.updateTable('file_blobs').set({ state: 'stored' }).where('id', '=', blobId).execute();
+      // The same URL used again (a retry): the content it replaces goes.
+      if (current.blob_id) previous = await this.files.markBlobDead(trx, current.blob_id);
+      return true;
+    });
+    if (previous) await this.files.freeBlobs([previous]);
+    return done;
+  }
+
+  private async fail(row: Row<'files'>, reason: string): Promise<void> {
+    await this.store.db
+      .updateTable('files')
+      .set({ status: 'upload_failed', failure_reason: reason, updated_at: nowIso() })
+      .where('id', '=', row.id)
+      .where('upload_nonce', '=', row.upload_nonce)
+      .where('blob_id', 'is', null)
+      .execute();
+  }
+}

@@ -1,0 +1,69 @@
+import path from 'node:path';
+import type { Store } from '../../store/index.ts';
+import type { Links } from '../bots/links.ts';
+import { fullTextSearch } from '../search/engine.ts';
+import type { Settings } from '../shared/settings.ts';
+import { FolderBlobStore, PostgresBlobStore } from './blob-store.ts';
+import type { BlobStore } from './blob-store.ts';
+import { FileContents } from './contents.ts';
+import { Files } from './files.ts';
+import type { FilesLimits } from './files.ts';
+import { IndexingQueue } from './indexing.ts';
+import { KnowledgeBases } from './knowledge-bases.ts';
+import { PassageStore } from './passages.ts';
+import { DocumentParser } from './parsing/parser.ts';
+import { FileSearch } from './search.ts';
+import { UrlSigner } from './signing.ts';
+
+export interface FilesOptions extends FilesLimits {
+  /** The data folder: on the embedded store, contents live in its `files/` folder. */
+  dataDir: string;
+}
+
+const MB = 1024 * 1024;
+/** The defaults of the settings (src/config.ts), for a domain made without them (the CLI's). */
+export const DEFAULT_FILES_OPTIONS: FilesOptions = {
+  dataDir: './data',
+  maxFileBytes: 100 * MB,
+  botStorageBytes: 10 * 1024 * MB,
+};
+
+/** The Files API's services, wired to one store. */
+export interface FilesDomain {
+  files: Files;
+  fileContents: FileContents;
+  fileSearch: FileSearch;
+  knowledgeBases: KnowledgeBases;
+  indexing: IndexingQueue;
+  /** Stops the parser's worker thread. */
+  closeFiles(): Promise<void>;
+}
+
+/**
+ * Contents go to the data folder on SQLite (one process owns it). On Postgres every process must see
+ * every file, so they go to Postgres itself, in chunks: no other service to run, and one backup.
+ */
+export function createFilesDomain(
+  store: Store,
+  settings: Settings,
+  links: Links,
+  options: FilesOptions,
+): FilesDomain {
+  const blobs: BlobStore =
+    store.dialect === 'postgres'
+      ? new PostgresBlobStore(store.db)
+      : new FolderBlobStore(path.join(path.resolve(options.dataDir), 'files'));
+  const engine = fullTextSearch(store.dialect);
+  const passages = new PassageStore(store, engine);
+  const signer = new UrlSigner(settings);
+  const files = new Files(store, passages, blobs, signer, links, options);
+  const parser = new DocumentParser();
+  return {
+    files,
+    fileContents: new FileContents(store, files, blobs, signer),
+    fileSearch: new FileSearch(store, engine, passages),
+    knowledgeBases: new KnowledgeBases(store),
+    indexing: new IndexingQueue(store, passages, blobs, parser),
+    closeFiles: () => parser.close(),
+  };
+}

@@ -1,0 +1,149 @@
+import { sql } from 'kysely';
+import type { SqlBool } from 'kysely';
+import type { Executor, Store } from '../../store/index.ts';
+import type { PassageType, Row } from '../../store/schema.ts';
+import type { SearchEngine } from '../search/engine.ts';
+import { newId } from '../shared/ids.ts';
+import type { Page } from '../shared/pagination.ts';
+import { valuePage, valueToken } from '../shared/pagination.ts';
+import type { Passage } from './schemas.ts';
+
+/** A passage as parsing or setFilePassages gives it, before it is stored. */
+export interface PassageDraft {
+  type: PassageType;
+  content: string;
+  pageNumber?: number;
+}
+
+export function toPassage(row: Row<'file_passages'>): Passage {
+  return {
+    id: row.id,
+    content: row.content,
+    meta: {
+      type: 'chunk',
+      subtype: row.type,
+      position: row.position,
+      ...(row.page_number !== null && { pageNumber: row.page_number }),
+    },
+  };
+}
+
+/** Headings: passages that name a section rather than say something. */
+export const HEADING_TYPES: readonly PassageType[] = ['title', 'subtitle'];
+
+/**
+ * What the search index holds of each passage: a heading as it is, any other passage under the headings
+ * of its section, so that a question naming the section finds what the section says, not only its title.
+ */
+function searchEntries(rows: { id: string; type: PassageType; content: string }[]) {
+  let title = '';
+  let subtitle = '';
+  return rows.map((r) => {
+    if (r.type === 'title') [title, subtitle] = [r.content, ''];
+    if (r.type === 'subtitle') subtitle = r.content;
+    if (HEADING_TYPES.includes(r.type)) return { id: r.id, text: r.content };
+    return { id: r.id, text: [title, subtitle, r.content].filter(Boolean).join('\n') };
+  });
+}
+
+/** A file's passages in document order, and their entries in the search index, always written together. */
+export class PassageStore {
+  constructor(
+    private readonly store: Store,
+    private readonly engine: SearchEngine,
+  ) {}
+
+  /** Replaces a file's passages (in the caller's transaction). */
+  async replace(trx: Executor, fileId: string, drafts: PassageDraft[]): Promise<void> {
+    await this.drop(trx, [fileId]);
+    const rows = drafts.map((d, position) => ({
+      id: newId('filePassage'),
+      file_id: fileId,
+      position,
+      type: d.type,
+      page_number: d.pageNumber ?? null,
+      content: d.content,
+    }));
+    for (let i = 0; i < rows.length; i += 200) {
+      await trx
+        .insertInto('file_passages')
+        .values(rows.slice(i, i + 200))
+        .execute();
+    }
+    await this.engine.put(trx, searchEntries(rows));
+  }
+
+  /** Copies a file's passages to another file (whose own are dropped). */
+  async copy(trx: Executor, fromFileId: string, toFileId: string): Promise<void> {
+    const rows = await trx
+      .selectFrom('file_passages')
+      .selectAll()
+      .where('file_id', '=', fromFileId)
+      .orderBy('position')
+      .execute();
+    await this.replace(
+      trx,
+      toFileId,
+      rows.map((r) => ({
+        type: r.type,
+        content: r.content,
+        ...(r.page_number !== null && { pageNumber: r.page_number }),
+      })),
+    );
+  }
+
+  /** Removes the passages of these files, and their search entries. */
+  async drop(trx: Executor, fileIds: string[]): Promise<void> {
+    if (fileIds.length === 0) return;
+    const ids = await trx.selectFrom('file_passages').select('id').where('file_id', 'in', fileIds).execute();
+    await this.engine.remove(
+      trx,
+      ids.map((r) => r.id),
+    );
+    await trx.deleteFrom('file_passages').where('file_id', 'in', fileIds).execute();
+  }
+
+  /** A page of a file's passages, in order (the token is the last position served). */
+  async page(fileId: string, pageSize: number, nextToken: string | undefined): Promise<Page<Passage>> {
+    const after = valueToken.decode(nextToken);
+    const position = after === undefined ? -1 : Number(after);
+    const rows = await this.store.db
+      .selectFrom('file_passages')
+      .selectAll()
+      .where('file_id', '=', fileId)
+      .where('position', '>', Number.isInteger(position) ? position : -1)
+      .orderBy('position')
+      .limit(pageSize + 1)
+      .execute();
+    const page = valuePage(rows, pageSize, (r) => String(r.position));
+    return { ...page, items: page.items.map(toPassage) };
+  }
+
+  /** The passages around several positions at once (one query): by file, in order. */
+  async around(spots: { fileId: string; from: number; to: number }[]): Promise<Row<'file_passages'>[]> {
+    if (spots.length === 0) return [];
+    const ranges = spots.map(
+      (s) => sql<SqlBool>`(file_id = ${s.fileId} and position between ${s.from} and ${s.to})`,
+    );
+    const { rows } = await sql<Row<'file_passages'>>`select * from file_passages
+      where ${sql.join(ranges, sql` or `)} order by file_id, position`.execute(this.store.db);
+    return rows;
+  }
+
+  /** The headings above a position: the last title, then the subtitles after it, in order. */
+  async breadcrumb(fileId: string, position: number): Promise<Row<'file_passages'>[]> {
+    const { rows } = await sql<Row<'file_passages'>>`select * from file_passages
+      where file_id = ${fileId} and position < ${position} and type in ('title', 'subtitle')
+      order by position desc limit 20`.execute(this.store.db);
+    const chain: Row<'file_passages'>[] = [];
+    for (const row of rows) {
+      // Walking up: one subtitle (the nearest), then the title that heads them.
+      if (row.type === 'title') {
+        chain.unshift(row);
+        break;
+      }
+      if (chain.length === 0) chain.unshift(row);
+    }
+    return chain;
+  }
+}

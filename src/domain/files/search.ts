@@ -1,0 +1,213 @@
+import { sql } from 'kysely';
+import type { RawBuilder, SqlBool } from 'kysely';
+import type { Store } from '../../store/index.ts';
+import type { Row } from '../../store/schema.ts';
+import type { SearchEngine } from '../search/engine.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import { fromJson } from '../shared/json.ts';
+import { loadTags } from '../shared/tags.ts';
+import { visibleFiles } from './access.ts';
+import { HEADING_TYPES } from './passages.ts';
+import type { PassageStore } from './passages.ts';
+import type { ContextItem, SearchPassage } from './schemas.ts';
+import { tagFilterConditions } from './tag-filter.ts';
+import type { TagFilter } from './tag-filter.ts';
+
+export const SEARCH_LIMIT_DEFAULT = 20;
+export const SEARCH_LIMIT_MAX = 50;
+export const CONTEXT_DEPTH_DEFAULT = 1;
+export const CONTEXT_DEPTH_MAX = 10;
+export const QUERY_MAX_LENGTH = 1024;
+
+export interface SearchFilesQuery {
+  query: string;
+  tags?: TagFilter;
+  /** Neighbouring passages (each side) added to a hit's content. */
+  contextDepth?: number;
+  limit?: number;
+  /** One passage per file: its hits in document order, under their headings. */
+  consolidate?: boolean;
+  /** The headings above a hit, before its content. */
+  includeBreadcrumb?: boolean;
+  /** The neighbours as a `context` list as well. */
+  withContext?: boolean;
+  /** Passages that say something only, no headings: what answers a question by itself. */
+  answersOnly?: boolean;
+}
+
+type PassageRow = Row<'file_passages'>;
+type Hit = { passage: PassageRow; score: number };
+
+/**
+ * searchFiles: the search engine ranks the passages of the files the caller sees (indexed, and
+ * matching the tag filter), then each hit is dressed with its file, neighbours and headings.
+ */
+export class FileSearch {
+  constructor(
+    private readonly store: Store,
+    private readonly engine: SearchEngine,
+    private readonly passages: PassageStore,
+  ) {}
+
+  async search(actor: BotActor, q: SearchFilesQuery): Promise<SearchPassage[]> {
+    const limit = q.limit ?? SEARCH_LIMIT_DEFAULT;
+    const conditions = [
+      visibleFiles(actor),
+      sql`files.status = 'indexing_completed'`,
+      ...tagFilterConditions(q.tags, 'files.id'),
+    ];
+    // The files searched first (few, by the bot's index and tags), then their passages that match:
+    // the engine checks each matching entry against this list by the passages' file index.
+    const { rows: fileRows } = await sql<{ id: string }>`select files.id from files
+      where ${sql.join(conditions, sql` and `)}`.execute(this.store.db);
+    if (fileRows.length === 0) return [];
+    const fileIds = sql.join(fileRows.map((r) => r.id));
+    const answersOnly = q.answersOnly
+      ? sql`and file_passages.type not in (${sql.join(HEADING_TYPES)})`
+      : sql``;
+    const candidate = (id: RawBuilder<unknown>) => sql<SqlBool>`exists (select 1 from file_passages
+      where file_passages.id = ${id} and file_passages.file_id in (${fileIds}) ${answersOnly})`;
+    // Consolidated answers group hits by file: more hits are ranked than passages answered.
+    const ranked = await this.engine.search(this.store.db, {
+      query: q.query,
+      candidate,
+      limit: q.consolidate ? limit * 3 : limit,
+    });
+    if (ranked.length === 0) return [];
+    const rows = await this.store.db
+      .selectFrom('file_passages')
+      .selectAll()
+      .where(
+        'id',
+        'in',
+        ranked.map((h) => h.id),
+      )
+      .execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const hits = ranked.flatMap((h) => {
+      const passage = byId.get(h.id);
+      return passage ? [{ passage, score: h.score }] : [];
+    });
+    const files = await this.files([...new Set(hits.map((h) => h.passage.file_id))]);
+    if (q.consolidate) return this.consolidated(hits, files, limit);
+    const depth = q.contextDepth ?? CONTEXT_DEPTH_DEFAULT;
+    const neighbours = await this.passages.around(
+      depth > 0
+        ? hits.map(({ passage: p }) => ({
+            fileId: p.file_id,
+            from: p.position - depth,
+            to: p.position + depth,
+          }))
+        : [],
+    );
+    return Promise.all(
+      hits.map((hit) => {
+        const { file_id: fileId, position } = hit.passage;
+        const around = neighbours.filter(
+          (n) => n.file_id === fileId && n.position >= position - depth && n.position <= position + depth,
+        );
+        return this.dressed(hit, files, depth > 0 ? around : [hit.passage], q);
+      }),
+    );
+  }
+
+  private async dressed(
+    { passage, score }: Hit,
+    files: Map<string, SearchPassage['file']>,
+    around: PassageRow[],
+    q: SearchFilesQuery,
+  ): Promise<SearchPassage> {
+    const crumbs = q.includeBreadcrumb
+      ? await this.passages.breadcrumb(passage.file_id, passage.position)
+      : [];
+    const content = [
+      ...(crumbs.length ? [crumbs.map((c) => plain(c.content)).join(' > ')] : []),
+      ...around.map((p) => p.content),
+    ].join('\n\n');
+    const result: SearchPassage = {
+      content,
+      score,
+      meta: metaOf(passage),
+      file: files.get(passage.file_id) as SearchPassage['file'],
+    };
+    if (q.withContext) {
+      const context: ContextItem[] = crumbs.map((c) => ({ text: c.content, type: 'breadcrumb' }));
+      for (const p of around) {
+        const offset = p.position - passage.position;
+        context.push({
+          id: p.id,
+          text: p.content,
+          offset,
+          type: offset < 0 ? 'preceding' : offset > 0 ? 'subsequent' : 'current',
+        });
+      }
+      result.context = context;
+    }
+    return result;
+  }
+
+  /** One passage per file: its hits in document order, each under the headings not given yet. */
+  private async consolidated(
+    hits: Hit[],
+    files: Map<string, SearchPassage['file']>,
+    limit: number,
+  ): Promise<SearchPassage[]> {
+    const byFile = new Map<string, Hit[]>();
+    for (const hit of hits)
+      byFile.set(hit.passage.file_id, [...(byFile.get(hit.passage.file_id) ?? []), hit]);
+    const answers: SearchPassage[] = [];
+    for (const [fileId, fileHits] of [...byFile].slice(0, limit)) {
+      const ordered = [...fileHits].sort((a, b) => a.passage.position - b.passage.position);
+      const given = new Set<string>();
+      const parts: string[] = [];
+      for (const { passage } of ordered) {
+        for (const crumb of await this.passages.breadcrumb(fileId, passage.position)) {
+          if (!given.has(crumb.id)) parts.push(crumb.content);
+          given.add(crumb.id);
+        }
+        if (!given.has(passage.id)) parts.push(passage.content);
+        given.add(passage.id);
+      }
+      answers.push({
+        content: parts.join('\n\n'),
+        score: Math.max(...fileHits.map((h) => h.score)),
+        meta: { type: 'consolidated' },
+        file: files.get(fileId) as SearchPassage['file'],
+      });
+    }
+    return answers;
+  }
+
+  private async files(ids: string[]): Promise<Map<string, SearchPassage['file']>> {
+    const rows = await this.store.db.selectFrom('files').selectAll().where('id', 'in', ids).execute();
+    const tags = await loadTags(this.store.db, ids);
+    return new Map(
+      rows.map((r) => [
+        r.id,
+        {
+          id: r.id,
+          key: r.key,
+          contentType: r.content_type,
+          metadata: fromJson(r.metadata),
+          tags: tags.get(r.id) ?? {},
+          createdAt: r.created_at,
+          updatedAt: r.updated_at,
+        },
+      ]),
+    );
+  }
+}
+
+function metaOf(passage: PassageRow): SearchPassage['meta'] {
+  return {
+    type: 'chunk',
+    subtype: passage.type,
+    position: passage.position,
+    ...(passage.page_number !== null && { pageNumber: passage.page_number }),
+  };
+}
+
+/** A heading's text without its Markdown marks (`## Returns` -> `Returns`). */
+function plain(markdown: string): string {
+  return markdown.replace(/^#+\s*/, '').trim();
+}

@@ -1,0 +1,161 @@
+import { sql } from 'kysely';
+import type { Store } from '../../store/index.ts';
+import { nowIso } from '../shared/time.ts';
+import { toEvent } from '../runtime/events.ts';
+import type { Event } from '../runtime/events.ts';
+
+/** An event the engine claimed: the bot's event, whose bot it is, and how many tries it had. */
+export interface ClaimedEvent extends Event {
+  botId: string;
+  attempts: number;
+}
+
+/** Tries of an event whose turn keeps failing for reasons that may pass, before it is marked failed. */
+export const MAX_ATTEMPTS = 8;
+/** The longest a failure reason is kept (the hosted API's bound). */
+const FAILURE_REASON_MAX = 2000;
+
+/** How long an event waits before attempt `attempts + 1`: a second, doubling, at most a minute. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(1000 * 2 ** Math.max(0, attempts - 1), 60_000);
+}
+
+/**
+ * The durable queue of events for bot runtimes: pending events, claimed with a lease by one engine
+ * process at a time, one event per conversation at a time, in creation order. A claim that is not
+ * renewed (its process died) lapses, and the event is claimed again: delivery is at least once.
+ */
+export class EventQueue {
+  private readonly waiters = new Set<() => void>();
+
+  constructor(private readonly store: Store) {}
+
+  /** Called when this process queues an event, so its engine need not wait for its next poll. */
+  notify(): void {
+    for (const wake of this.waiters) wake();
+  }
+
+  onQueued(wake: () => void): () => void {
+    this.waiters.add(wake);
+    return () => this.waiters.delete(wake);
+  }
+
+  /** Events waiting for a turn, and how long the oldest has waited (for the metrics). */
+  async stats(now = Date.now()): Promise<{ depth: number; oldestAgeSeconds: number }> {
+    const row = await this.store.db
+      .selectFrom('events')
+      .select((eb) => [eb.fn.countAll<number | string>().as('depth'), eb.fn.min('created_at').as('oldest')])
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    const oldest = row?.oldest ? Date.parse(row.oldest) : now;
+    return { depth: Number(row?.depth ?? 0), oldestAgeSeconds: Math.max(0, (now - oldest) / 1000) };
+  }
+
+  /**
+   * Claims up to `limit` events a runtime can work on now: pending, of a bot whose code a runtime here
+   * runs, not claimed (or claimed by a lapsed lease), and each the oldest pending event of its conversation.
+   */
+  async claim(
+    owner: string,
+    leaseMs: number,
+    limit: number,
+    exclude: string[] = [],
+  ): Promise<ClaimedEvent[]> {
+    const now = nowIso();
+    const candidates = await sql<{ id: string }>`
+      select e.id from events e join bots b on b.id = e.bot_id
+      where e.status = 'pending' and b.runtime is not null
+        and (e.lease_until is null or e.lease_until < ${now})
+        ${exclude.length ? sql`and e.conversation_id not in (${sql.join(exclude)})` : sql``}
+        and not exists (
+          select 1 from events p
+          where p.conversation_id = e.conversation_id and p.status = 'pending'
+            and (p.created_at < e.created_at or (p.created_at = e.created_at and p.id < e.id))
+        )
+      order by e.created_at, e.id
+      limit ${limit}`.execute(this.store.db);
+    const claimed: ClaimedEvent[] = [];
+    const until = new Date(Date.now() + leaseMs).toISOString();
+    for (const { id } of candidates.rows) {
+      // Conditional on the lease being free: of several processes, one wins each event.
+      const row = await this.store.db
+        .updateTable('events')
+        .set({ lease_owner: owner, lease_until: until })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+        .returningAll()
+        .executeTakeFirst();
+      if (row) claimed.push({ ...toEvent(row), botId: row.bot_id, attempts: row.attempts });
+    }
+    return claimed;
+  }
+
+  async renew(owner: string, eventIds: string[], leaseMs: number): Promise<void> {
+    if (eventIds.length === 0) return;
+    await this.store.db
+      .updateTable('events')
+      .set({ lease_until: new Date(Date.now() + leaseMs).toISOString() })
+      .where('id', 'in', eventIds)
+      .where('lease_owner', '=', owner)
+      .execute();
+  }
+
+  /**
+   * A turn failed for a reason that may pass: the event stays pending, waits (longer after each
+   * attempt), then is claimed again; after MAX_ATTEMPTS it is marked failed with the reason.
+   */
+  async retryLater(event: ClaimedEvent, reason: string): Promise<'retrying' | 'failed'> {
+    const attempts = event.attempts + 1;
+    if (attempts >= MAX_ATTEMPTS) {
+      await this.finish(event.id, 'failed', `gave up after ${attempts} attempts: ${reason}`);
+      return 'failed';
+    }
+    await this.store.db
+      .updateTable('events')
+      .set({
+        attempts,
+        failure_reason: reason.slice(0, FAILURE_REASON_MAX),
+        lease_owner: null,
+        lease_until: new Date(Date.now() + retryDelayMs(attempts)).toISOString(),
+        updated_at: nowIso(),
+      })
+      .where('id', '=', event.id)
+      .where('status', '=', 'pending')
+      .execute();
+    return 'retrying';
+  }
+
+  /** Ends an event's processing: `processed`, `ignored` or `failed` (with the reason). */
+  async finish(
+    eventId: string,
+    status: 'processed' | 'ignored' | 'failed',
+    failureReason?: string,
+  ): Promise<void> {
+    await this.store.db
+      .updateTable('events')
+      .set({
+        status,
+        failure_reason: failureReason?.slice(0, FAILURE_REASON_MAX) ?? null,
+        lease_owner: null,
+        lease_until: null,
+        updated_at: nowIso(),
+      })
+      .where('id', '=', eventId)
+      .execute();
+  }
+
+  /**
+   * At start: on SQLite (one process per file) every claim was made by an earlier run of this very
+   * process, so none holds any more. On Postgres other processes' claims are theirs: nothing to do.
+   */
+  async releaseStaleClaims(): Promise<void> {
+    if (this.store.dialect !== 'sqlite') return;
+    await this.store.db
+      .updateTable('events')
+      .set({ lease_owner: null, lease_until: null })
+      .where('status', '=', 'pending')
+      .where('lease_owner', 'is not', null)
+      .execute();
+  }
+}

@@ -1,0 +1,193 @@
+import { createHash } from 'node:crypto';
+import { createAjv } from '../shared/json-schema.ts';
+import type { JsonObject } from '../shared/json.ts';
+import type { ValidateFunction } from 'ajv';
+import type { Store } from '../../store/index.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import { CHAT_INTEGRATION } from '../chat/channels.ts';
+import { ApiError, invalidPayload, notFound } from '../shared/errors.ts';
+import { fromJson, toJson } from '../shared/json.ts';
+import type { ConversationLog } from '../live/conversation-log.ts';
+import { requireOfBot } from '../shared/ownership.ts';
+import { nowIso } from '../shared/time.ts';
+
+/** Longest `type` of an action call. */
+export const ACTION_TYPE_MAX_LENGTH = 200;
+
+/** A bot's own action as its runtime describes it. */
+export interface ResolvedAction {
+  /** Identifies the deployed code: a cached output is valid for one version only. */
+  versionId: string;
+  input: JsonObject;
+  output: JsonObject;
+  cacheable?: { ttlSeconds: number };
+  /** Runs the action on its own, with an event of its own (a call through the API). */
+  run(input: JsonObject): Promise<JsonObject>;
+}
+
+/** The port through which the domain finds bots' own actions: the engine implements it. */
+export interface BotActionRunner {
+  resolve(actor: BotActor, name: string): Promise<ResolvedAction | undefined>;
+}
+
+/**
+ * Bot code running in a turn, seen from the action call: the bot's own actions it calls run inside
+ * the turn, with the turn's event and variables (the engine's Turn implements it).
+ */
+export interface TurnScope {
+  runAction(name: string, input: JsonObject): Promise<JsonObject>;
+}
+
+export interface ActionResult {
+  output: JsonObject;
+  cached: boolean;
+}
+
+const ajv = createAjv();
+
+/**
+ * The action call: `name` runs the bot's own action (inside the caller's turn when bot code calls
+ * it); `alias:name` an installed integration's (the built-in chat channel offers `chat:sendEvent`).
+ * Input and output are checked against the action's schemas; a cacheable action answers a repeated
+ * input from its cache within the TTL.
+ */
+export class Actions {
+  private runner: BotActionRunner | undefined;
+  private readonly validators = new Map<string, ValidateFunction>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly log: ConversationLog,
+  ) {}
+
+  useRunner(runner: BotActionRunner): void {
+    this.runner = runner;
+  }
+
+  async call(actor: BotActor, type: string, input: JsonObject): Promise<ActionResult> {
+    const colon = type.indexOf(':');
+    if (colon >= 0)
+      return {
+        output: await this.integrationAction(actor, type.slice(0, colon), type.slice(colon + 1), input),
+        cached: false,
+      };
+    const action = this.runner && (await this.runner.resolve(actor, type));
+    if (!action) throw notFound('Action', type);
+    this.check(`${action.versionId}:${type}:input`, action.input, input, (m) => invalidPayload(`input ${m}`));
+    const key = action.cacheable && cacheKey(action.versionId, type, input);
+    if (key) {
+      const hit = await this.cached(actor.botId, key);
+      if (hit) return { output: hit, cached: true };
+    }
+    const output = actor.turn ? await actor.turn.runAction(type, input) : await action.run(input);
+    this.check(
+      `${action.versionId}:${type}:output`,
+      action.output,
+      output,
+      (m) => new ApiError('Runtime', `The action "${type}" returned an invalid output: ${m}`),
+    );
+    if (key && action.cacheable)
+      await this.storeOutput(actor.botId, key, output, action.cacheable.ttlSeconds);
+    return { output, cached: false };
+  }
+
+  /** Removes expired cache entries. */
+  async pruneCache(now = nowIso()): Promise<void> {
+    await this.store.db.deleteFrom('action_cache').where('expires_at', '<', now).execute();
+  }
+
+  private async integrationAction(
+    actor: BotActor,
+    alias: string,
+    name: string,
+    input: JsonObject,
+  ): Promise<JsonObject> {
+    if (alias === CHAT_INTEGRATION && name === 'sendEvent') return this.sendChatEvent(actor, input);
+    throw notFound('Action', `${alias}:${name}`);
+  }
+
+  /** `chat:sendEvent`: a custom event from the bot to the conversation's listeners (not stored: its id is null). */
+  private async sendChatEvent(actor: BotActor, input: JsonObject): Promise<JsonObject> {
+    const { conversationId, payload } = input;
+    if (typeof conversationId !== 'string') throw invalidPayload('input.conversationId must be a string');
+    if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+      throw invalidPayload('input.payload must be an object');
+    }
+    await requireOfBot(this.store.db, 'conversations', actor, conversationId);
+    const signal = await this.store.db.transaction().execute((trx) =>
+      this.log.record(trx, conversationId, {
+        type: 'event_created',
+        event: {
+          id: null,
+          createdAt: nowIso(),
+          payload: payload,
+          userId: actor.botId,
+        },
+        isBot: true,
+      }),
+    );
+    this.log.publish([signal]);
+    return {};
+  }
+
+  private check(key: string, schema: JsonObject, value: unknown, error: (message: string) => ApiError): void {
+    let validate = this.validators.get(key);
+    if (!validate) {
+      validate = ajv.compile(schema);
+      this.validators.set(key, validate);
+    }
+    if (!validate(value)) {
+      const first = validate.errors?.[0];
+      throw error(`${first?.instancePath || ''} ${first?.message ?? 'is invalid'}`.trim());
+    }
+  }
+
+  private async cached(botId: string, key: string): Promise<JsonObject | undefined> {
+    const row = await this.store.db
+      .selectFrom('action_cache')
+      .select(['output', 'expires_at'])
+      .where('bot_id', '=', botId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row && row.expires_at > nowIso() ? fromJson<JsonObject>(row.output) : undefined;
+  }
+
+  private async storeOutput(
+    botId: string,
+    key: string,
+    output: JsonObject,
+    ttlSeconds: number,
+  ): Promise<void> {
+    const values = {
+      bot_id: botId,
+      key,
+      output: toJson(output),
+      expires_at: new Date(Date.now() + ttlSeconds * 1000).toISOString(),
+    };
+    await this.store.db
+      .insertInto('action_cache')
+      .values(values)
+      .onConflict((oc) =>
+        oc.columns(['bot_id', 'key']).doUpdateSet({ output: values.output, expires_at: values.expires_at }),
+      )
+      .execute();
+  }
+}
+
+/** The same input, whatever the order of its keys, gives the same key. */
+function cacheKey(versionId: string, action: string, input: unknown): string {
+  return createHash('sha256')
+    .update(`${versionId}\0${action}\0${canonical(input)}`)
+    .digest('hex');
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as JsonObject)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

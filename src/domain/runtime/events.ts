@@ -1,0 +1,269 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import type { Executor, Store } from '../../store/index.ts';
+import type { Row } from '../../store/schema.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import { invalidPayload, notFound } from '../shared/errors.ts';
+import { newId } from '../shared/ids.ts';
+import { requireOfBot } from '../shared/ownership.ts';
+import { fromJson, toJson } from '../shared/json.ts';
+import { Keyset, pageSizeOf } from '../shared/pagination.ts';
+import type { Page, PageRequest } from '../shared/pagination.ts';
+import { DurationMs, JsonObject, Timestamp } from '../shared/schemas.ts';
+import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
+import { nowIso } from '../shared/time.ts';
+
+export const EVENT_STATUSES = ['pending', 'processed', 'ignored', 'failed', 'scheduled', 'canceled'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+export const EventSchema = Type.Object({
+  id: Type.String(),
+  createdAt: Timestamp,
+  type: Type.String(),
+  payload: JsonObject,
+  conversationId: Type.Optional(Type.String()),
+  userId: Type.Optional(Type.String()),
+  messageId: Type.Optional(Type.String()),
+  status: Type.Enum(EVENT_STATUSES),
+  failureReason: Type.Union([Type.String(), Type.Null()]),
+});
+export type Event = Static<typeof EventSchema>;
+
+export const ScheduleSchema = Type.Object({
+  dateTime: Type.Optional(Type.String({ format: 'date-time' })),
+  delay: Type.Optional(DurationMs('Delay in milliseconds')),
+});
+
+export const CreateEventBodySchema = Type.Object({
+  type: Type.String({ minLength: 1, maxLength: 200 }),
+  payload: JsonObject,
+  schedule: Type.Optional(ScheduleSchema),
+  conversationId: Type.Optional(Type.String()),
+  userId: Type.Optional(Type.String()),
+  workflowId: Type.Optional(Type.String()),
+  messageId: Type.Optional(Type.String()),
+});
+export type CreateEventBody = Static<typeof CreateEventBodySchema>;
+
+export interface ListEventsQuery extends PageRequest {
+  type?: string;
+  conversationId?: string;
+  userId?: string;
+  messageId?: string;
+  workflowId?: string;
+  status?: EventStatus;
+}
+
+/** What the engine queues for a bot: an event record and who it concerns. */
+export interface QueuedEvent {
+  type: string;
+  payload: JsonObject;
+  conversationId?: string;
+  userId?: string;
+  messageId?: string;
+  workflowId?: string;
+  /** When set, the event waits with status `scheduled` until then. */
+  scheduledFor?: string;
+}
+
+export function toEvent(row: Row<'events'>): Event {
+  return {
+    id: row.id,
+    createdAt: row.created_at,
+    type: row.type,
+    payload: fromJson<JsonObject>(row.payload),
+    ...(row.conversation_id !== null && { conversationId: row.conversation_id }),
+    ...(row.user_id !== null && { userId: row.user_id }),
+    ...(row.message_id !== null && { messageId: row.message_id }),
+    status: row.status,
+    failureReason: row.failure_reason,
+  };
+}
+
+const keyset = new Keyset('events.created_at', 'desc', 'events.id');
+
+/** The bot's events: its durable queue (`pending` until processed) and their history. */
+export class Events {
+  constructor(
+    private readonly store: Store,
+    private readonly log: ConversationLog,
+    private readonly queueWatch: { notify(): void },
+  ) {}
+
+  private get db() {
+    return this.store.db;
+  }
+
+  /**
+   * Tells the engine that pending events were committed, so it looks for work at once instead of at its
+   * next poll. Callers that queue inside a transaction call this after the commit: before it, another
+   * connection (Postgres) would not see the event yet.
+   */
+  notifyQueued(): void {
+    this.queueWatch.notify();
+  }
+
+  /** Stores an event for the bot: `pending` (queued now) or `scheduled` (queued when due). */
+  async queue(botId: string, event: QueuedEvent, db: Executor = this.db): Promise<Event> {
+    const now = nowIso();
+    const row: Row<'events'> = {
+      id: newId('event'),
+      bot_id: botId,
+      type: event.type,
+      payload: toJson(event.payload),
+      conversation_id: event.conversationId ?? null,
+      user_id: event.userId ?? null,
+      message_id: event.messageId ?? null,
+      workflow_id: event.workflowId ?? null,
+      status: event.scheduledFor ? 'scheduled' : 'pending',
+      failure_reason: null,
+      scheduled_for: event.scheduledFor ?? null,
+      lease_owner: null,
+      lease_until: null,
+      attempts: 0,
+      created_at: now,
+      updated_at: now,
+    };
+    await db.insertInto('events').values(row).execute();
+    return toEvent(row);
+  }
+
+  /** An event created through the Runtime API, by the bot (or an integration acting for it). */
+  async create(actor: BotActor, body: CreateEventBody): Promise<Event> {
+    const scheduledFor = scheduleTime(body.schedule);
+    if (body.conversationId !== undefined)
+      await requireOfBot(this.db, 'conversations', actor, body.conversationId);
+    if (body.userId !== undefined) await requireOfBot(this.db, 'users', actor, body.userId);
+    if (body.messageId !== undefined) await requireOfBot(this.db, 'messages', actor, body.messageId);
+    return this.createFrom(actor, { ...body, ...(scheduledFor && { scheduledFor }), isBot: true });
+  }
+
+  /**
+   * Queues an event for the bot and, unless it waits for its schedule, shows it to the listeners of
+   * its conversation as coming from the bot (`isBot`) or from the user.
+   */
+  async createFrom(actor: BotActor, event: QueuedEvent & { isBot: boolean }): Promise<Event> {
+    const { isBot, ...queued } = event;
+    const { created, signal } = await this.db.transaction().execute(async (trx) => {
+      const stored = await this.queue(actor.botId, queued, trx);
+      const recorded = queued.scheduledFor
+        ? undefined
+        : await this.recordSignal(trx, actor.botId, stored, isBot);
+      return { created: stored, signal: recorded };
+    });
+    if (signal) this.log.publish([signal]);
+    if (!queued.scheduledFor) this.notifyQueued();
+    return created;
+  }
+
+  async get(actor: BotActor, eventId: string): Promise<Event> {
+    const row = await this.db
+      .selectFrom('events')
+      .selectAll()
+      .where('id', '=', eventId)
+      .where('bot_id', '=', actor.botId)
+      .executeTakeFirst();
+    if (!row) throw notFound('Event', eventId);
+    return toEvent(row);
+  }
+
+  async list(actor: BotActor, query: ListEventsQuery): Promise<Page<Event>> {
+    const pageSize = pageSizeOf(query);
+    const cursor = keyset.decode(query.nextToken);
+    let select = this.db.selectFrom('events').selectAll().where('bot_id', '=', actor.botId);
+    if (query.type !== undefined) select = select.where('type', '=', query.type);
+    if (query.conversationId !== undefined)
+      select = select.where('conversation_id', '=', query.conversationId);
+    if (query.userId !== undefined) select = select.where('user_id', '=', query.userId);
+    if (query.messageId !== undefined) select = select.where('message_id', '=', query.messageId);
+    if (query.workflowId !== undefined) select = select.where('workflow_id', '=', query.workflowId);
+    if (query.status !== undefined) select = select.where('status', '=', query.status);
+    if (cursor) select = select.where(keyset.after(cursor));
+    const rows = await select
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(pageSize + 1)
+      .execute();
+    const page = keyset.page(rows, pageSize, (r) => [r.created_at, r.id]);
+    return { ...page, items: page.items.map(toEvent) };
+  }
+
+  async cancelScheduled(actor: BotActor, eventId: string): Promise<void> {
+    const event = await this.get(actor, eventId);
+    const result = await this.db
+      .updateTable('events')
+      .set({ status: 'canceled', updated_at: nowIso() })
+      .where('id', '=', eventId)
+      .where('status', '=', 'scheduled')
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) {
+      throw invalidPayload(`Event "${eventId}" is ${event.status}, not scheduled: it cannot be canceled`);
+    }
+  }
+
+  /**
+   * Queues every scheduled event that is due. The status change is one conditional UPDATE, so an
+   * event fires once even when several processes sweep at the same moment.
+   */
+  async fireDue(now = nowIso()): Promise<number> {
+    const due = await this.db
+      .selectFrom('events')
+      .select('id')
+      .where('status', '=', 'scheduled')
+      .where('scheduled_for', '<=', now)
+      .orderBy('scheduled_for')
+      .limit(500)
+      .execute();
+    let fired = 0;
+    for (const { id } of due) {
+      const result = await this.db.transaction().execute(async (trx) => {
+        const row = await trx
+          .updateTable('events')
+          .set({ status: 'pending', updated_at: nowIso() })
+          .where('id', '=', id)
+          .where('status', '=', 'scheduled')
+          .returningAll()
+          .executeTakeFirst();
+        return row && { signal: await this.recordSignal(trx, row.bot_id, toEvent(row), true) };
+      });
+      if (result) {
+        fired++;
+        if (result.signal) this.log.publish([result.signal]);
+      }
+    }
+    if (fired > 0) this.queueWatch.notify();
+    return fired;
+  }
+
+  /** An event in a conversation reaches its live listeners (from the user, or from the bot: `isBot`). */
+  async recordSignal(
+    db: Executor,
+    botId: string,
+    event: Event,
+    isBot: boolean,
+  ): Promise<RecordedSignal | undefined> {
+    if (!event.conversationId) return undefined;
+    return this.log.record(db, event.conversationId, {
+      type: 'event_created',
+      event: {
+        id: event.id,
+        createdAt: event.createdAt,
+        payload: event.payload,
+        userId: event.userId ?? botId,
+      },
+      isBot,
+    });
+  }
+}
+
+/** The due time of a schedule, or undefined when there is none. */
+export function scheduleTime(schedule: Static<typeof ScheduleSchema> | undefined): string | undefined {
+  if (!schedule) return undefined;
+  if (schedule.dateTime !== undefined) {
+    const time = new Date(schedule.dateTime);
+    if (Number.isNaN(time.getTime())) throw invalidPayload('schedule.dateTime must be an ISO 8601 date-time');
+    return time.toISOString();
+  }
+  if (schedule.delay !== undefined) return new Date(Date.now() + schedule.delay).toISOString();
+  throw invalidPayload('schedule needs dateTime or delay');
+}

@@ -1,0 +1,401 @@
+import { sql } from 'kysely';
+import type { Transaction } from 'kysely';
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import type { Executor, Store } from '../../store/index.ts';
+import { MESSAGE_DIRECTIONS } from '../../store/schema.ts';
+import type { Database, Row } from '../../store/schema.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import type { Conversation, Conversations } from './conversations.ts';
+import { CreateConversationBodySchema } from './conversations.ts';
+import { notFound } from '../shared/errors.ts';
+import type { Events } from './events.ts';
+import { ScheduleSchema } from './events.ts';
+import { newId } from '../shared/ids.ts';
+import { fromJson, toJson, withoutNulls } from '../shared/json.ts';
+import type { Page, PageRequest } from '../shared/pagination.ts';
+import { JsonObject, TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
+import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
+import { TaggedResource } from '../shared/tagged-resource.ts';
+import { applyTagChanges, discriminatingTags } from '../shared/tags.ts';
+import { nowIso } from '../shared/time.ts';
+import type { User, Users } from './users.ts';
+import { CreateUserBodySchema } from './users.ts';
+
+export const MessageSchema = Type.Object({
+  id: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  type: Type.String(),
+  payload: JsonObject,
+  direction: Type.Enum(MESSAGE_DIRECTIONS),
+  userId: Type.String(),
+  conversationId: Type.String(),
+  tags: TagMap,
+  origin: Type.Optional(Type.Literal('synthetic')),
+});
+export type Message = Static<typeof MessageSchema>;
+
+const MessageType = Type.String({ minLength: 1, maxLength: 200 });
+
+export const CreateMessageBodySchema = Type.Object({
+  payload: JsonObject,
+  userId: Type.String(),
+  conversationId: Type.String(),
+  type: MessageType,
+  tags: Type.Optional(TagMap),
+  schedule: Type.Optional(ScheduleSchema),
+  origin: Type.Optional(Type.Literal('synthetic')),
+});
+export type CreateMessageBody = Static<typeof CreateMessageBodySchema>;
+
+export const GetOrCreateMessageBodySchema = Type.Object({
+  payload: Type.Optional(JsonObject),
+  userId: Type.String(),
+  conversationId: Type.String(),
+  type: MessageType,
+  tags: Type.Optional(TagChangeMap),
+  schedule: Type.Optional(ScheduleSchema),
+  origin: Type.Optional(Type.Literal('synthetic')),
+  discriminateByTags: Type.Optional(Type.Array(Type.String())),
+});
+export type GetOrCreateMessageBody = Static<typeof GetOrCreateMessageBodySchema>;
+
+export const UpdateMessageBodySchema = Type.Object({
+  tags: Type.Optional(TagChangeMap),
+  payload: Type.Optional(JsonObject),
+});
+export type UpdateMessageBody = Static<typeof UpdateMessageBodySchema>;
+
+export interface ListMessagesQuery extends PageRequest {
+  conversationId?: string;
+  tags?: Record<string, string>;
+  afterDate?: string;
+  beforeDate?: string;
+}
+
+/** Options of a message's creation beyond its body. */
+export interface CreateOptions {
+  /** The creation time of an imported message. */
+  createdAt?: string;
+  /** Imported history is not news: it queues no event for the bot and reaches no listener. */
+  silent?: boolean;
+  /** Free data a Chat API client attaches to its message. */
+  metadata?: JsonObject;
+}
+
+const Discriminate = { discriminateByTags: Type.Optional(Type.Array(Type.String())) };
+
+export const InitializeIncomingMessageBodySchema = Type.Object({
+  userId: Type.Optional(Type.String()),
+  user: Type.Optional(Type.Object({ ...CreateUserBodySchema.properties, tags: TagMap, ...Discriminate })),
+  conversationId: Type.Optional(Type.String()),
+  conversation: Type.Optional(
+    Type.Object({ ...CreateConversationBodySchema.properties, tags: TagMap, ...Discriminate }),
+  ),
+  message: Type.Optional(
+    Type.Object({
+      payload: JsonObject,
+      type: MessageType,
+      tags: TagMap,
+      origin: Type.Optional(Type.Literal('synthetic')),
+      ...Discriminate,
+    }),
+  ),
+});
+export type InitializeIncomingMessageBody = Static<typeof InitializeIncomingMessageBodySchema>;
+
+/** At most this many messages per import. */
+export const IMPORT_MAX_MESSAGES = 1000;
+
+export const ImportMessagesBodySchema = Type.Object({
+  messages: Type.Array(
+    Type.Object({
+      payload: JsonObject,
+      userId: Type.String(),
+      conversationId: Type.String(),
+      type: MessageType,
+      tags: Type.Optional(TagMap),
+      createdAt: Timestamp,
+      ...Discriminate,
+    }),
+    { maxItems: IMPORT_MAX_MESSAGES },
+  ),
+});
+export type ImportedMessage = Static<typeof ImportMessagesBodySchema>['messages'][number];
+
+function toMessage(row: Row<'messages'>, tags: Record<string, string>): Message {
+  return {
+    id: row.id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    type: row.type,
+    payload: fromJson<JsonObject>(row.payload),
+    direction: row.direction,
+    userId: row.user_id,
+    conversationId: row.conversation_id,
+    tags,
+    ...(row.origin !== null && { origin: row.origin }),
+  };
+}
+
+/** What a message's creation did: the message, and the live signals to publish after the commit. */
+interface Inserted {
+  message: Message;
+  signals: RecordedSignal[];
+  /** An event was queued for the bot. */
+  queued: boolean;
+}
+
+export class Messages {
+  private readonly resource: TaggedResource<'messages', Message>;
+
+  constructor(
+    private readonly store: Store,
+    private readonly users: Users,
+    private readonly conversations: Conversations,
+    private readonly events: Events,
+    private readonly log: ConversationLog,
+  ) {
+    this.resource = new TaggedResource(store, { table: 'messages', name: 'Message', toItem: toMessage });
+  }
+
+  private get db() {
+    return this.store.db;
+  }
+
+  /**
+   * A message from the bot (userId = the bot's id: `outgoing`) or from one of its users
+   * (`incoming`: the user joins the conversation and a `message_created` event is queued for the bot).
+   */
+  async create(actor: BotActor, body: CreateMessageBody, options: CreateOptions = {}): Promise<Message> {
+    const inserted = await this.db.transaction().execute((trx) => this.insert(actor, body, options, trx));
+    this.announce([inserted]);
+    return inserted.message;
+  }
+
+  async getOrCreate(
+    actor: BotActor,
+    body: GetOrCreateMessageBody,
+    options: CreateOptions = {},
+  ): Promise<{ message: Message; created: boolean }> {
+    const result = await this.getOrInsert(actor, body, options);
+    this.announce(result.inserted ? [result.inserted] : []);
+    return { message: result.message, created: result.inserted !== undefined };
+  }
+
+  /**
+   * The user, the conversation and (when given) the incoming message, each found or created, in one
+   * transaction: an integration's first call for a message it received.
+   */
+  async initializeIncoming(
+    actor: BotActor,
+    body: InitializeIncomingMessageBody,
+  ): Promise<{ user: User; conversation: Conversation; message?: Message }> {
+    const result = await this.db.transaction().execute(async (trx) => {
+      const user = body.userId
+        ? await this.users.get(actor, body.userId, trx)
+        : (await this.users.getOrCreate(actor, body.user ?? { tags: {} }, trx)).user;
+      const conversation = body.conversationId
+        ? await this.conversations.get(actor, body.conversationId, trx)
+        : (
+            await this.conversations.getOrCreate(
+              actor,
+              body.conversation ?? { channel: 'channel', tags: {} },
+              trx,
+            )
+          ).conversation;
+      if (!body.message) return { user, conversation, inserted: [] };
+      const found = await this.getOrInsert(
+        actor,
+        { ...body.message, userId: user.id, conversationId: conversation.id },
+        {},
+        trx,
+      );
+      return {
+        user,
+        conversation,
+        message: found.message,
+        inserted: found.inserted ? [found.inserted] : [],
+      };
+    });
+    this.announce(result.inserted);
+    return {
+      user: result.user,
+      conversation: result.conversation,
+      ...(result.message && { message: result.message }),
+    };
+  }
+
+  /**
+   * Imports history, all or nothing: the messages keep their dates, queue nothing and reach no
+   * listener; importing again with discriminating tags finds the messages already there.
+   */
+  async importMessages(actor: BotActor, messages: ImportedMessage[]): Promise<Message[]> {
+    return this.db.transaction().execute(async (trx) => {
+      // Locks are taken in one order by every import, so two imports cannot wait for each other.
+      const order = messages.map((m, index) => ({ index, key: this.lockKey(m) }));
+      order.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index));
+      const imported = new Array<Message>(messages.length);
+      for (const { index } of order) {
+        const m = messages[index] as ImportedMessage;
+        const options = { createdAt: new Date(m.createdAt).toISOString(), silent: true };
+        imported[index] = (await this.getOrInsert(actor, m, options, trx)).message;
+      }
+      return imported;
+    });
+  }
+
+  get(actor: BotActor, messageId: string, db: Executor = this.db): Promise<Message> {
+    return this.resource.get(actor, messageId, db);
+  }
+
+  async update(actor: BotActor, messageId: string, body: UpdateMessageBody): Promise<Message> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await this.resource.requireRow(actor, messageId, trx);
+      const next: Row<'messages'> = {
+        ...row,
+        payload: body.payload === undefined ? row.payload : toJson(body.payload),
+        updated_at: nowIso(),
+      };
+      await trx.updateTable('messages').set(next).where('id', '=', messageId).execute();
+      return this.resource.withUpdatedTags(next, body.tags ?? {}, trx);
+    });
+  }
+
+  async delete(actor: BotActor, messageId: string): Promise<void> {
+    let signal: RecordedSignal | undefined;
+    await this.resource.delete(actor, messageId, async (trx, found) => {
+      await trx
+        .updateTable('conversations')
+        .set((eb) => ({ message_count: eb('message_count', '-', 1) }))
+        .where('id', '=', found.conversation_id)
+        .execute();
+      signal = await this.log.record(trx, found.conversation_id, {
+        type: 'message_deleted',
+        messageId,
+        userId: found.user_id,
+      });
+    });
+    if (signal) this.log.publish([signal]);
+  }
+
+  /** The row of a message of this bot, for callers that check more than the Runtime API does. */
+  row(actor: BotActor, messageId: string): Promise<Row<'messages'>> {
+    return this.resource.requireRow(actor, messageId);
+  }
+
+  list(actor: BotActor, query: ListMessagesQuery): Promise<Page<Message>> {
+    const { conversationId, afterDate, beforeDate } = query;
+    return this.resource.list(actor, query, {
+      tags: query.tags ?? {},
+      where: [
+        conversationId === undefined ? undefined : sql`messages.conversation_id = ${conversationId}`,
+        afterDate ? sql`messages.created_at > ${afterDate}` : undefined,
+        beforeDate ? sql`messages.created_at < ${beforeDate}` : undefined,
+      ],
+    });
+  }
+
+  /** The message with the discriminating tags in its conversation, or a new one (not announced yet). */
+  private async getOrInsert(
+    actor: BotActor,
+    body: GetOrCreateMessageBody,
+    options: CreateOptions,
+    trx?: Transaction<Database>,
+  ): Promise<{ message: Message; inserted?: Inserted }> {
+    const tags = withoutNulls(body.tags);
+    const discriminating = discriminatingTags(tags, body.discriminateByTags);
+    let inserted: Inserted | undefined;
+    const { item } = await this.resource.getOrCreate(
+      actor,
+      this.lockKey(body),
+      { tags: discriminating, where: [sql`conversation_id = ${body.conversationId}`] },
+      async (t) => {
+        inserted = await this.insert(actor, { ...body, payload: body.payload ?? {}, tags }, options, t);
+        return inserted.message;
+      },
+      trx,
+    );
+    return { message: item, ...(inserted && { inserted }) };
+  }
+
+  private lockKey(body: {
+    conversationId: string;
+    tags?: Record<string, string | null>;
+    discriminateByTags?: string[];
+  }): string {
+    return `${body.conversationId}:${toJson(discriminatingTags(withoutNulls(body.tags), body.discriminateByTags))}`;
+  }
+
+  /** After the commit: the signals to the listeners, and a wake-up to the engine for queued events. */
+  private announce(inserted: Inserted[]): void {
+    this.log.publish(inserted.flatMap((i) => i.signals));
+    if (inserted.some((i) => i.queued)) this.events.notifyQueued();
+  }
+
+  private async insert(
+    actor: BotActor,
+    body: CreateMessageBody,
+    options: CreateOptions,
+    trx: Executor,
+  ): Promise<Inserted> {
+    await this.conversations.requireRow(actor, body.conversationId, trx);
+    const outgoing = body.userId === actor.botId;
+    if (!outgoing && !(await this.users.exists(actor, body.userId, trx))) throw notFound('User', body.userId);
+    const now = nowIso();
+    const row: Row<'messages'> = {
+      id: newId('message'),
+      bot_id: actor.botId,
+      conversation_id: body.conversationId,
+      user_id: body.userId,
+      type: body.type,
+      payload: toJson(body.payload),
+      direction: outgoing ? 'outgoing' : 'incoming',
+      origin: body.origin ?? null,
+      metadata: options.metadata ? toJson(options.metadata) : null,
+      created_at: options.createdAt ?? now,
+      updated_at: now,
+    };
+    await trx.insertInto('messages').values(row).execute();
+    await applyTagChanges(trx, row.id, body.tags ?? {});
+    await trx
+      .updateTable('conversations')
+      .set((eb) => ({ message_count: eb('message_count', '+', 1), updated_at: now }))
+      .where('id', '=', body.conversationId)
+      .execute();
+    const message = toMessage(row, body.tags ?? {});
+    const signals: RecordedSignal[] = [];
+    const queued = !outgoing && !options.silent;
+    if (!outgoing) {
+      const joined = await this.conversations.ensureParticipant(body.conversationId, body.userId, trx);
+      if (joined) signals.push(joined);
+    }
+    if (queued) {
+      await this.events.queue(
+        actor.botId,
+        {
+          type: 'message_created',
+          payload: { message },
+          conversationId: body.conversationId,
+          userId: body.userId,
+          messageId: row.id,
+        },
+        trx,
+      );
+    }
+    if (options.silent) return { message, signals, queued };
+    const signal = await this.log.record(trx, body.conversationId, {
+      type: 'message_created',
+      message: {
+        id: message.id,
+        createdAt: message.createdAt,
+        payload: { type: message.type, ...message.payload },
+        userId: message.userId,
+        ...(options.metadata && { metadata: options.metadata }),
+      },
+      isBot: outgoing,
+    });
+    return { message, signals: [...signals, signal], queued };
+  }
+}

@@ -1,0 +1,357 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import type { Executor, Store } from '../../store/index.ts';
+import { isUniqueViolation } from '../../store/index.ts';
+import type { Row } from '../../store/schema.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import { notFound, payloadTooLarge } from '../shared/errors.ts';
+import type { Events } from './events.ts';
+import { newId } from '../shared/ids.ts';
+import { requireOfBot } from '../shared/ownership.ts';
+import { fromJson, toJson } from '../shared/json.ts';
+import { DurationMs, JsonObject, Timestamp } from '../shared/schemas.ts';
+import { nowIso } from '../shared/time.ts';
+
+/** Largest state payload, as serialised JSON. */
+export const STATE_PAYLOAD_LIMIT = 128 * 1024;
+
+export const STATE_TYPES = ['conversation', 'user', 'bot', 'integration', 'workflow', 'task'] as const;
+export type StateType = (typeof STATE_TYPES)[number];
+
+export const StateSchema = Type.Object({
+  id: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  botId: Type.String(),
+  conversationId: Type.Optional(Type.String()),
+  userId: Type.Optional(Type.String()),
+  name: Type.String(),
+  type: Type.Enum(STATE_TYPES),
+  payload: JsonObject,
+  expiry: Type.Optional(Type.Number()),
+  expiresAt: Type.Optional(Timestamp),
+});
+export type State = Static<typeof StateSchema>;
+
+export const Expiry = Type.Union([DurationMs('Lifetime in milliseconds'), Type.Null()]);
+
+export interface StateKey {
+  type: StateType;
+  id: string;
+  name: string;
+}
+
+const OWNER_TABLES = { conversation: 'conversations', user: 'users', workflow: 'workflows' } as const;
+
+function toState(row: Row<'states'>): State {
+  return {
+    id: row.id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    botId: row.bot_id,
+    ...(row.type === 'conversation' && { conversationId: row.resource_id }),
+    ...(row.type === 'user' && { userId: row.resource_id }),
+    name: row.name,
+    type: row.type,
+    payload: fromJson<JsonObject>(row.payload),
+    ...(row.expiry !== null && { expiry: Number(row.expiry) }),
+    ...(row.expires_at !== null && { expiresAt: row.expires_at }),
+  };
+}
+
+function expiresAt(expiry: number | null | undefined): string | null {
+  return expiry === null || expiry === undefined ? null : new Date(Date.now() + expiry).toISOString();
+}
+
+/** A state's key as text: `type/id/name`. */
+export function stateKeyText(key: StateKey): string {
+  return `${key.type}/${key.id}/${key.name}`;
+}
+
+/** Removes every state of one conversation, user or workflow: they go with what they belong to. */
+export async function deleteStatesOf(
+  db: Executor,
+  botId: string,
+  type: StateType,
+  resourceId: string,
+): Promise<void> {
+  await db
+    .deleteFrom('states')
+    .where('bot_id', '=', botId)
+    .where('type', '=', type)
+    .where('resource_id', '=', resourceId)
+    .execute();
+}
+
+/** Named JSON documents attached to a conversation, user, workflow, the bot itself, ... */
+export class States {
+  constructor(
+    private readonly store: Store,
+    private readonly events: Events,
+  ) {}
+
+  private get db() {
+    return this.store.db;
+  }
+
+  /**
+   * Payloads of several states of a bot in one query (the bot runtime reads a turn's variables this way).
+   * Keyed `type/id/name`; missing and expired states are absent.
+   */
+  async readMany(actor: BotActor, keys: StateKey[]): Promise<Map<string, JsonObject>> {
+    const found = new Map<string, JsonObject>();
+    if (keys.length === 0) return found;
+    const now = nowIso();
+    const rows = await this.db
+      .selectFrom('states')
+      .select(['type', 'resource_id', 'name', 'payload', 'expires_at'])
+      .where('bot_id', '=', actor.botId)
+      .where((eb) =>
+        eb.or(
+          keys.map((k) =>
+            eb.and([eb('type', '=', k.type), eb('resource_id', '=', k.id), eb('name', '=', k.name)]),
+          ),
+        ),
+      )
+      .execute();
+    for (const row of rows) {
+      if (row.expires_at !== null && row.expires_at <= now) continue;
+      found.set(stateKeyText({ type: row.type, id: row.resource_id, name: row.name }), fromJson(row.payload));
+    }
+    return found;
+  }
+
+  /**
+   * Stores a payload in one statement, keeping the state's expiry: for the bot runtime's own states
+   * (variables, dialog), whose owners the runtime has already checked.
+   */
+  async write(actor: BotActor, key: StateKey, payload: object): Promise<void> {
+    const now = nowIso();
+    const text = this.serialise(payload);
+    await this.db
+      .insertInto('states')
+      .values({
+        id: newId('state'),
+        bot_id: actor.botId,
+        type: key.type,
+        resource_id: key.id,
+        name: key.name,
+        payload: text,
+        expiry: null,
+        expires_at: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.columns(['bot_id', 'type', 'resource_id', 'name']).doUpdateSet({ payload: text, updated_at: now }),
+      )
+      .execute();
+  }
+
+  /** A state past its expiry is gone, whether or not the sweeper has removed it yet. */
+  async get(actor: BotActor, key: StateKey, db: Executor = this.db): Promise<State> {
+    const row = await this.findRow(actor, key, db);
+    if (!row) throw notFound('State', `${key.type}/${key.id}/${key.name}`);
+    return toState(row);
+  }
+
+  /**
+   * Sets the payload; `expiry` undefined keeps the current one. A `null` payload deletes the state
+   * and answers what it was.
+   */
+  async set(
+    actor: BotActor,
+    key: StateKey,
+    payload: JsonObject | null,
+    expiry: number | null | undefined,
+  ): Promise<State> {
+    await this.requireOwner(actor, key);
+    if (payload === null) {
+      const state = await this.get(actor, key);
+      await this.remove(actor, key);
+      return state;
+    }
+    const text = this.serialise(payload);
+    return this.db.transaction().execute(async (trx) => {
+      const current = await this.findRow(actor, key, trx);
+      const now = nowIso();
+      if (current) {
+        const next: Row<'states'> = {
+          ...current,
+          payload: text,
+          ...(expiry !== undefined && { expiry, expires_at: expiresAt(expiry) }),
+          updated_at: now,
+        };
+        await trx.updateTable('states').set(next).where('id', '=', current.id).execute();
+        return toState(next);
+      }
+      return this.insert(actor, key, text, expiry ?? null, trx);
+    });
+  }
+
+  async getOrSet(
+    actor: BotActor,
+    key: StateKey,
+    payload: JsonObject,
+    expiry: number | null | undefined,
+  ): Promise<{ state: State; cached: boolean }> {
+    await this.requireOwner(actor, key);
+    const text = this.serialise(payload);
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const current = await this.findRow(actor, key, trx);
+        if (current) return { state: toState(current), cached: true };
+        return { state: await this.insert(actor, key, text, expiry ?? null, trx), cached: false };
+      });
+    } catch (err) {
+      // Another caller created it meanwhile: theirs is the state.
+      if (isUniqueViolation(err)) return { state: await this.get(actor, key), cached: true };
+      throw err;
+    }
+  }
+
+  /** Shallow merge of `payload` into the current payload. */
+  async patch(
+    actor: BotActor,
+    key: StateKey,
+    payload: JsonObject,
+    expiry: number | null | undefined,
+  ): Promise<State> {
+    await this.requireOwner(actor, key);
+    return this.db.transaction().execute(async (trx) => {
+      const current = await this.findRow(actor, key, trx);
+      if (!current) throw notFound('State', `${key.type}/${key.id}/${key.name}`);
+      const next: Row<'states'> = {
+        ...current,
+        payload: this.serialise({ ...fromJson<JsonObject>(current.payload), ...payload }),
+        ...(expiry !== undefined && { expiry, expires_at: expiresAt(expiry) }),
+        updated_at: nowIso(),
+      };
+      await trx.updateTable('states').set(next).where('id', '=', current.id).execute();
+      return toState(next);
+    });
+  }
+
+  async setExpiry(actor: BotActor, key: StateKey, expiry: number | null): Promise<State> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await this.findRow(actor, key, trx);
+      if (!current) throw notFound('State', `${key.type}/${key.id}/${key.name}`);
+      const next: Row<'states'> = { ...current, expiry, expires_at: expiresAt(expiry), updated_at: nowIso() };
+      await trx.updateTable('states').set(next).where('id', '=', current.id).execute();
+      return toState(next);
+    });
+  }
+
+  /**
+   * Removes every expired state and queues a `state_expired` event for its bot. Each state is
+   * deleted by id in the transaction that queues its event, so it expires once across processes.
+   */
+  async expireDue(now = nowIso()): Promise<number> {
+    const due = await this.db
+      .selectFrom('states')
+      .selectAll()
+      .where('expires_at', 'is not', null)
+      .where('expires_at', '<=', now)
+      .limit(500)
+      .execute();
+    let expired = 0;
+    for (const row of due) {
+      const gone = await this.db.transaction().execute(async (trx) => {
+        const result = await trx
+          .deleteFrom('states')
+          .where('id', '=', row.id)
+          .where('expires_at', '<=', now)
+          .executeTakeFirst();
+        if (Number(result.numDeletedRows) === 0) return false;
+        const state = toState(row);
+        await this.events.queue(
+          row.bot_id,
+          {
+            type: 'state_expired',
+            payload: { state },
+            ...(state.conversationId !== undefined && { conversationId: state.conversationId }),
+            ...(state.userId !== undefined && { userId: state.userId }),
+          },
+          trx,
+        );
+        return true;
+      });
+      if (gone) expired++;
+    }
+    if (expired > 0) this.events.notifyQueued();
+    return expired;
+  }
+
+  private async remove(actor: BotActor, key: StateKey): Promise<void> {
+    await this.db
+      .deleteFrom('states')
+      .where('bot_id', '=', actor.botId)
+      .where('type', '=', key.type)
+      .where('resource_id', '=', key.id)
+      .where('name', '=', key.name)
+      .execute();
+  }
+
+  private async insert(
+    actor: BotActor,
+    key: StateKey,
+    payload: string,
+    expiry: number | null,
+    trx: Executor,
+  ): Promise<State> {
+    const now = nowIso();
+    const row: Row<'states'> = {
+      id: newId('state'),
+      bot_id: actor.botId,
+      type: key.type,
+      resource_id: key.id,
+      name: key.name,
+      payload,
+      expiry,
+      expires_at: expiresAt(expiry),
+      created_at: now,
+      updated_at: now,
+    };
+    // An expired row the sweeper has not reached yet gives way to the new state.
+    await trx
+      .deleteFrom('states')
+      .where('bot_id', '=', actor.botId)
+      .where('type', '=', key.type)
+      .where('resource_id', '=', key.id)
+      .where('name', '=', key.name)
+      .execute();
+    await trx.insertInto('states').values(row).execute();
+    return toState(row);
+  }
+
+  private serialise(payload: object): string {
+    const text = toJson(payload);
+    if (Buffer.byteLength(text) > STATE_PAYLOAD_LIMIT) {
+      throw payloadTooLarge(`A state payload is limited to ${STATE_PAYLOAD_LIMIT / 1024} KB`);
+    }
+    return text;
+  }
+
+  private async findRow(actor: BotActor, key: StateKey, db: Executor): Promise<Row<'states'> | undefined> {
+    const row = await db
+      .selectFrom('states')
+      .selectAll()
+      .where('bot_id', '=', actor.botId)
+      .where('type', '=', key.type)
+      .where('resource_id', '=', key.id)
+      .where('name', '=', key.name)
+      .executeTakeFirst();
+    if (!row || (row.expires_at !== null && row.expires_at <= nowIso())) return undefined;
+    return row;
+  }
+
+  /** States hang off something of this bot: its conversations, users, workflows, or the bot itself. */
+  private async requireOwner(actor: BotActor, key: StateKey): Promise<void> {
+    if (key.type === 'bot') {
+      if (key.id !== actor.botId) throw notFound('Bot', key.id);
+      return;
+    }
+    if (key.type !== 'conversation' && key.type !== 'user' && key.type !== 'workflow') return;
+    await requireOfBot(this.db, OWNER_TABLES[key.type], actor, key.id);
+  }
+}

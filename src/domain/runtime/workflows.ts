@@ -1,0 +1,238 @@
+import { sql } from 'kysely';
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import type { Executor, Store } from '../../store/index.ts';
+import { WORKFLOW_STATUSES } from '../../store/schema.ts';
+import type { Row, WorkflowStatus } from '../../store/schema.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import { invalidPayload } from '../shared/errors.ts';
+import { newId } from '../shared/ids.ts';
+import { requireOfBot } from '../shared/ownership.ts';
+import { fromJson, toJson, withoutNulls } from '../shared/json.ts';
+import type { Page, PageRequest } from '../shared/pagination.ts';
+import { JsonObject, TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
+import { TaggedResource } from '../shared/tagged-resource.ts';
+import { applyTagChanges, discriminatingTags } from '../shared/tags.ts';
+import { nowIso } from '../shared/time.ts';
+
+export { WORKFLOW_STATUSES };
+export type { WorkflowStatus };
+
+/** Once finished, a workflow's status never changes again. */
+export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'cancelled', 'failed', 'timedout'];
+const ACTIVE_STATUSES: readonly WorkflowStatus[] = ['pending', 'in_progress', 'listening', 'paused'];
+
+/** How long a workflow may run when its creator gives no `timeoutAt`. */
+export const DEFAULT_WORKFLOW_TIMEOUT_MS = 2 * 24 * 3600 * 1000;
+
+export const WorkflowSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  status: Type.Enum(WORKFLOW_STATUSES),
+  input: JsonObject,
+  output: JsonObject,
+  parentWorkflowId: Type.Optional(Type.String()),
+  conversationId: Type.Optional(Type.String()),
+  userId: Type.Optional(Type.String()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  completedAt: Type.Optional(Timestamp),
+  failureReason: Type.Optional(Type.String()),
+  timeoutAt: Timestamp,
+  tags: TagMap,
+});
+export type Workflow = Static<typeof WorkflowSchema>;
+
+const StartStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('in_progress'),
+  Type.Literal('listening'),
+]);
+
+export const CreateWorkflowBodySchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  input: Type.Optional(JsonObject),
+  parentWorkflowId: Type.Optional(Type.String()),
+  conversationId: Type.Optional(Type.String()),
+  userId: Type.Optional(Type.String()),
+  timeoutAt: Type.Optional(Type.String({ format: 'date-time' })),
+  tags: Type.Optional(TagMap),
+  status: StartStatus,
+  eventId: Type.Optional(Type.String()),
+});
+export type CreateWorkflowBody = Static<typeof CreateWorkflowBodySchema>;
+
+export const GetOrCreateWorkflowBodySchema = Type.Object({
+  ...CreateWorkflowBodySchema.properties,
+  discriminateByTags: Type.Optional(Type.Array(Type.String())),
+  discriminateByStatusGroup: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('finished')])),
+});
+export type GetOrCreateWorkflowBody = Static<typeof GetOrCreateWorkflowBodySchema>;
+
+export const UpdateWorkflowBodySchema = Type.Object({
+  output: Type.Optional(JsonObject),
+  timeoutAt: Type.Optional(Type.String({ format: 'date-time' })),
+  status: Type.Optional(
+    Type.Enum(['completed', 'cancelled', 'listening', 'paused', 'failed', 'in_progress']),
+  ),
+  failureReason: Type.Optional(Type.String({ maxLength: 2000 })),
+  tags: Type.Optional(TagChangeMap),
+  userId: Type.Optional(Type.String()),
+  eventId: Type.Optional(Type.String()),
+});
+export type UpdateWorkflowBody = Static<typeof UpdateWorkflowBodySchema>;
+
+export interface ListWorkflowsQuery extends PageRequest {
+  tags?: Record<string, string>;
+  conversationId?: string;
+  userId?: string;
+  parentWorkflowId?: string;
+  statuses?: WorkflowStatus[];
+  name?: string;
+}
+
+function toWorkflow(row: Row<'workflows'>, tags: Record<string, string>): Workflow {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    input: fromJson<JsonObject>(row.input),
+    output: fromJson<JsonObject>(row.output),
+    ...(row.parent_workflow_id !== null && { parentWorkflowId: row.parent_workflow_id }),
+    ...(row.conversation_id !== null && { conversationId: row.conversation_id }),
+    ...(row.user_id !== null && { userId: row.user_id }),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    ...(row.completed_at !== null && { completedAt: row.completed_at }),
+    ...(row.failure_reason !== null && { failureReason: row.failure_reason }),
+    timeoutAt: row.timeout_at,
+    tags,
+  };
+}
+
+export class Workflows {
+  private readonly resource: TaggedResource<'workflows', Workflow>;
+
+  constructor(private readonly store: Store) {
+    this.resource = new TaggedResource(store, {
+      table: 'workflows',
+      name: 'Workflow',
+      states: 'workflow',
+      toItem: toWorkflow,
+    });
+  }
+
+  private get db() {
+    return this.store.db;
+  }
+
+  /** `id`: the bot runtime names its workflow runs before it stores them. */
+  async create(
+    actor: BotActor,
+    body: CreateWorkflowBody,
+    db: Executor = this.db,
+    id: string = newId('workflow'),
+  ): Promise<Workflow> {
+    await this.requireRefs(actor, body, db);
+    const now = nowIso();
+    const row: Row<'workflows'> = {
+      id,
+      bot_id: actor.botId,
+      name: body.name,
+      status: body.status,
+      input: toJson(body.input ?? {}),
+      output: '{}',
+      parent_workflow_id: body.parentWorkflowId ?? null,
+      conversation_id: body.conversationId ?? null,
+      user_id: body.userId ?? null,
+      event_id: body.eventId ?? null,
+      failure_reason: null,
+      timeout_at: body.timeoutAt
+        ? new Date(body.timeoutAt).toISOString()
+        : new Date(Date.now() + DEFAULT_WORKFLOW_TIMEOUT_MS).toISOString(),
+      completed_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await db.insertInto('workflows').values(row).execute();
+    await applyTagChanges(db, row.id, body.tags ?? {});
+    return toWorkflow(row, body.tags ?? {});
+  }
+
+  get(actor: BotActor, workflowId: string, db: Executor = this.db): Promise<Workflow> {
+    return this.resource.get(actor, workflowId, db);
+  }
+
+  async getOrCreate(
+    actor: BotActor,
+    body: GetOrCreateWorkflowBody,
+  ): Promise<{ workflow: Workflow; created: boolean }> {
+    const tags = body.tags ?? {};
+    const discriminating = discriminatingTags(tags, body.discriminateByTags);
+    const group = body.discriminateByStatusGroup;
+    const statuses =
+      group === 'finished' ? FINISHED_STATUSES : group === 'active' ? ACTIVE_STATUSES : undefined;
+    const where = [sql`name = ${body.name}`];
+    if (body.conversationId !== undefined) where.push(sql`conversation_id = ${body.conversationId}`);
+    if (statuses) where.push(sql`status in (${sql.join(statuses)})`);
+    const { item, created } = await this.resource.getOrCreate(
+      actor,
+      `${body.name}:${body.conversationId ?? ''}:${group ?? ''}:${toJson(discriminating)}`,
+      // Unlike the other resources, a workflow matches on its name even without tags.
+      { tags: discriminating, where, always: true },
+      (trx) => this.create(actor, { ...body, tags: withoutNulls(tags) }, trx),
+    );
+    return { workflow: item, created };
+  }
+
+  async update(actor: BotActor, workflowId: string, body: UpdateWorkflowBody): Promise<Workflow> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await this.resource.requireRow(actor, workflowId, trx);
+      const current = row.status;
+      if (body.status !== undefined && body.status !== current && FINISHED_STATUSES.includes(current)) {
+        throw invalidPayload(`Workflow "${workflowId}" is ${current}: its status can no longer change`);
+      }
+      const now = nowIso();
+      const finishing = body.status !== undefined && FINISHED_STATUSES.includes(body.status);
+      const next: Row<'workflows'> = {
+        ...row,
+        status: body.status ?? row.status,
+        output: body.output === undefined ? row.output : toJson(body.output),
+        timeout_at: body.timeoutAt ? new Date(body.timeoutAt).toISOString() : row.timeout_at,
+        failure_reason: body.failureReason ?? row.failure_reason,
+        user_id: body.userId ?? row.user_id,
+        event_id: body.eventId ?? row.event_id,
+        completed_at: finishing && row.completed_at === null ? now : row.completed_at,
+        updated_at: now,
+      };
+      await trx.updateTable('workflows').set(next).where('id', '=', workflowId).execute();
+      return this.resource.withUpdatedTags(next, body.tags ?? {}, trx);
+    });
+  }
+
+  async delete(actor: BotActor, workflowId: string): Promise<void> {
+    await this.resource.delete(actor, workflowId);
+  }
+
+  list(actor: BotActor, query: ListWorkflowsQuery): Promise<Page<Workflow>> {
+    const { conversationId, userId, parentWorkflowId, name, statuses } = query;
+    return this.resource.list(actor, query, {
+      tags: query.tags ?? {},
+      where: [
+        conversationId === undefined ? undefined : sql`workflows.conversation_id = ${conversationId}`,
+        userId === undefined ? undefined : sql`workflows.user_id = ${userId}`,
+        parentWorkflowId === undefined ? undefined : sql`workflows.parent_workflow_id = ${parentWorkflowId}`,
+        name === undefined ? undefined : sql`workflows.name = ${name}`,
+        statuses?.length ? sql`workflows.status in (${sql.join(statuses)})` : undefined,
+      ],
+    });
+  }
+
+  private async requireRefs(actor: BotActor, body: CreateWorkflowBody, db: Executor): Promise<void> {
+    if (body.conversationId !== undefined)
+      await requireOfBot(db, 'conversations', actor, body.conversationId);
+    if (body.userId !== undefined) await requireOfBot(db, 'users', actor, body.userId);
+    if (body.parentWorkflowId !== undefined)
+      await requireOfBot(db, 'workflows', actor, body.parentWorkflowId);
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Short-lived in-process caches of what almost every request reads: who a token is, and when a bot
+ * last changed. A change made through this process clears them at once; another process's change is
+ * seen within the TTL (a revoked token may work on another process for up to that long).
+ */
+import type { Role } from '../../store/schema.ts';
+
+export const CACHE_TTL_MS = 2000;
+
+class TtlMap<V> {
+  private readonly entries = new Map<string, { value: V; until: number }>();
+
+  constructor(private readonly maxEntries = 10_000) {}
+
+  get(key: string): V | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.until < Date.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.value;
+  }
+
+  set(key: string, value: V): void {
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(key, { value, until: Date.now() + CACHE_TTL_MS });
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+export class Caches {
+  /** Token hash -> what `Auth.authenticate` found (null: unknown token). */
+  readonly principals = new TtlMap<unknown>();
+  /** `account:bot` -> the bot's workspace and the account's role there, when the account may act as the bot. */
+  readonly botAccess = new TtlMap<{ workspaceId: string; role: Role } | null>();
+  /** Bot id -> its runtime stamp. */
+  readonly botStamps = new TtlMap<unknown>();
+  /** Webhook id -> its chat channel. */
+  readonly channels = new TtlMap<unknown>();
+  /** `bot id + user key` -> the user id a verified chat key names (verifying an HS256 JWT costs ~80 µs). */
+  readonly chatKeys = new TtlMap<string>();
+
+  /** A token, key, membership or bot was revoked or deleted: nothing cached about access holds. */
+  accessChanged(): void {
+    this.principals.clear();
+    this.botAccess.clear();
+  }
+
+  botChanged(botId: string): void {
+    this.botStamps.delete(botId);
+    this.channels.clear();
+    this.chatKeys.clear();
+    this.accessChanged();
+  }
+}

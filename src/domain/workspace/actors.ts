@@ -1,0 +1,37 @@
+import type { TurnScope } from '../runtime/actions.ts';
+import type { Role } from './roles.ts';
+
+/** Who presented a valid token. */
+export type Principal =
+  { kind: 'account'; accountId: string } | { kind: 'botKey'; botId: string; workspaceId: string };
+
+/** An account acting in one workspace it is a member of, with its role there. */
+export interface WorkspaceActor {
+  accountId: string;
+  workspaceId: string;
+  role: Role;
+}
+
+/** Whoever acts as one bot: callers of the Runtime, Files and Tables APIs, the Chat API, bot code. */
+export interface BotActor {
+  botId: string;
+  workspaceId: string;
+  /** The role of the workspace member acting as the bot; undefined for the bot itself (its key, its code). */
+  role?: Role;
+  /** The integration acting for the bot (`x-integration-alias`), when one does. */
+  integration?: string;
+  /** Bot code running in a turn: the bot's own actions it calls run inside that turn. */
+  turn?: TurnScope;
+  /** Bot code's calls: where they stand in the chain of nested action calls that began them. */
+  calls?: NestedCalls;
+}
+
+/** Bot code's nested action calls, as the engine bounds them (depth, budget, and their end). */
+export interface NestedCalls {
+  /** Throws when the call that began this code has answered: it may not call the API any more. */
+  check(): void;
+  /** The chain of an action this code calls; throws when the depth or the budget is spent. */
+  nested(): NestedCalls;
+  /** This code's call has answered. */
+  end(): void;
+}

@@ -1,0 +1,101 @@
+import type { Db } from '../../store/index.ts';
+import type { Caches } from '../shared/caches.ts';
+import type { BotActor, Principal, WorkspaceActor } from './actors.ts';
+import { forbidden, unauthorized } from '../shared/errors.ts';
+import { requireRole } from './roles.ts';
+import type { Access } from './roles.ts';
+import type { Members } from './members.ts';
+import { hashToken } from './tokens.ts';
+
+/** Turns credentials into actors. Every refusal here is a 401 or 403, never a 404, so nothing leaks. */
+export class Auth {
+  constructor(
+    private readonly db: Db,
+    private readonly members: Members,
+    private readonly caches: Caches,
+  ) {}
+
+  /** A token's principal, or undefined when the token is unknown. Only the hash is looked up. */
+  async authenticate(token: string): Promise<Principal | undefined> {
+    const hash = hashToken(token);
+    const cached = this.caches.principals.get(hash) as Principal | null | undefined;
+    if (cached !== undefined) return cached ?? undefined;
+    const principal = await this.lookup(hash);
+    this.caches.principals.set(hash, principal ?? null);
+    return principal;
+  }
+
+  private async lookup(hash: string): Promise<Principal | undefined> {
+    const pat = await this.db
+      .selectFrom('personal_access_tokens')
+      .select('account_id')
+      .where('token_hash', '=', hash)
+      .executeTakeFirst();
+    if (pat) return { kind: 'account', accountId: pat.account_id };
+    const bak = await this.db
+      .selectFrom('bot_api_keys')
+      .innerJoin('bots', 'bots.id', 'bot_api_keys.bot_id')
+      .select(['bot_api_keys.bot_id', 'bots.workspace_id'])
+      .where('bot_api_keys.token_hash', '=', hash)
+      .executeTakeFirst();
+    if (bak) return { kind: 'botKey', botId: bak.bot_id, workspaceId: bak.workspace_id };
+    return undefined;
+  }
+
+  /** The Admin API acts for an account inside the workspace named by `x-workspace-id`. */
+  async workspaceActor(principal: Principal, workspaceId: string | undefined): Promise<WorkspaceActor> {
+    if (principal.kind !== 'account') throw unauthorized('A bot API key cannot be used on the Admin API');
+    if (!workspaceId) throw unauthorized('The x-workspace-id header is required');
+    const role = await this.members.roleOf(principal.accountId, workspaceId);
+    if (!role) throw unauthorized(`The x-workspace-id "${workspaceId}" is not a workspace of this account`);
+    return { accountId: principal.accountId, workspaceId, role };
+  }
+
+  /**
+   * The Runtime, Files and Tables APIs act as the bot named by `x-bot-id`: reachable with that bot's
+   * own key, or with a personal token of a member of the bot's workspace. A key of bot A never reaches bot B.
+   */
+  async botActor(principal: Principal, botId: string | undefined): Promise<BotActor> {
+    if (!botId) throw unauthorized('The x-bot-id header is required');
+    if (principal.kind === 'botKey') {
+      if (principal.botId !== botId) throw forbidden(`This API key does not give access to bot "${botId}"`);
+      return { botId, workspaceId: principal.workspaceId };
+    }
+    const accessKey = `${principal.accountId}:${botId}`;
+    let access = this.caches.botAccess.get(accessKey);
+    if (access === undefined) {
+      const member = await this.db
+        .selectFrom('bots')
+        .innerJoin('workspace_members', 'workspace_members.workspace_id', 'bots.workspace_id')
+        .select(['bots.workspace_id', 'workspace_members.role'])
+        .where('bots.id', '=', botId)
+        .where('workspace_members.account_id', '=', principal.accountId)
+        .executeTakeFirst();
+      access = member ? { workspaceId: member.workspace_id, role: member.role } : null;
+      this.caches.botAccess.set(accessKey, access);
+    }
+    if (!access) throw forbidden(`This token does not give access to bot "${botId}"`);
+    return { botId, workspaceId: access.workspaceId, role: access.role };
+  }
+
+  /**
+   * Whether the caller may do what an operation does: the bot itself (its key, its code) anything; a
+   * member of its workspace what the role allows (a viewer reads).
+   */
+  requireAccess(actor: BotActor, access: Access): void {
+    if (access === 'write' && actor.role !== undefined) requireRole(actor.role, 'runtime.write');
+  }
+}
+
+export interface Introspection {
+  workspaceId: string;
+  botId: string;
+  userId: string;
+}
+
+/** What a token is, seen from one bot: tooling uses this to check a token before it deploys. */
+export async function introspect(auth: Auth, principal: Principal, botId: string): Promise<Introspection> {
+  const actor = await auth.botActor(principal, botId);
+  const userId = principal.kind === 'account' ? principal.accountId : botId;
+  return { workspaceId: actor.workspaceId, botId, userId };
+}

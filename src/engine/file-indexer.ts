@@ -1,0 +1,45 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Domain } from '../domain/index.ts';
+import type { Row } from '../store/schema.ts';
+import { LeasedWork } from './leased-work.ts';
+
+/** How long a claim on a file's indexing holds without renewal: a process that died lets go within this. */
+export const INDEXING_LEASE_MS = 15_000;
+/** How often the indexer looks for work when nothing woke it. */
+const POLL_MS = 1000;
+/** Files indexed at once by one process (parsing runs in one worker thread). */
+const CONCURRENCY = 2;
+
+/**
+ * Indexes files off the request path: takes files waiting for indexing off the durable queue (the
+ * files table, see IndexingQueue), parses them in a worker thread and stores their passages. Claims
+ * are leases renewed while a file is worked on, so the files of a process that died are taken up again.
+ */
+export class FileIndexer {
+  private readonly work: LeasedWork<Row<'files'>>;
+
+  constructor(domain: Domain, log: FastifyBaseLogger) {
+    this.work = new LeasedWork(domain.indexing, log, {
+      name: 'indexing',
+      concurrency: CONCURRENCY,
+      leaseMs: INDEXING_LEASE_MS,
+      renewMs: INDEXING_LEASE_MS / 3,
+      pollMs: POLL_MS,
+      subscribe: (wake) => domain.files.onIndexingQueued(wake),
+      work: (row, owner) =>
+        domain.indexing.index(owner, row).catch((err: unknown) => {
+          // Not the document's fault (the store failed): the claim lapses and the file is tried again.
+          log.error({ err, fileId: row.id }, 'indexing failed; the file will be tried again');
+        }),
+    });
+  }
+
+  start(): Promise<void> {
+    return this.work.start();
+  }
+
+  /** Stops taking files and waits for the ones in progress. */
+  stop(): Promise<void> {
+    return this.work.stop();
+  }
+}

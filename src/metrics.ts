@@ -1,0 +1,121 @@
+import { readFile } from 'node:fs/promises';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** What the queue looks like at a scrape: events waiting, and how long the oldest has waited. */
+export interface QueueStats {
+  depth: number;
+  oldestAgeSeconds: number;
+}
+
+/** Where the gauges read their values when Prometheus scrapes, set by the parts that know them. */
+export interface MetricSources {
+  queue?: () => Promise<QueueStats>;
+  sandboxPids?: () => number[];
+}
+
+/** How long one answer of the queue's statistics serves the gauges (one scrape). */
+const QUEUE_STATS_REUSE_MS = 1000;
+
+const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/**
+ * One server's metrics, in the Prometheus format (`GET /metrics`): requests by route and status, turn
+ * and action latency, the queue's depth and age, sandbox restarts and memory, open event streams, and
+ * the process's own (prom-client's defaults). A registry per server, so that servers in one process
+ * (the tests) count apart.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly sources: MetricSources = {};
+
+  readonly requests = new Histogram({
+    name: 'parley_http_request_duration_seconds',
+    help: 'HTTP requests by method, route (its pattern) and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
+
+  readonly turns = new Histogram({
+    name: 'parley_turn_duration_seconds',
+    help: "Bots' turns by outcome (processed, ignored, failed, retrying)",
+    labelNames: ['outcome'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
+
+  readonly actions = new Histogram({
+    name: 'parley_action_duration_seconds',
+    help: "Bots' own actions run by the engine, by outcome (ok, failed)",
+    labelNames: ['outcome'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
+
+  readonly sandboxRestarts = new Counter({
+    name: 'parley_sandbox_restarts_total',
+    help: 'Sandbox processes that died or were stopped, and were restarted',
+    registers: [this.registry],
+  });
+
+  readonly openStreams = new Gauge({
+    name: 'parley_open_event_streams',
+    help: 'Event streams (Chat API and webchat listeners) open now',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    const sources = this.sources;
+    // Both queue gauges read one query's answer: a scrape asks the store once, not once per gauge.
+    let latest: { at: number; stats: Promise<QueueStats | undefined> } | undefined;
+    const queueStats = () => {
+      if (!latest || Date.now() - latest.at > QUEUE_STATS_REUSE_MS) {
+        latest = { at: Date.now(), stats: sources.queue?.() ?? Promise.resolve(undefined) };
+      }
+      return latest.stats;
+    };
+    new Gauge({
+      name: 'parley_queue_depth',
+      help: 'Events waiting for a turn (pending)',
+      registers: [this.registry],
+      async collect() {
+        const stats = await queueStats();
+        if (stats) this.set(stats.depth);
+      },
+    });
+    new Gauge({
+      name: 'parley_queue_oldest_age_seconds',
+      help: 'How long the oldest pending event has waited',
+      registers: [this.registry],
+      async collect() {
+        const stats = await queueStats();
+        if (stats) this.set(stats.oldestAgeSeconds);
+      },
+    });
+    new Gauge({
+      name: 'parley_sandbox_resident_memory_bytes',
+      help: 'Resident memory of each sandbox process',
+      labelNames: ['pid'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const pid of sources.sandboxPids?.() ?? []) {
+          const bytes = await residentBytes(pid);
+          if (bytes !== undefined) this.set({ pid: String(pid) }, bytes);
+        }
+      },
+    });
+    collectDefaultMetrics({ register: this.registry, prefix: 'parley_' });
+  }
+}
+
+/** A process's resident memory, where the system tells it (Linux's /proc); undefined elsewhere. */
+async function residentBytes(pid: number): Promise<number | undefined> {
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+    return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,24 @@
+import type { Static } from 'typebox';
+import type { Card, CardSchema } from './format.ts';
+
+/**
+ * format.ts builds each card with `Type.Literal(type)` where `type` is a plain string, so `Card`'s
+ * `type` is `string` and a switch on it does not narrow. This view pairs each branch of CardSchema
+ * (in its order) with its literal, so the fields still come from the schema.
+ */
+type Branches = (typeof CardSchema)['anyOf'];
+type Branch<I extends number, K extends string> = Static<Branches[I]> & { type: K };
+
+export type TypedCard =
+  | Branch<0, 'say'>
+  | Branch<1, 'code'>
+  | Branch<2, 'expression'>
+  | Branch<3, 'capture'>
+  | Branch<4, 'set'>
+  | Branch<5, 'action'>
+  | Branch<6, 'goto'>
+  | Branch<7, 'end'>
+  | Branch<8, 'knowledge'>;
+
+/** A card that matched CardSchema, whose `type` therefore names its branch. */
+export const typedCard = (card: Card) => card;

@@ -1,0 +1,344 @@
+import { Type } from 'typebox';
+import type { Json as JsonValue, JsonObject } from '../domain/shared/json.ts';
+import type { Static, TSchema } from 'typebox';
+
+/**
+ * The Parley bot package, format version 1: a folder a developer keeps in Git.
+ *
+ *   bot.json                      the manifest (BotManifestSchema)
+ *   actions/<name>.json           an action's description and schemas (ActionDefinitionSchema)
+ *   actions/<name>.ts | .js       its code: a function body with `input` in scope that returns the output
+ *   hooks/<hook>/<file>.ts | .js  hook code, run in file-name order (HOOK_TYPES)
+ *   workflows/<name>.json         a workflow: nodes, cards, transitions, triggers (WorkflowSchema); `main` is required
+ *   code/<file>.ts | .js          code referenced by execute-code cards (`"file": "code/<file>.ts"`)
+ *   knowledge/<name>.json         a knowledge base and the documents of the package it holds (KnowledgeBaseDefinitionSchema)
+ *
+ * Code is TypeScript or JavaScript, compiled at deploy time; it cannot import modules. Every code unit is
+ * the body of an async function with these in scope: event, workflow, conversation, user, bot, env,
+ * turn, client, actions, console (and `input` in actions, `message` in the outgoing-message hooks).
+ * Card fields that hold text may embed expressions as `{{ expression }}`; a string field that is
+ * exactly one `{{ expression }}` takes the expression's value (any JSON), not its text.
+ *
+ * The JSON Schemas generated from these definitions are published in `schemas/` for editors.
+ */
+export const FORMAT_VERSION = 1;
+
+export const HOOK_TYPES = [
+  'before_incoming_message',
+  'after_incoming_message',
+  'before_outgoing_message',
+  'after_outgoing_message',
+  'before_incoming_event',
+  'after_incoming_event',
+  'after_turn_end',
+  'after_conversation_end',
+] as const;
+export type HookType = (typeof HOOK_TYPES)[number];
+
+export const VARIABLE_SCOPES = ['workflow', 'conversation', 'user', 'bot'] as const;
+export type VariableScope = (typeof VARIABLE_SCOPES)[number];
+
+const Name = Type.String({
+  pattern: '^[a-zA-Z][a-zA-Z0-9_-]{0,63}$',
+  description: 'Letters, digits, _ and -',
+});
+const JsonSchemaObject = Type.Unsafe<JsonObject>(
+  Type.Record(Type.String(), Type.Unknown(), { description: 'A JSON Schema' }),
+);
+/** Any JSON value: what a package file holds was parsed from JSON. */
+const Json = Type.Unsafe<JsonValue>(Type.Unknown());
+
+export const VariableSchema = Type.Object(
+  {
+    type: Type.Enum(['string', 'number', 'boolean', 'object', 'array']),
+    default: Type.Optional(Json),
+    description: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+export const BotManifestSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    formatVersion: Type.Literal(FORMAT_VERSION),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.String()),
+    configuration: Type.Optional(
+      Type.Object(
+        {
+          variables: Type.Optional(
+            Type.Record(Name, VariableSchema, { description: 'Readable as env.<name>' }),
+          ),
+          secrets: Type.Optional(
+            Type.Array(Name, { description: 'Names of secrets, set with updateBot; readable as env.<name>' }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    variables: Type.Optional(
+      Type.Object(
+        {
+          conversation: Type.Optional(Type.Record(Name, VariableSchema)),
+          user: Type.Optional(Type.Record(Name, VariableSchema)),
+          bot: Type.Optional(Type.Record(Name, VariableSchema)),
+          workflow: Type.Optional(
+            Type.Record(Name, VariableSchema, {
+              description: 'Defaults of every workflow; a workflow may add its own',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    channel: Type.Optional(
+      Type.Object(
+        {
+          chat: Type.Optional(
+            Type.Object({ enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    schedules: Type.Optional(
+      Type.Record(
+        Name,
+        Type.Object(
+          {
+            cron: Type.String({
+              description: 'Five fields: minute hour day-of-month month day-of-week (UTC)',
+            }),
+            payload: Type.Optional(Type.Record(Type.String(), Json)),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'Each fires a custom event of that name on its schedule' },
+      ),
+    ),
+    events: Type.Optional(
+      Type.Record(
+        Name,
+        Type.Object(
+          { description: Type.Optional(Type.String()), schema: Type.Optional(JsonSchemaObject) },
+          { additionalProperties: false },
+        ),
+        { description: 'Custom event types the bot accepts' },
+      ),
+    ),
+    limits: Type.Optional(
+      Type.Object(
+        {
+          memoryMb: Type.Optional(Type.Integer({ minimum: 8, maximum: 1024 })),
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60000 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type BotManifest = Static<typeof BotManifestSchema>;
+
+export const ActionDefinitionSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    input: JsonSchemaObject,
+    output: JsonSchemaObject,
+    cacheable: Type.Optional(
+      Type.Object(
+        { ttlSeconds: Type.Integer({ minimum: 1, maximum: 30 * 24 * 3600 }) },
+        {
+          additionalProperties: false,
+          description: 'The same input within the TTL returns the stored output',
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ActionDefinition = Static<typeof ActionDefinitionSchema>;
+
+/** A string that may embed `{{ expression }}`s, or any other JSON (templated recursively). */
+const Template = Json;
+/** A JavaScript expression, e.g. `workflow.age >= 18`. */
+const Expression = Type.String({ minLength: 1 });
+/** `<scope>.<name>`, e.g. `workflow.age`. */
+const VariableRef = Type.String({ pattern: '^(workflow|conversation|user|bot)\\.[a-zA-Z_][a-zA-Z0-9_]*$' });
+const NodeRef = Type.String({ minLength: 1 });
+
+const card = <K extends string, T extends Record<string, TSchema>>(
+  type: K,
+  properties: T,
+  description: string,
+) =>
+  Type.Object(
+    { type: Type.Literal(type), id: Type.Optional(Type.String()), ...properties },
+    { additionalProperties: false, description },
+  );
+
+export const CardSchema = Type.Union([
+  card(
+    'say',
+    { message: Template },
+    'Sends a message: any chat payload ({ type: "text", text } and the others)',
+  ),
+  card(
+    'code',
+    { code: Type.Optional(Type.String()), file: Type.Optional(Type.String()) },
+    'Runs code (inline `code`, or a `file` under code/)',
+  ),
+  card(
+    'expression',
+    { condition: Expression, to: NodeRef },
+    'Transitions to `to` when the condition is true',
+  ),
+  card(
+    'capture',
+    {
+      variable: VariableRef,
+      kind: Type.Enum(['text', 'number', 'choice', 'email']),
+      prompt: Type.Optional(Template),
+      choices: Type.Optional(Type.Array(Type.Object({ label: Type.String(), value: Type.String() }))),
+      validation: Type.Optional(Expression),
+      retries: Type.Optional(Type.Integer({ minimum: 0, maximum: 10 })),
+      retryMessage: Type.Optional(Template),
+      onFailure: Type.Optional(NodeRef),
+    },
+    'Waits for the user’s next message and stores it, validated, in `variable`',
+  ),
+  card('set', { variable: VariableRef, value: Template }, 'Sets a variable to a value (templates allowed)'),
+  card(
+    'action',
+    {
+      action: Type.String({ minLength: 1 }),
+      input: Type.Optional(Template),
+      output: Type.Optional(VariableRef),
+    },
+    'Calls an action (`name`, or `alias:name` of an integration) and stores its output',
+  ),
+  card(
+    'goto',
+    { workflow: Name, node: Type.Optional(NodeRef) },
+    'Runs another workflow from its entry node; at an exit node it returns here',
+  ),
+  card('end', {}, 'Ends the conversation'),
+  card(
+    'knowledge',
+    {
+      knowledgeBase: Type.String({
+        minLength: 1,
+        description: 'A knowledge base of the package (knowledge/<name>.json), or the id of one (kb_…)',
+      }),
+      question: Type.Optional(Template),
+      limit: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 20, description: 'Passages kept (default 3)' }),
+      ),
+      variable: Type.Optional(VariableRef),
+      answer: Type.Optional(
+        Type.Boolean({ description: 'Reply with the best passage and its source (default false)' }),
+      ),
+      notFound: Type.Optional(Template),
+      onNotFound: Type.Optional(NodeRef),
+    },
+    'Searches a knowledge base for `question` (default: the user’s last message): the best passages go to `variable` and to event.kb; with `answer`, the best one is the reply (`notFound` when there is none); `onNotFound` is the node to go to when nothing is found',
+  ),
+]);
+export type Card = Static<typeof CardSchema>;
+
+const Transition = Type.Union([
+  NodeRef,
+  Type.Array(Type.Object({ when: Type.Optional(Expression), to: NodeRef }, { additionalProperties: false })),
+]);
+
+export const TriggerSchema = Type.Union([
+  Type.Object({ kind: Type.Literal('conversation_started') }, { additionalProperties: false }),
+  Type.Object({ kind: Type.Literal('message_received') }, { additionalProperties: false }),
+  Type.Object(
+    { kind: Type.Literal('custom_event'), event: Type.String({ minLength: 1 }) },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { kind: Type.Literal('schedule'), cron: Type.String({ minLength: 1 }) },
+    { additionalProperties: false },
+  ),
+]);
+export type Trigger = Static<typeof TriggerSchema>;
+
+export const NODE_TYPES = ['start', 'entry', 'exit', 'end', 'standard', 'trigger'] as const;
+
+export const NodeSchema = Type.Object(
+  {
+    id: NodeRef,
+    type: Type.Enum(NODE_TYPES),
+    cards: Type.Optional(Type.Array(CardSchema)),
+    next: Type.Optional(Transition),
+    trigger: Type.Optional(TriggerSchema),
+    description: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type WorkflowNode = Static<typeof NodeSchema>;
+
+export const WorkflowSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    variables: Type.Optional(Type.Record(Name, VariableSchema)),
+    nodes: Type.Array(NodeSchema, { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+export type Workflow = Static<typeof WorkflowSchema>;
+
+/** Documents a knowledge base holds load from the package folder; these formats are indexed. */
+export const KNOWLEDGE_FILE_EXTENSIONS = ['.md', '.markdown', '.txt', '.html', '.htm', '.pdf'] as const;
+
+export const KnowledgeBaseDefinitionSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    files: Type.Array(Type.String({ minLength: 1 }), {
+      minItems: 1,
+      description: `Documents of the package folder, by path (e.g. "docs/faq.md"): ${KNOWLEDGE_FILE_EXTENSIONS.join(', ')}. parley deploy uploads the changed ones and indexes them.`,
+    }),
+  },
+  { additionalProperties: false },
+);
+export type KnowledgeBaseDefinition = Static<typeof KnowledgeBaseDefinitionSchema>;
+
+/**
+ * What `parley deploy` uploads (as the bot's `code`): the package, validated, with every piece of code
+ * compiled to a JavaScript function body ("unit"). Unit ids, by where the code stands:
+ *   action:<name>                          an action's code (returns the output)
+ *   hook:<hookType>:<file>                 a hook, e.g. `hook:before_incoming_message:01-filter.ts`
+ *   card:<workflow>:<node>:<i>             the code of execute-code card i of a node
+ *   cond:<workflow>:<node>:<i>             card i's condition: an expression card's `condition`, a capture's `validation`
+ *   when:<workflow>:<node>:<j>             the `when` of transition j of a node
+ *   tpl:<workflow>:<node>:<i>:<field>      card i's field (message, prompt, retryMessage, value, input, question, notFound) when it holds `{{ }}`:
+ *                                          the unit returns the field's JSON with every template rendered
+ * Fields without templates get no unit: the engine uses their JSON as is.
+ */
+export interface CompiledPackage {
+  parley: typeof FORMAT_VERSION;
+  manifest: BotManifest;
+  actions: Record<string, ActionDefinition>;
+  /** Per hook type, the unit ids of its hooks in run order. */
+  hooks: Partial<Record<HookType, string[]>>;
+  workflows: Record<string, Workflow>;
+  /** Unit id -> JavaScript function body. */
+  units: Record<string, string>;
+  /** Knowledge bases by name (their documents are uploaded to the Files API, not carried here). */
+  knowledge?: Record<string, KnowledgeBaseDefinition>;
+}
+
+export const unitIds = {
+  action: (name: string) => `action:${name}`,
+  hook: (type: HookType, file: string) => `hook:${type}:${file}`,
+  card: (workflow: string, node: string, i: number) => `card:${workflow}:${node}:${i}`,
+  condition: (workflow: string, node: string, i: number) => `cond:${workflow}:${node}:${i}`,
+  when: (workflow: string, node: string, j: number) => `when:${workflow}:${node}:${j}`,
+  template: (workflow: string, node: string, i: number, field: string) =>
+    `tpl:${workflow}:${node}:${i}:${field}`,
+};
