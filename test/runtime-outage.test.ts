@@ -54,22 +54,31 @@ class CuttableProxy {
   }
 }
 
-/** Holds SQLite's write lock from another process for `ms`, as a backup tool or a stuck writer would. */
-async function lockSqlite(file: string, ms: number): Promise<{ released: Promise<void> }> {
+/**
+ * Holds SQLite's write lock from another process, as a backup tool or a stuck writer would, until the
+ * test releases it (or 90 s pass, so a failed test cannot leave it held).
+ */
+async function lockSqlite(file: string): Promise<{ release: () => Promise<void> }> {
   const script = `
     const Database = require('better-sqlite3');
     const db = new Database(process.argv[1]);
     db.exec('BEGIN EXCLUSIVE');
     process.stdout.write('locked\\n');
-    setTimeout(() => { db.exec('COMMIT'); db.close(); }, Number(process.argv[2]));`;
-  const child = spawn(process.execPath, ['-e', script, file, String(ms)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+    const release = () => { db.exec('COMMIT'); db.close(); process.exit(0); };
+    process.stdin.on('data', release);
+    setTimeout(release, 90000);`;
+  const child = spawn(process.execPath, ['-e', script, file], { stdio: ['pipe', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     child.stdout.once('data', () => resolve());
     child.once('exit', (code) => reject(new Error(`the lock holder exited with ${code}`)));
   });
-  return { released: new Promise((resolve) => child.once('exit', () => resolve())) };
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    release: async () => {
+      child.stdin.end('release\n');
+      await exited;
+    },
+  };
 }
 
 for (const store of await testStores()) {
@@ -122,13 +131,18 @@ for (const store of await testStores()) {
         await proxy.cut();
         await new Promise((resolve) => setTimeout(resolve, 4000));
         await proxy.open();
+        await proc.waitFor(TRIED_AGAIN, 30_000);
       } else {
-        // Longer than twice the store's busy timeout (5 s): the claims' renewal, every 500 ms, may wait
-        // out one busy timeout first (SQLite waits synchronously); the turn's next write then fails.
-        const lock = await lockSqlite(path.join(dataDir, 'parley.db'), 12_000);
-        await lock.released;
+        // Held until the turn has failed: SQLite waits out its busy timeout (5 s) synchronously, and the
+        // claims' renewal and the next claim each wait it out before the turn's own write does (measured:
+        // the turn fails 20 to 30 s after the lock is taken), so a fixed lock time would race the machine.
+        const lock = await lockSqlite(path.join(dataDir, 'parley.db'));
+        try {
+          await proc.waitFor(TRIED_AGAIN, 60_000);
+        } finally {
+          await lock.release();
+        }
       }
-      await proc.waitFor(TRIED_AGAIN, 30_000);
 
       const runtime = new Client({ apiUrl: url, token, workspaceId, botId });
       // The event stays pending while it waits to be tried again, then ends processed.
