@@ -2,7 +2,7 @@ import type { MissedSignals } from '../domain/live/follow.ts';
 import type { FastifyReply } from 'fastify';
 
 /** A stream whose client reads slower than this many buffered bytes is closed; it resumes with Last-Event-ID. */
-const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 export interface EventStreamOptions {
   /** Written every `intervalMs` so that idle connections stay open. */

@@ -1,3 +1,4 @@
+import websocket from '@fastify/websocket';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
@@ -8,12 +9,14 @@ import { allowCors } from '../cors.ts';
 import { userKeyOf } from '../headers.ts';
 import { documentSecurity } from '../openapi-security.ts';
 import { routeOperations } from '../operations.ts';
-import { streamConversation } from './listen.ts';
+import { socketConversation, streamConversation } from './listen.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     chatVisitor?: ChatVisitor;
     chatSession?: ChatSession;
+    /** Parley's id of the conversation a listener opens, once its participation is checked. */
+    listenedConversationId?: string;
   }
 }
 
@@ -37,13 +40,19 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
   const { chat, log } = app.domain;
   const streams = new Set<() => void>();
 
+  await app.register(websocket, {
+    // Listeners send nothing: a client's message is never more than a close frame's worth.
+    options: { maxPayload: 1024 },
+    // Open streams would keep the server from closing: end them first (SSE and WebSocket), saying why.
+    preClose: (done) => {
+      for (const close of [...streams]) close();
+      done();
+    },
+  });
   channelRoutes(app, 'chat_');
   app.decorateRequest('chatVisitor', undefined);
   app.decorateRequest('chatSession', undefined);
-  // Open event streams would keep the server from closing: end them first.
-  app.addHook('preClose', async () => {
-    for (const close of [...streams]) close();
-  });
+  app.decorateRequest('listenedConversationId', undefined);
   // Browsers may call a channel from the origins its bot allows (any, unless configured).
   await allowCors(app, {
     origins: async (request) => (await chat.scope(webhookIdOf(request))).channel.allowedOrigins ?? '*',
@@ -83,29 +92,35 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
       );
     });
     routeOperations(users, CHAT_USER_OPERATIONS, sessionOf);
-    users.withTypeProvider<TypeBoxTypeProvider>().get(
-      '/conversations/:id/listen',
-      {
-        schema: {
-          operationId: 'listenConversation',
-          tags,
-          summary: 'Listen to a conversation (server-sent events)',
-          description:
-            'Server-sent events: `data: {"type","data"}` frames numbered by `id:`, and `data: ping`. Reconnect with `Last-Event-ID` to receive what was missed.',
-          params: Type.Object({ webhookId: Type.String(), id: Type.String() }),
-        },
+    users.withTypeProvider<TypeBoxTypeProvider>().route({
+      method: 'GET',
+      url: '/conversations/:id/listen',
+      schema: {
+        operationId: 'listenConversation',
+        tags,
+        summary: 'Listen to a conversation (server-sent events or WebSocket)',
+        description:
+          'Server-sent events: `data: {"type","data"}` frames numbered by `id:`, and `data: ping`; reconnect with `Last-Event-ID` to receive what was missed. ' +
+          'WebSocket (`Upgrade: websocket`, the key as the `x-user-key` query parameter): one text message per signal, the same JSON plus its number as `id`, and `ping`; reconnect with `?lastEventId=`.',
+        params: Type.Object({ webhookId: Type.String(), id: Type.String() }),
       },
-      async (request, reply) => {
-        const session = sessionOf(request);
-        const conversationId = await chat.listenable(session, request.params.id);
-        await streamConversation(request, reply, {
-          log,
-          conversationId,
-          userId: session.userId,
-          pingIntervalMs,
-          streams,
-        });
+      // Before a WebSocket upgrade, so that a refused listener gets its status and error body.
+      preHandler: async (request) => {
+        request.listenedConversationId = await chat.listenable(sessionOf(request), request.params.id);
       },
-    );
+      handler: async (request, reply) => {
+        await streamConversation(request, reply, listenOptions(request));
+      },
+      wsHandler: async (socket, request) => {
+        await socketConversation(request, socket, listenOptions(request));
+      },
+    });
+    const listenOptions = (request: FastifyRequest) => ({
+      log,
+      conversationId: request.listenedConversationId ?? unavailable('listened conversation'),
+      userId: sessionOf(request).userId,
+      pingIntervalMs,
+      streams,
+    });
   });
 };

@@ -1,7 +1,8 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { WebSocket } from '@fastify/websocket';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { ConversationLog, RecordedSignal } from '../../domain/live/conversation-log.ts';
-import type { Following } from '../../domain/live/follow.ts';
-import { missedSignalsBlock, openEventStream } from '../event-stream.ts';
+import type { Following, MissedSignals } from '../../domain/live/follow.ts';
+import { MAX_BUFFERED_BYTES, missedSignalsBlock, openEventStream } from '../event-stream.ts';
 import { queryValue } from '../headers.ts';
 
 export interface ListenOptions {
@@ -14,16 +15,17 @@ export interface ListenOptions {
   streams: Set<() => void>;
 }
 
-/** The SSE block of a signal: written as is to every listener, so built once. */
-const blocks = new WeakMap<RecordedSignal, string>();
-function block(signal: RecordedSignal): string {
-  let text = blocks.get(signal);
-  if (text === undefined) {
-    text = `id: ${signal.seq}\ndata: ${signal.frame}\n\n`;
-    blocks.set(signal, text);
-  }
-  return text;
+/** One open connection of a listener, whatever its protocol: it writes signals and is closed. */
+interface SignalOutlet {
+  signal(signal: RecordedSignal): void;
+  missed(missed: MissedSignals): void;
+  close(): void;
+  readonly closed: boolean;
+  onClose(callback: () => void): void;
 }
+
+/** The text keep-alive of both protocols: the official client hands it to its `unknown` event. */
+const PING = 'ping';
 
 /** The sequence number a reconnecting client last received: `Last-Event-ID`, or a `lastEventId` query parameter. */
 export function resumePoint(request: FastifyRequest): number | undefined {
@@ -34,9 +36,63 @@ export function resumePoint(request: FastifyRequest): number | undefined {
 }
 
 /**
+ * Relays a conversation's signals to one listener: every signal after the point a reconnecting client
+ * names, in order, and the end of the connection once the listener is removed from the conversation.
+ * The conversation log gives the signals; the outlet only writes them.
+ */
+async function relay(request: FastifyRequest, outlet: SignalOutlet, options: ListenOptions): Promise<void> {
+  let following: Following | undefined;
+  outlet.onClose(() => following?.close());
+  const failed = (err: unknown) => {
+    request.log.warn({ err, conversationId: options.conversationId }, 'live stream failed; closing it');
+    outlet.close();
+  };
+  try {
+    following = await options.log.follow(options.conversationId, {
+      after: resumePoint(request),
+      deliver: (signal) => {
+        outlet.signal(signal);
+        if (signal.removedUserId === options.userId) outlet.close();
+      },
+      missed: (missed) => outlet.missed(missed),
+      failed,
+    });
+    // The client left while the log was read.
+    if (outlet.closed) following.close();
+  } catch (err) {
+    failed(err);
+  }
+}
+
+/** A text frame per signal, written as is to every listener, so built once per protocol. */
+function cachedFrames(build: (signal: RecordedSignal) => string): (signal: RecordedSignal) => string {
+  const frames = new WeakMap<RecordedSignal, string>();
+  return (signal) => {
+    let text = frames.get(signal);
+    if (text === undefined) {
+      text = build(signal);
+      frames.set(signal, text);
+    }
+    return text;
+  };
+}
+
+/** SSE: `id:` the signal's number, `data:` its JSON. */
+const sseBlock = cachedFrames((signal) => `id: ${signal.seq}\ndata: ${signal.frame}\n\n`);
+
+/**
+ * WebSocket: the same JSON as the SSE `data:` line, with the signal's number as `id` (a string, as an
+ * EventSource's `lastEventId` is) since a WebSocket has no `id:` field: a client resumes with it.
+ */
+const webSocketMessage = cachedFrames((signal) => withId(signal.frame, signal.seq));
+
+function withId(json: string, seq: number): string {
+  return `${json.slice(0, -1)},"id":"${seq}"}`;
+}
+
+/**
  * Streams a conversation's signals as server-sent events: unnamed frames `data: {"type","data"}` with
- * `id:` the signal's number, and a `data: ping` keep-alive. The conversation log gives the signals in
- * order, after the point a reconnecting client names; this only writes them.
+ * `id:` the signal's number, and a `data: ping` keep-alive.
  */
 export async function streamConversation(
   request: FastifyRequest,
@@ -44,28 +100,88 @@ export async function streamConversation(
   options: ListenOptions,
 ): Promise<void> {
   const stream = openEventStream(reply, {
-    keepAlive: { intervalMs: options.pingIntervalMs, text: 'data: ping\n\n' },
+    keepAlive: { intervalMs: options.pingIntervalMs, text: `data: ${PING}\n\n` },
     streams: options.streams,
   });
-  let following: Following | undefined;
-  stream.onClose(() => following?.close());
-  const failed = (err: unknown) => {
-    request.log.warn({ err, conversationId: options.conversationId }, 'live stream failed; closing it');
-    stream.close();
-  };
-  try {
-    following = await options.log.follow(options.conversationId, {
-      after: resumePoint(request),
-      deliver: (signal) => {
-        stream.write(block(signal));
-        if (signal.removedUserId === options.userId) stream.close();
-      },
+  await relay(
+    request,
+    {
+      signal: (signal) => stream.write(sseBlock(signal)),
       missed: (missed) => stream.write(missedSignalsBlock(missed)),
-      failed,
-    });
-    // The client left while the log was read.
-    if (stream.closed) following.close();
-  } catch (err) {
-    failed(err);
-  }
+      close: () => stream.close(),
+      get closed() {
+        return stream.closed;
+      },
+      onClose: (callback) => stream.onClose(callback),
+    },
+    options,
+  );
+}
+
+/** Close codes of a listening WebSocket (RFC 6455, 7.4.1). */
+const CLOSE = {
+  /** The listener was removed from the conversation. */
+  normal: 1000,
+  /** The server stops. */
+  goingAway: 1001,
+  /** The client reads slower than the signals come: it reconnects with `lastEventId`. */
+  tryAgainLater: 1013,
+} as const;
+
+/**
+ * Streams a conversation's signals over an upgraded WebSocket: one text message per signal (the SSE
+ * `data:` JSON plus its `id`), a `ping` text message as keep-alive. What the client sends is ignored.
+ */
+export async function socketConversation(
+  request: FastifyRequest,
+  socket: WebSocket,
+  options: ListenOptions,
+): Promise<void> {
+  const outlet = openSocketOutlet(socket, request.server.metrics.openStreams, request.log, options);
+  await relay(request, outlet, options);
+}
+
+function openSocketOutlet(
+  socket: WebSocket,
+  openStreams: { inc(): void; dec(): void },
+  log: FastifyBaseLogger,
+  options: ListenOptions,
+): SignalOutlet {
+  const callbacks: (() => void)[] = [];
+  let closed = false;
+  const end = (code: number) => {
+    if (closed) return;
+    closed = true;
+    openStreams.dec();
+    clearInterval(ping);
+    options.streams.delete(goingAway);
+    for (const callback of callbacks.splice(0)) callback();
+    if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code);
+  };
+  const goingAway = () => end(CLOSE.goingAway);
+  const send = (text: string) => {
+    if (closed) return;
+    socket.send(text);
+    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) end(CLOSE.tryAgainLater);
+  };
+  const ping = setInterval(() => send(PING), options.pingIntervalMs);
+  options.streams.add(goingAway);
+  openStreams.inc();
+  socket.on('close', () => end(CLOSE.normal));
+  socket.on('error', (err) => {
+    log.debug({ err }, 'listening socket failed');
+    end(CLOSE.goingAway);
+  });
+  return {
+    signal: (signal) => send(webSocketMessage(signal)),
+    missed: (missed) => send(withId(JSON.stringify({ type: 'signals_missed', data: missed }), missed.to)),
+    close: () => end(CLOSE.normal),
+    get closed() {
+      return closed;
+    },
+    onClose: (callback) => {
+      if (closed) callback();
+      else callbacks.push(callback);
+    },
+  };
 }
