@@ -273,7 +273,12 @@ for (const store of await testStores()) {
       const { message: runtime } = await bot.client.getMessage({ id: message.id });
       assert.equal(runtime.conversationId, runtimeConversationId);
       assert.equal(runtime.type, 'choice');
-      assert.deepEqual(runtime.payload, { text: 'Pick', options: [{ label: 'X', value: 'x' }] });
+      // The chat's metadata is part of what the bot sees, as the hosted chat integration maps it.
+      assert.deepEqual(runtime.payload, {
+        text: 'Pick',
+        options: [{ label: 'X', value: 'x' }],
+        metadata: { from: 'test' },
+      });
       assert.equal(runtime.direction, 'incoming');
       const { user } = await bot.client.getUser({ id: runtime.userId });
       assert.notEqual(user.id, 'alice');
@@ -331,7 +336,12 @@ for (const store of await testStores()) {
       assert.equal(runtime.type, 'chat:custom');
       assert.equal(runtime.status, 'pending');
       assert.equal(runtime.conversationId, runtimeConversationId);
-      assert.deepEqual(runtime.payload, payload);
+      // The bot learns who sent it and where, in ids it can use on the Runtime API.
+      assert.deepEqual(runtime.payload, {
+        userId: runtime.userId,
+        conversationId: runtimeConversationId,
+        payload,
+      });
 
       await chatRejects(
         alice.createEvent({ conversationId, payload: 'no' as unknown as Record<string, unknown> }),

@@ -475,7 +475,11 @@ for (const store of await testStores()) {
         assertRequired(ev, bot.botId, hook);
         assertInConversation(ev, runtime, c, hook);
         assert.equal(ev.type, 'chat:custom');
-        assert.deepEqual(ev.payload, { hello: 'world' });
+        assert.deepEqual(ev.payload, {
+          userId: c.runtimeUserId,
+          conversationId: c.runtimeConversationId,
+          payload: { hello: 'world' },
+        });
         assert.equal(ev.messageId, undefined);
       }
     });

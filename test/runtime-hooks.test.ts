@@ -41,11 +41,14 @@ function hooksBot(): Files {
       "console.info('HOOK before_outgoing_message#2 ' + message.text);\n",
     'hooks/after_outgoing_message/log.ts':
       "console.info('HOOK after_outgoing_message ' + message.id + ' ' + message.payload.text);\n",
+    // A chat user's custom event carries what they sent under `payload`, beside who and where.
     'hooks/before_incoming_event/log.ts':
-      "console.info('HOOK before_incoming_event ' + event.type + ' ' + JSON.stringify(event.payload));\n" +
-      'if (event.payload.stop === true) return { stop: true };\n',
+      "const data = event.type === 'chat:custom' ? event.payload.payload : event.payload;\n" +
+      "console.info('HOOK before_incoming_event ' + event.type + ' ' + JSON.stringify(data));\n" +
+      'if (data.stop === true) return { stop: true };\n',
     'hooks/after_incoming_event/log.ts':
-      "console.info('HOOK after_incoming_event ' + event.type + ' ' + JSON.stringify(event.payload));\n",
+      "const data = event.type === 'chat:custom' ? event.payload.payload : event.payload;\n" +
+      "console.info('HOOK after_incoming_event ' + event.type + ' ' + JSON.stringify(data));\n",
     'hooks/after_turn_end/log.ts':
       "console.info('HOOK after_turn_end ' + event.type + ' ' + event.preview);\n",
     'hooks/after_conversation_end/log.ts':
@@ -348,7 +351,12 @@ for (const store of await testStores()) {
       assert.deepEqual(lines, [
         'before_incoming_event chat:custom {"kind":"hello"}',
         'after_incoming_event chat:custom {"kind":"hello"}',
-        `after_turn_end chat:custom ${JSON.stringify({ kind: 'hello' })}`,
+        // The preview of an event is its whole payload: who sent it, where, and what.
+        `after_turn_end chat:custom ${JSON.stringify({
+          userId: done.userId,
+          conversationId: done.conversationId,
+          payload: { kind: 'hello' },
+        })}`,
       ]);
     });
 

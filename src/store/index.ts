@@ -15,6 +15,7 @@ import * as retries from './migrations/0006_retries.ts';
 import * as files from './migrations/0010_files.ts';
 import * as webchat from './migrations/0012_webchat.ts';
 import * as userRecords from './migrations/0013_user_records.ts';
+import * as messageMetadata from './migrations/0014_message_metadata.ts';
 
 export type Db = Kysely<Database>;
 /** The database or a transaction on it: what repository functions run against. */
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0010_files': files,
   '0012_webchat': webchat,
   '0013_user_records': userRecords,
+  '0014_message_metadata': messageMetadata,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

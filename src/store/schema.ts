@@ -209,8 +209,6 @@ export interface MessagesTable {
   payload: string;
   direction: MessageDirection;
   origin: 'synthetic' | null;
-  /** JSON object given by Chat API clients, or null. */
-  metadata: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -6,6 +6,13 @@ import type { Store } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import type { ChatChannel, ChatChannels, ReachedChannel } from './channels.ts';
+import {
+  CHAT_CUSTOM_EVENT,
+  customEventForBot,
+  eventPayloadForChat,
+  messageForBot,
+  messageForChat,
+} from './bot-format.ts';
 import { CHAT_INTEGRATION } from './channels.ts';
 import { validateForeignId } from './foreign-ids.ts';
 import type { ForeignIds } from './foreign-ids.ts';
@@ -24,8 +31,6 @@ export const CHAT_CHANNEL = 'channel';
 export const OWNER_TAG = `${CHAT_INTEGRATION}:owner`;
 /** Where a chat user's profile text is kept among the runtime user's properties. */
 const PROFILE_PROPERTY = `${CHAT_INTEGRATION}:profile`;
-/** The runtime event type of a custom event sent by a chat user. */
-export const CHAT_EVENT_TYPE = `${CHAT_INTEGRATION}:custom`;
 
 export const ChatUserSchema = Type.Object({
   id: Type.String(),
@@ -342,11 +347,11 @@ export class Chat {
     metadata: JsonObject | undefined,
   ): Promise<ChatMessage> {
     const conversationId = await this.participantConversation(session, foreignConversationId);
-    const { type, ...content } = payload;
+    const { type, payload: content } = messageForBot({ payload, ...(metadata && { metadata }) });
     const message = await this.s.messages.create(
       session.bot,
       { conversationId, userId: session.userId, type, payload: content, tags: {} },
-      metadata ? { metadata } : {},
+      {},
     );
     return {
       id: message.id,
@@ -382,6 +387,7 @@ export class Chat {
     await this.s.messages.delete(session.bot, messageId);
   }
 
+  /** A custom event for the bot: it receives `chat:custom` with who sent it and where (see bot-format.ts). */
   async createEvent(
     session: ChatSession,
     foreignConversationId: string,
@@ -389,8 +395,8 @@ export class Chat {
   ): Promise<ChatEvent> {
     const conversationId = await this.participantConversation(session, foreignConversationId);
     const event = await this.s.events.createFrom(session.bot, {
-      type: CHAT_EVENT_TYPE,
-      payload,
+      type: CHAT_CUSTOM_EVENT,
+      payload: customEventForBot(session.userId, conversationId, payload),
       conversationId,
       userId: session.userId,
       isBot: false,
@@ -415,7 +421,7 @@ export class Chat {
     return {
       id: event.id,
       createdAt: event.createdAt,
-      payload: event.payload,
+      payload: eventPayloadForChat(event.type, event.payload),
       conversationId: foreign.get(event.conversationId) ?? event.conversationId,
       userId: event.userId ? (foreign.get(event.userId) ?? event.userId) : session.bot.botId,
     };
@@ -456,14 +462,12 @@ export class Chat {
   private async messageView(session: ChatSession, messageId: string): Promise<ChatMessage> {
     const row = await this.s.messages.row(session.bot, messageId);
     const foreign = await this.s.ids.foreignOfMany(this.s.store.db, [row.conversation_id, row.user_id]);
-    const content = JSON.parse(row.payload) as JsonObject;
     return {
       id: row.id,
       createdAt: row.created_at,
-      payload: { type: row.type, ...content },
+      ...messageForChat({ type: row.type, payload: JSON.parse(row.payload) as JsonObject }),
       userId: foreign.get(row.user_id) ?? row.user_id,
       conversationId: foreign.get(row.conversation_id) ?? row.conversation_id,
-      ...(row.metadata !== null && { metadata: JSON.parse(row.metadata) as JsonObject }),
     };
   }
 

@@ -1,4 +1,5 @@
 import type { Executor, Store } from '../../store/index.ts';
+import { eventPayloadForChat, messageForChat } from '../chat/bot-format.ts';
 import type { ForeignIds } from '../chat/foreign-ids.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { nowIso } from '../shared/time.ts';
@@ -12,19 +13,15 @@ import type { FollowOptions, Following } from './follow.ts';
 export type LiveSignal =
   | {
       type: 'message_created';
-      message: {
-        id: string;
-        createdAt: string;
-        payload: JsonObject;
-        userId: string;
-        metadata?: JsonObject;
-      };
+      /** In the bot's format: `bot-format.ts` gives the chat's. */
+      message: { id: string; createdAt: string; type: string; payload: JsonObject; userId: string };
       isBot: boolean;
     }
   | { type: 'message_deleted'; messageId: string; userId: string }
   | {
       type: 'event_created';
-      event: { id: string | null; createdAt: string; payload: JsonObject; userId: string };
+      /** As the bot stored it (`type` undefined: one the bot sent, shown as is). */
+      event: { id: string | null; createdAt: string; type?: string; payload: JsonObject; userId: string };
       isBot: boolean;
     }
   | { type: 'participant_added' | 'participant_removed'; userId: string };
@@ -133,31 +130,39 @@ export class ConversationLog {
     const f = (id: string) => foreign.get(id) ?? id;
     const conversation = f(conversationId);
     switch (signal.type) {
-      case 'message_created':
+      case 'message_created': {
+        const { id, createdAt, type, payload, userId } = signal.message;
         return {
           type: signal.type,
           data: {
-            ...signal.message,
-            userId: f(signal.message.userId),
+            id,
+            createdAt,
+            ...messageForChat({ type, payload }),
+            userId: f(userId),
             conversationId: conversation,
             isBot: signal.isBot,
           },
         };
+      }
       case 'message_deleted':
         return {
           type: signal.type,
           data: { id: signal.messageId, conversationId: conversation, userId: f(signal.userId) },
         };
-      case 'event_created':
+      case 'event_created': {
+        const { id, createdAt, type, payload, userId } = signal.event;
         return {
           type: signal.type,
           data: {
-            ...signal.event,
-            userId: f(signal.event.userId),
+            id,
+            createdAt,
+            payload: type === undefined ? payload : eventPayloadForChat(type, payload),
+            userId: f(userId),
             conversationId: conversation,
             isBot: signal.isBot,
           },
         };
+      }
       case 'participant_added':
       case 'participant_removed':
         return { type: signal.type, data: { conversationId: conversation, participantId: f(signal.userId) } };

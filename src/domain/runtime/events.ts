@@ -248,6 +248,7 @@ export class Events {
       event: {
         id: event.id,
         createdAt: event.createdAt,
+        type: event.type,
         payload: event.payload,
         userId: event.userId ?? botId,
       },

@@ -80,8 +80,6 @@ export interface CreateOptions {
   createdAt?: string;
   /** Imported history is not news: it queues no event for the bot and reaches no listener. */
   silent?: boolean;
-  /** Free data a Chat API client attaches to its message. */
-  metadata?: JsonObject;
 }
 
 const Discriminate = { discriminateByTags: Type.Optional(Type.Array(Type.String())) };
@@ -353,7 +351,6 @@ export class Messages {
       payload: toJson(body.payload),
       direction: outgoing ? 'outgoing' : 'incoming',
       origin: body.origin ?? null,
-      metadata: options.metadata ? toJson(options.metadata) : null,
       created_at: options.createdAt ?? now,
       updated_at: now,
     };
@@ -390,9 +387,9 @@ export class Messages {
       message: {
         id: message.id,
         createdAt: message.createdAt,
-        payload: { type: message.type, ...message.payload },
+        type: message.type,
+        payload: message.payload,
         userId: message.userId,
-        ...(options.metadata && { metadata: options.metadata }),
       },
       isBot: outgoing,
     });

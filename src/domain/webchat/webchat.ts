@@ -1,3 +1,4 @@
+import { messageForBot } from '../chat/bot-format.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../../store/index.ts';
@@ -305,12 +306,16 @@ export class Webchat {
     const current = await this.s.chat.getMessage(session, messageId);
     if (current.userId !== session.foreignUserId)
       throw forbidden('Only the sender of a message can change it');
-    const { type, ...content } = payload;
-    if (type !== current.payload.type) {
+    if (payload.type !== current.payload.type) {
       throw invalidPayload(
         `payload.type must stay ${JSON.stringify(current.payload.type)}: a message keeps its kind`,
       );
     }
+    // Stored as the bot sees it, keeping the metadata the message came with.
+    const { payload: content } = messageForBot({
+      payload,
+      ...(current.metadata && { metadata: current.metadata }),
+    });
     await this.s.messages.update(session.bot, messageId, { payload: content });
     return this.getMessage(session, messageId);
   }
