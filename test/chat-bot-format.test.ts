@@ -123,6 +123,25 @@ for (const store of await testStores()) {
       });
     });
 
+    test("a bot's carousel of cards without `type` (the SDK's shape) is the chat's carousel of cards", async () => {
+      const card = { title: 'One', actions: [{ action: 'postback', label: 'Pick', value: 'one' }] };
+      const { message } = await bot.client.createMessage({
+        conversationId: runtimeConversationId,
+        userId: bot.botId,
+        type: 'carousel',
+        tags: {},
+        payload: { items: [card, { ...card, title: 'Two' }] },
+      });
+      const live = await next('message_created', (d) => d.id === message.id);
+      assert.deepEqual(live.payload, {
+        type: 'carousel',
+        items: [
+          { type: 'card', ...card },
+          { type: 'card', ...card, title: 'Two' },
+        ],
+      });
+    });
+
     test("a user's bloc and metadata reach the bot in the bot's shape", async () => {
       const { message } = await user.createMessage({
         conversationId,

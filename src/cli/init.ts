@@ -22,7 +22,7 @@ const HELP = `${USAGE}
 
 Starts a bot package in a new folder (or an empty one), from a template that deploys and answers as it
 is, with a README that says what it does and how to try it.
-  --template   echo (default): replies "You said: …" to every message.
+  --template   echo (default): replies "You said: …" to a text, and a sample of each message type to its name.
                menu: a menu of choices, a sub-workflow with a FAQ, variables of every scope.
                faq: answers frequent questions from a list in code, greets when a webchat opens.
   --name       The bot's name (default: the folder's name).

@@ -35,11 +35,19 @@ export function messageForBot(chat: ChatMessageContent): BotMessage {
 
 export function messageForChat(bot: BotMessage): ChatMessageContent {
   const { metadata, ...content } = bot.payload;
+  const items = Array.isArray(content.items) ? content.items : undefined;
   const payload =
-    bot.type === 'bloc' && Array.isArray(content.items)
-      ? { ...content, type: bot.type, items: content.items.map(itemForChat) }
-      : { ...content, type: bot.type };
+    bot.type === 'bloc' && items
+      ? { ...content, type: bot.type, items: items.map(itemForChat) }
+      : bot.type === 'carousel' && items
+        ? { ...content, type: bot.type, items: items.map(cardForChat) }
+        : { ...content, type: bot.type };
   return isJsonObject(metadata) ? { payload, metadata } : { payload };
+}
+
+/** A bot's carousel card has no `type`; the chat's schema requires `type: 'card'` on each. */
+function cardForChat(card: Json): Json {
+  return isJsonObject(card) && card.type === undefined ? { type: 'card', ...card } : card;
 }
 
 function itemForBot(item: Json): Json {
