@@ -1,9 +1,11 @@
 // The load process: started by bench/run.ts (pinned to its own core when it can), it takes jobs over IPC,
 // runs them with closed-loop clients on keep-alive connections, and answers with summaries. It logs
 // nothing per request.
+import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import WebSocket from 'ws';
 import { loadWebSocket } from './lib/bench-modules.ts';
 import type { WebSocketLike } from './lib/bench-modules.ts';
 import { HttpConnection } from './lib/http-client.ts';
@@ -16,6 +18,7 @@ import type {
   HttpJob,
   Job,
   JobResult,
+  ListenProtocol,
   Request,
   Response,
   RunBounds,
@@ -110,14 +113,28 @@ class Replies {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Chat round trip against Parley: the Chat API over raw HTTP, replies on one SSE stream per conversation.
+// Chat round trip against Parley: the Chat API over raw HTTP, replies on one listener per conversation,
+// an SSE stream or a WebSocket.
 
-interface SseHandle {
+interface ListenHandle {
   close(): void;
 }
 
+const BOT_MARK = '"isBot":true';
+
+/** The text of a signal's JSON (SSE `data:`, WebSocket message) when it is a bot's text message. */
+function botText(json: string): string | undefined {
+  const signal = JSON.parse(json) as { type: string; data: { payload?: { text?: unknown } } };
+  const text = signal.data.payload?.text;
+  return signal.type === 'message_created' && typeof text === 'string' ? text : undefined;
+}
+
 /** A raw SSE reader (node:http, its own socket) that hands the text of each bot message to `onBotText`. */
-function openChatStream(url: string, userKey: string, onBotText: (text: string) => void): Promise<SseHandle> {
+function openChatStream(
+  url: string,
+  userKey: string,
+  onBotText: (text: string) => void,
+): Promise<ListenHandle> {
   return new Promise((resolve, reject) => {
     const request = http.get(url, {
       agent: false,
@@ -149,10 +166,9 @@ function openChatStream(url: string, userKey: string, onBotText: (text: string) 
           const dataAt = block.indexOf('data: ');
           if (dataAt < 0) continue;
           const data = block.slice(dataAt + 6);
-          if (!data.includes('"isBot":true')) continue;
-          const signal = JSON.parse(data) as { type: string; data: { payload?: { text?: unknown } } };
-          const text = signal.data.payload?.text;
-          if (signal.type === 'message_created' && typeof text === 'string') onBotText(text);
+          if (!data.includes(BOT_MARK)) continue;
+          const text = botText(data);
+          if (text !== undefined) onBotText(text);
         }
       });
       resolve({ close: () => request.destroy() });
@@ -160,16 +176,59 @@ function openChatStream(url: string, userKey: string, onBotText: (text: string) 
   });
 }
 
+/** Opens a conversation's listener that hands the text of each bot message to `onBotText`. */
+type ChatListener = typeof openChatStream;
+
+/**
+ * A listening WebSocket (`ws`, no compression, no UTF-8 check): the key in the `x-user-key` query
+ * parameter, as the official client sends it. Each message is handed to `onMessage` as received (a
+ * Buffer: a signal's JSON, or `ping`). Rejects with the status when the upgrade is refused.
+ */
+async function openListenSocket(
+  url: string,
+  userKey: string,
+  onMessage: (data: Buffer) => void,
+): Promise<WebSocket> {
+  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}?x-user-key=${encodeURIComponent(userKey)}`, {
+    perMessageDeflate: false,
+    skipUTF8Validation: true,
+    handshakeTimeout: 20_000,
+  });
+  ws.on('message', onMessage as (data: WebSocket.RawData) => void);
+  // Rejects on an 'error' first (`Unexpected server response: 401`, a timeout).
+  await once(ws, 'open');
+  // Later, an error ends the socket ('close' follows): a missing reply says so.
+  ws.on('error', () => {});
+  return ws;
+}
+
+/** A WebSocket reader: only messages with the bot mark are decoded and parsed. */
+const openChatSocket: ChatListener = async (url, userKey, onBotText) => {
+  const mark = Buffer.from(BOT_MARK);
+  const ws = await openListenSocket(url, userKey, (data) => {
+    if (data.indexOf(mark) < 0) return;
+    const text = botText(data.toString());
+    if (text !== undefined) onBotText(text);
+  });
+  return { close: () => ws.terminate() };
+};
+
+const chatListeners: Record<ListenProtocol, ChatListener> = {
+  sse: openChatStream,
+  websocket: openChatSocket,
+};
+
 async function chatParley(job: ChatJob): Promise<RunResult> {
   const base = new URL(job.url);
   const setup = HttpConnection.of(job.url);
   const run = ++runCounter;
+  const openListener = chatListeners[job.listen ?? 'sse'];
   const clients: {
     key: string;
     conversationId: string;
     conn: HttpConnection;
     replies: Replies;
-    sse: SseHandle;
+    listener: ListenHandle;
   }[] = [];
   try {
     for (let c = 0; c < job.conversations; c++) {
@@ -181,10 +240,10 @@ async function chatParley(job: ChatJob): Promise<RunResult> {
         throw new Error(`createConversation answered ${conv.status}: ${conv.body.toString()}`);
       const conversationId = (conv.json as { conversation: { id: string } }).conversation.id;
       const replies = new Replies();
-      const sse = await openChatStream(`${job.url}/conversations/${conversationId}/listen`, key, (t) =>
+      const listener = await openListener(`${job.url}/conversations/${conversationId}/listen`, key, (t) =>
         replies.received(t),
       );
-      clients.push({ key, conversationId, conn: HttpConnection.of(job.url), replies, sse });
+      clients.push({ key, conversationId, conn: HttpConnection.of(job.url), replies, listener });
     }
     const path = `${base.pathname}/messages`;
     return await closedLoop(job, job.conversations, async (c, seq) => {
@@ -206,7 +265,7 @@ async function chatParley(job: ChatJob): Promise<RunResult> {
     setup.close();
     for (const c of clients) {
       c.conn.close();
-      c.sse.close();
+      c.listener.close();
     }
   }
 }
@@ -330,10 +389,11 @@ async function httpRun(job: HttpJob): Promise<RunResult> {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Live fan-out: idle listeners on raw sockets (an HTTP/1.1 GET, then only a byte search per chunk).
+// Live fan-out: idle listeners, SSE on raw sockets (an HTTP/1.1 GET, then only a byte search per chunk) or
+// WebSockets (a byte search per message).
 
 interface Listener {
-  socket: net.Socket;
+  close(): void;
   /** Arrival of the current delivery's message and of the bot's reply to it (0: not yet). */
   messageAt: number;
   replyAt: number;
@@ -347,7 +407,11 @@ let gotMessage = 0;
 let gotReply = 0;
 let onProgress: (() => void) | undefined;
 
-function scan(l: Listener, chunk: Buffer): void {
+/**
+ * Looks for the current delivery's message and reply in what a listener received: an SSE chunk (the
+ * tail of the one before is kept, a marker may straddle two) or a whole WebSocket message (no tail).
+ */
+function scan(l: Listener, chunk: Buffer, keepTail: boolean): void {
   if (!currentMessage || !currentReply || (l.messageAt && l.replyAt)) return;
   const now = performance.now();
   const data = l.tail ? Buffer.concat([l.tail, chunk]) : chunk;
@@ -359,14 +423,14 @@ function scan(l: Listener, chunk: Buffer): void {
     l.replyAt = now;
     gotReply++;
   }
-  l.tail = data.length > 96 ? data.subarray(data.length - 96) : data;
+  if (keepTail) l.tail = data.length > 96 ? data.subarray(data.length - 96) : data;
   onProgress?.();
 }
 
-function openListener(u: URL, path: string, userKey: string): Promise<Listener> {
+function openSseListener(u: URL, path: string, userKey: string): Promise<Listener> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: u.hostname, port: Number(u.port), noDelay: true });
-    const listener: Listener = { socket, messageAt: 0, replyAt: 0, tail: undefined };
+    const listener: Listener = { close: () => socket.destroy(), messageAt: 0, replyAt: 0, tail: undefined };
     let opened = false;
     const timer = setTimeout(() => socket.destroy(new Error('opening a listener timed out')), 20_000);
     socket.on('connect', () => {
@@ -387,7 +451,7 @@ function openListener(u: URL, path: string, userKey: string): Promise<Listener> 
         resolve(listener);
         return;
       }
-      scan(listener, chunk);
+      scan(listener, chunk, true);
     });
     socket.on('error', (err) => {
       clearTimeout(timer);
@@ -396,9 +460,22 @@ function openListener(u: URL, path: string, userKey: string): Promise<Listener> 
   });
 }
 
+async function openWebSocketListener(u: URL, path: string, userKey: string): Promise<Listener> {
+  const listener: Listener = { close: () => {}, messageAt: 0, replyAt: 0, tail: undefined };
+  const ws = await openListenSocket(`${u.origin}${path}`, userKey, (data) => scan(listener, data, false));
+  listener.close = () => ws.terminate();
+  return listener;
+}
+
+const fanoutListeners: Record<ListenProtocol, typeof openSseListener> = {
+  sse: openSseListener,
+  websocket: openWebSocketListener,
+};
+
 async function fanoutOpen(job: FanoutOpenJob): Promise<FanoutOpenResult> {
   const u = new URL(job.chatUrl);
   const path = `${u.pathname}/conversations/${job.conversationId}/listen`;
+  const openListener = fanoutListeners[job.protocol];
   const started = performance.now();
   let failed = 0;
   let firstError: string | undefined;
@@ -508,7 +585,7 @@ async function fanoutDeliver(job: FanoutDeliverJob): Promise<FanoutDeliverResult
 }
 
 async function fanoutClose(): Promise<Record<string, never>> {
-  for (const l of listeners.splice(0)) l.socket.destroy();
+  for (const l of listeners.splice(0)) l.close();
   await sleep(200);
   return {};
 }

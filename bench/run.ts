@@ -1,7 +1,8 @@
 // `npm run bench` (and `npm run bench -- --quick`): Parley against peer bot frameworks and against this
-// machine's ceiling, everything started here on 127.0.0.1 and stopped at the end. Prints one table and
-// writes bench/results/latest.json. Options: --quick, --no-pin, --profile, --scenarios chat,actions,fanout,search,
-// --stores sqlite,postgres.
+// machine's ceiling, everything started here on 127.0.0.1 and stopped at the end. Parley's chat round
+// trip and live fan-out run with SSE listeners and again with WebSocket ones (rows named `…, WebSocket`).
+// Prints one table and writes bench/results/latest.json. Options: --quick, --no-pin, --profile,
+// --scenarios chat,actions,fanout,search, --stores sqlite,postgres.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
@@ -42,6 +43,7 @@ import type {
   FanoutOpenResult,
   Job,
   JobResult,
+  ListenProtocol,
   Request,
   Response,
   RunResult,
@@ -70,6 +72,7 @@ const plan = quick
       action: { warmupMs: 300, durationMs: 1500, maxMeasured: 100_000 },
       actionConcurrency: 32,
       listeners: [1000],
+      webSocketListeners: [1000],
       deliveries: { 1000: 10 } as Record<number, number>,
       timeLimitMs: 120_000,
     }
@@ -81,6 +84,7 @@ const plan = quick
       action: { warmupMs: 500, durationMs: 2500, maxMeasured: 200_000 },
       actionConcurrency: 32,
       listeners: [1000, 10_000],
+      webSocketListeners: [1000, 10_000],
       deliveries: { 1000: 10, 10_000: 5 } as Record<number, number>,
       timeLimitMs: 15 * 60_000,
     };
@@ -196,11 +200,17 @@ interface Series {
   runs: RunResult[];
   median: Figures;
 }
-const chatSeries: (Series & { conversations: number; ratio?: Record<string, number> })[] = [];
+const chatSeries: (Series & {
+  conversations: number;
+  /** Parley's: how its listeners read the replies. */
+  listen?: ListenProtocol;
+  ratio?: Record<string, number>;
+})[] = [];
 const actionSeries: (Series & { ratioToCeiling?: number })[] = [];
 const searchSeries: (Series & { passages: number })[] = [];
 interface FanoutFigure {
   store: StoreName;
+  protocol: ListenProtocol;
   listeners: number;
   open: FanoutOpenResult;
   rssBeforeBytes: number;
@@ -236,6 +246,11 @@ function pairedRatio(a: RunResult[], b: RunResult[]): number {
 function checkRun(what: string, r: RunResult): void {
   if (r.errors > 0) note(`${what}: ${r.errors} errors (first: ${r.firstError})`);
   if (r.measured === 0) throw new Error(`${what}: nothing was measured (${r.firstError ?? 'no error'})`);
+}
+
+/** A scenario's name with the listeners' protocol: SSE's is the name alone (as before WebSocket came). */
+function withProtocol(scenario: string, protocol: ListenProtocol | undefined): string {
+  return protocol === 'websocket' ? `${scenario}, WebSocket` : scenario;
 }
 
 /** Rotates a list by `by` places: each round starts with another system. */
@@ -310,60 +325,77 @@ async function chatScenario(
   chatUrl: string,
   peers: Peers,
 ): Promise<void> {
+  // Parley twice, its listeners on SSE then on WebSocket, in the same rounds as the peers.
   const systems: {
+    /** The runs' key (the peers' is their system). */
+    key: string;
     name: string;
     system: 'parley' | 'botkit' | 'directline';
+    listen?: ListenProtocol;
     url: string;
     pids: () => number[];
-  }[] = [{ name: 'Parley', system: 'parley', url: chatUrl, pids: () => server.pids() }];
+  }[] = (['sse', 'websocket'] as const).map((listen) => ({
+    key: `parley-${listen}`,
+    name: 'Parley',
+    system: 'parley',
+    listen,
+    url: chatUrl,
+    pids: () => server.pids(),
+  }));
   if (peers.botkit) {
     const { url, pid } = peers.botkit;
-    systems.push({ name: 'Botkit 4 (websocket)', system: 'botkit', url, pids: () => [pid] });
+    systems.push({ key: 'botkit', name: 'Botkit 4 (websocket)', system: 'botkit', url, pids: () => [pid] });
   }
   if (peers.directline) {
     const { url, pid } = peers.directline;
     systems.push({
+      key: 'directline',
       name: 'Bot Framework (Direct Line, polling)',
       system: 'directline',
       url,
       pids: () => [pid],
     });
   }
+  const label = (s: (typeof systems)[number]) =>
+    s.listen === 'websocket' ? `${s.name} (WebSocket)` : s.name;
   for (const conversations of plan.conversations) {
-    const runs = new Map<string, RunResult[]>(systems.map((s) => [s.system, []]));
+    const runs = new Map<string, RunResult[]>(systems.map((s) => [s.key, []]));
     for (let round = 0; round < plan.rounds; round++) {
       for (const s of rotate(systems, round)) {
         const result = await measured(s.pids(), {
           kind: 'chat',
           system: s.system,
+          ...(s.listen && { listen: s.listen }),
           url: s.url,
           conversations,
           pollMs: 5,
           ...plan.chat,
         });
-        checkRun(`chat ${s.name} C=${conversations} (${store})`, result);
-        runs.get(s.system)?.push(result);
+        checkRun(`chat ${label(s)} C=${conversations} (${store})`, result);
+        runs.get(s.key)?.push(result);
         log(
-          `chat C=${conversations} ${store} ${s.name}: ${result.rate.toFixed(0)} msg/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, server ${(result.serverCores ?? 0).toFixed(2)} cores, load ${(result.loadCores ?? 0).toFixed(2)}`,
+          `chat C=${conversations} ${store} ${label(s)}: ${result.rate.toFixed(0)} msg/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, server ${(result.serverCores ?? 0).toFixed(2)} cores, load ${(result.loadCores ?? 0).toFixed(2)}`,
         );
         await sleep(200);
       }
     }
-    const parleyRuns = runs.get('parley') ?? [];
+    const peerSystems = systems.filter((o) => o.system !== 'parley');
     for (const s of systems) {
-      const mine = runs.get(s.system) ?? [];
+      const mine = runs.get(s.key) ?? [];
       chatSeries.push({
-        scenario: `chat round trip, ${conversations} conversation${conversations === 1 ? '' : 's'}`,
+        scenario: withProtocol(
+          `chat round trip, ${conversations} conversation${conversations === 1 ? '' : 's'}`,
+          s.listen,
+        ),
         conversations,
+        ...(s.listen && { listen: s.listen }),
         store,
         system: s.name,
         runs: mine,
         median: mediansOf(mine),
         ...(s.system === 'parley' && {
           ratio: Object.fromEntries(
-            systems
-              .filter((o) => o.system !== 'parley')
-              .map((o) => [o.system, pairedRatio(parleyRuns, runs.get(o.system) ?? [])]),
+            peerSystems.map((o) => [o.system, pairedRatio(mine, runs.get(o.key) ?? [])]),
           ),
         }),
       });
@@ -621,13 +653,26 @@ function openFilesLimit(): number {
   return hard === undefined || hard === 'unlimited' ? Infinity : Number(hard);
 }
 
-async function fanoutScenario(store: StoreName, server: ParleyServer, chatUrl: string): Promise<void> {
+async function fanoutScenario(
+  store: StoreName,
+  server: ParleyServer,
+  chatUrl: string,
+  protocol: ListenProtocol,
+): Promise<void> {
   const { userKey, conversationId } = await chatUserAndConversation(chatUrl);
+  const what = protocol === 'websocket' ? `${store} WebSocket` : store;
   const limit = openFilesLimit();
   const serverPid = server.proc.pid;
   // Warm-up with one listener: deliveries until the bot's code is loaded and the routes are hot; then the
   // baseline, and the memory per listener is (RSS with N - RSS with 1) / (N - 1).
-  await load.run<FanoutOpenResult>({ kind: 'fanout-open', chatUrl, userKey, conversationId, total: 1 });
+  await load.run<FanoutOpenResult>({
+    kind: 'fanout-open',
+    protocol,
+    chatUrl,
+    userKey,
+    conversationId,
+    total: 1,
+  });
   await load.run<FanoutDeliverResult>({
     kind: 'fanout-deliver',
     chatUrl,
@@ -641,7 +686,7 @@ async function fanoutScenario(store: StoreName, server: ParleyServer, chatUrl: s
   await sleep(1500);
   const rssBefore = rssBytes(serverPid);
   try {
-    for (const wanted of plan.listeners) {
+    for (const wanted of protocol === 'websocket' ? plan.webSocketListeners : plan.listeners) {
       let listeners = wanted;
       if (limit < wanted + 500) {
         listeners = Math.max(0, limit - 500);
@@ -649,14 +694,15 @@ async function fanoutScenario(store: StoreName, server: ParleyServer, chatUrl: s
       }
       const open = await load.run<FanoutOpenResult>({
         kind: 'fanout-open',
+        protocol,
         chatUrl,
         userKey,
         conversationId,
         total: listeners,
       });
       if (open.failed > 0)
-        note(`fan-out ${store}: ${open.failed} listeners failed to open (${open.firstError})`);
-      log(`fan-out ${store}: ${open.open} listeners open (${(open.openMs / 1000).toFixed(1)} s)`);
+        note(`fan-out ${what}: ${open.failed} listeners failed to open (${open.firstError})`);
+      log(`fan-out ${what}: ${open.open} listeners open (${(open.openMs / 1000).toFixed(1)} s)`);
       await sleep(1500);
       const rssOpen = rssBytes(serverPid);
       const cpuBefore = { server: cpuMs(serverPid), load: cpuMs(load.proc.pid), at: performance.now() };
@@ -675,7 +721,7 @@ async function fanoutScenario(store: StoreName, server: ParleyServer, chatUrl: s
         server: (cpuMs(serverPid) - cpuBefore.server) / wall,
         load: (cpuMs(load.proc.pid) - cpuBefore.load) / wall,
       };
-      if (delivery.missing > 0) note(`fan-out ${store} N=${open.open}: ${delivery.missing} arrivals missing`);
+      if (delivery.missing > 0) note(`fan-out ${what} N=${open.open}: ${delivery.missing} arrivals missing`);
       const rssAfter = rssBytes(serverPid);
       const sandboxRss = server
         .pids()
@@ -683,6 +729,7 @@ async function fanoutScenario(store: StoreName, server: ParleyServer, chatUrl: s
         .reduce((sum, p) => sum + (rssBytes(p) || 0), 0);
       fanoutFigures.push({
         store,
+        protocol,
         listeners: open.open,
         open,
         rssBeforeBytes: rssBefore,
@@ -696,7 +743,7 @@ async function fanoutScenario(store: StoreName, server: ParleyServer, chatUrl: s
         reply: perDeliveryMedians(delivery, 'reply'),
       });
       log(
-        `fan-out ${store} N=${open.open}: RSS ${mb(rssBefore)} -> ${mb(rssOpen)} (${((rssOpen - rssBefore) / Math.max(1, open.open - 1) / 1000).toFixed(1)} kB/listener), message p50 ${delivery.message.p50.toFixed(1)} ms p99 ${delivery.message.p99.toFixed(1)} ms (pooled), to the last ${delivery.lastMs.map((v) => v.toFixed(0)).join('/')} ms, server ${cores.server.toFixed(2)} cores, load ${cores.load.toFixed(2)}`,
+        `fan-out ${what} N=${open.open}: RSS ${mb(rssBefore)} -> ${mb(rssOpen)} (${((rssOpen - rssBefore) / Math.max(1, open.open - 1) / 1000).toFixed(1)} kB/listener), message p50 ${delivery.message.p50.toFixed(1)} ms p99 ${delivery.message.p99.toFixed(1)} ms (pooled), to the last ${delivery.lastMs.map((v) => v.toFixed(0)).join('/')} ms, server ${cores.server.toFixed(2)} cores, load ${cores.load.toFixed(2)}`,
       );
     }
   } finally {
@@ -739,7 +786,8 @@ function buildRows(): Row[] {
     const isParley = s.system === 'Parley';
     let target = '';
     let met = '';
-    if (isParley && s.conversations === 16 && s.ratio?.botkit !== undefined) {
+    // The targets were set for SSE listeners: the WebSocket rows are reported beside them, without one.
+    if (isParley && s.listen === 'sse' && s.conversations === 16 && s.ratio?.botkit !== undefined) {
       const want = s.store === 'sqlite' ? 2 : 1;
       const okRatio = s.ratio.botkit >= want;
       const okP99 = s.store !== 'sqlite' || s.median.p99 < 20;
@@ -816,11 +864,22 @@ function buildRows(): Row[] {
       met: '',
     });
   }
-  for (const f of fanoutFigures) {
+  // Store by store, the WebSocket row after the SSE row of as many listeners (it runs later, on its own server).
+  const storeOrder = [...new Set(fanoutFigures.map((f) => f.store))];
+  const fanoutOrder = [...fanoutFigures].sort(
+    (a, b) => storeOrder.indexOf(a.store) - storeOrder.indexOf(b.store) || a.listeners - b.listeners,
+  );
+  for (const f of fanoutOrder) {
     const memory = `RSS ${mb(f.rssOpenBytes)}, ${(f.perListenerBytes / 1000).toFixed(1)} kB/listener`;
+    const scenario = withProtocol(
+      `live fan-out, ${f.listeners.toLocaleString('en-US')} idle listeners`,
+      f.protocol,
+    );
     let target = '';
     let met = '';
-    if (f.listeners >= 10_000) {
+    // As for the chat: the targets are SSE's.
+    const targeted = f.protocol === 'sse';
+    if (targeted && f.listeners >= 10_000) {
       target = 'RSS < 300 MB';
       met = f.rssOpenBytes < 300e6 ? 'yes' : 'no';
       targets.push({
@@ -830,7 +889,7 @@ function buildRows(): Row[] {
         target,
         met: f.rssOpenBytes < 300e6,
       });
-    } else if (f.listeners >= 1000) {
+    } else if (targeted && f.listeners >= 1000) {
       target = 'p99 < 50 ms';
       met = f.message.p99 < 50 ? 'yes' : 'no';
       targets.push({
@@ -842,7 +901,7 @@ function buildRows(): Row[] {
       });
     }
     rows.push({
-      scenario: `live fan-out, ${f.listeners.toLocaleString('en-US')} idle listeners`,
+      scenario,
       store: f.store,
       system: 'Parley: one message to all',
       rate: memory,
@@ -854,7 +913,7 @@ function buildRows(): Row[] {
       met,
     });
     rows.push({
-      scenario: `live fan-out, ${f.listeners.toLocaleString('en-US')} idle listeners`,
+      scenario,
       store: f.store,
       system: "Parley: the bot's reply to all",
       rate: '',
@@ -966,37 +1025,59 @@ async function main(): Promise<number> {
   for (const store of stores) {
     const profileDir = path.join(profileRoot, store);
     if (options.profile) await mkdir(profileDir, { recursive: true });
-    log(`starting parley serve on ${store}`);
-    const server = await startParley(
-      store,
-      options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
-    );
-    cleanupTasks.push(() => server.stop());
     const uncachedDir = await uncachedActionBot();
     cleanupTasks.push(() => uncachedDir.remove());
-    try {
-      const [echo, actionBot, uncached] = await Promise.all([
-        deploy(server, path.join(ROOT, 'examples', 'echo-bot')),
-        deploy(server, path.join(ROOT, 'examples', 'action-bot')),
-        deploy(server, uncachedDir.dir),
-      ]);
-      log(`deployed echo-bot, action-bot and action-bot-uncached with parley deploy`);
-      // Fan-out first, on a server that has done nothing else yet: its memory baseline is not inflated by
-      // the garbage of the other scenarios.
-      if (scenarios.has('fanout')) await fanoutScenario(store, server, echo.chatUrl);
-      if (scenarios.has('chat')) await chatScenario(store, server, echo.chatUrl, peers);
-      if (scenarios.has('actions')) {
-        const bots = {
-          cached: { botId: actionBot.botId, key: await botApiKey(server, actionBot.botId) },
-          uncached: { botId: uncached.botId, key: await botApiKey(server, uncached.botId) },
-        };
-        if (!peers.ceiling) throw new Error('the ceiling server is not running');
-        await actionScenario(store, server, bots, peers.ceiling);
+    /** `parley serve` on this store with the three bots deployed. */
+    const serve = async () => {
+      log(`starting parley serve on ${store}`);
+      const server = await startParley(
+        store,
+        options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      );
+      cleanupTasks.push(() => server.stop());
+      try {
+        const [echo, actionBot, uncached] = await Promise.all([
+          deploy(server, path.join(ROOT, 'examples', 'echo-bot')),
+          deploy(server, path.join(ROOT, 'examples', 'action-bot')),
+          deploy(server, uncachedDir.dir),
+        ]);
+        log(`deployed echo-bot, action-bot and action-bot-uncached with parley deploy`);
+        return { server, echo, actionBot, uncached };
+      } catch (err) {
+        await server.stop();
+        throw err;
       }
-      if (scenarios.has('search')) await searchScenario(store, server);
-      server.pids();
+    };
+    try {
+      const { server, echo, actionBot, uncached } = await serve();
+      try {
+        // Fan-out first, on a server that has done nothing else yet: its memory baseline is not inflated by
+        // the garbage of the other scenarios.
+        if (scenarios.has('fanout')) await fanoutScenario(store, server, echo.chatUrl, 'sse');
+        if (scenarios.has('chat')) await chatScenario(store, server, echo.chatUrl, peers);
+        if (scenarios.has('actions')) {
+          const bots = {
+            cached: { botId: actionBot.botId, key: await botApiKey(server, actionBot.botId) },
+            uncached: { botId: uncached.botId, key: await botApiKey(server, uncached.botId) },
+          };
+          if (!peers.ceiling) throw new Error('the ceiling server is not running');
+          await actionScenario(store, server, bots, peers.ceiling);
+        }
+        if (scenarios.has('search')) await searchScenario(store, server);
+        server.pids();
+      } finally {
+        await server.stop();
+      }
+      // The WebSocket fan-out on a fresh server of its own, for the same clean memory baseline.
+      if (scenarios.has('fanout')) {
+        const fresh = await serve();
+        try {
+          await fanoutScenario(store, fresh.server, fresh.echo.chatUrl, 'websocket');
+        } finally {
+          await fresh.server.stop();
+        }
+      }
     } finally {
-      await server.stop();
       await uncachedDir.remove();
     }
     if (options.profile) {

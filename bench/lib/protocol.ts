@@ -8,6 +8,9 @@ export interface RunBounds {
   maxMeasured: number;
 }
 
+/** How a Chat API listener reads a conversation: server-sent events or a WebSocket, on the same route. */
+export type ListenProtocol = 'sse' | 'websocket';
+
 /** One chat round-trip run: `conversations` end users, each sending and waiting for the echo. */
 export interface ChatJob extends RunBounds {
   kind: 'chat';
@@ -15,6 +18,8 @@ export interface ChatJob extends RunBounds {
   /** Parley: the bot's chat URL; Botkit: the websocket URL; Direct Line: the bridge's origin. */
   url: string;
   conversations: number;
+  /** Parley: how each conversation's listener reads the replies (SSE unless said). */
+  listen?: ListenProtocol;
   /** Direct Line: the client's polling interval while a reply is not there yet. */
   pollMs?: number;
 }
@@ -37,9 +42,10 @@ export interface HttpJob extends RunBounds {
   expectStatus: number;
 }
 
-/** Opens idle SSE listeners on one conversation until `total` are open. */
+/** Opens idle listeners (SSE or WebSocket) on one conversation until `total` are open. */
 export interface FanoutOpenJob {
   kind: 'fanout-open';
+  protocol: ListenProtocol;
   chatUrl: string;
   userKey: string;
   conversationId: string;
