@@ -44,6 +44,7 @@ import type {
   Job,
   JobResult,
   ListenProtocol,
+  MessageCost,
   Request,
   Response,
   RunResult,
@@ -205,7 +206,30 @@ const chatSeries: (Series & {
   /** Parley's: how its listeners read the replies. */
   listen?: ListenProtocol;
   ratio?: Record<string, number>;
+  /** Parley's: the median over runs of what one message cost. */
+  cost?: MessageCost;
 })[] = [];
+
+/** Each figure of the runs' per-message costs, the median over the runs. */
+function medianCost(runs: RunResult[]): MessageCost | undefined {
+  const costs = runs.flatMap((r) => (r.cost ? [r.cost] : []));
+  if (costs.length === 0) return undefined;
+  const mid = (pick: (c: MessageCost) => number) => {
+    const sorted = costs.map(pick).sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? 0;
+  };
+  return {
+    messages: mid((c) => c.messages),
+    statements: mid((c) => c.statements),
+    commits: mid((c) => c.commits),
+    sandboxCalls: mid((c) => c.sandboxCalls),
+    cpuMicros: mid((c) => c.cpuMicros),
+  };
+}
+
+function costText(cost: MessageCost): string {
+  return `${cost.statements} SQL, ${cost.commits} commits, ${cost.sandboxCalls} sandbox calls, ${num(cost.cpuMicros)} µs CPU`;
+}
 const actionSeries: (Series & { ratioToCeiling?: number })[] = [];
 const searchSeries: (Series & { passages: number })[] = [];
 interface FanoutFigure {
@@ -319,6 +343,47 @@ async function measured(pids: number[], job: Job): Promise<RunResult> {
   };
 }
 
+/** The counters of a Parley server's /metrics that a chat message's cost is counted in. */
+async function costCounters(
+  url: string,
+): Promise<{ messages: number; statements: number; commits: number; sandboxCalls: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (pattern: RegExp) =>
+    [...text.matchAll(pattern)].reduce((sum, match) => sum + Number(match[1] ?? 0), 0);
+  return {
+    messages: value(
+      /^parley_http_request_duration_seconds_count\{method="POST",route="\/chat\/:webhookId\/messages",status="201"\} (\S+)$/gm,
+    ),
+    statements: value(/^parley_sql_statements_total (\S+)$/gm),
+    commits: value(/^parley_sql_commits_total (\S+)$/gm),
+    sandboxCalls: value(/^parley_sandbox_calls_total (\S+)$/gm),
+  };
+}
+
+/** A Parley chat run, with what each message cost the server (statements, commits, sandbox calls, CPU). */
+async function measuredChat(server: ParleyServer, job: Job): Promise<RunResult> {
+  const cpu = () => server.pids().reduce((sum, pid) => sum + (cpuMs(pid) || 0), 0);
+  const before = await costCounters(server.url);
+  const cpuBefore = cpu();
+  const result = await measured(server.pids(), job);
+  const cpuSpent = cpu() - cpuBefore;
+  const after = await costCounters(server.url);
+  const messages = after.messages - before.messages;
+  if (messages <= 0) return result;
+  const per = (key: 'statements' | 'commits' | 'sandboxCalls') =>
+    round((after[key] - before[key]) / messages);
+  return {
+    ...result,
+    cost: {
+      messages,
+      statements: per('statements'),
+      commits: per('commits'),
+      sandboxCalls: per('sandboxCalls'),
+      cpuMicros: Math.round((cpuSpent * 1000) / messages),
+    },
+  };
+}
+
 async function chatScenario(
   store: StoreName,
   server: ParleyServer,
@@ -362,7 +427,7 @@ async function chatScenario(
     const runs = new Map<string, RunResult[]>(systems.map((s) => [s.key, []]));
     for (let round = 0; round < plan.rounds; round++) {
       for (const s of rotate(systems, round)) {
-        const result = await measured(s.pids(), {
+        const job: Job = {
           kind: 'chat',
           system: s.system,
           ...(s.listen && { listen: s.listen }),
@@ -370,11 +435,13 @@ async function chatScenario(
           conversations,
           pollMs: 5,
           ...plan.chat,
-        });
+        };
+        const result =
+          s.system === 'parley' ? await measuredChat(server, job) : await measured(s.pids(), job);
         checkRun(`chat ${label(s)} C=${conversations} (${store})`, result);
         runs.get(s.key)?.push(result);
         log(
-          `chat C=${conversations} ${store} ${label(s)}: ${result.rate.toFixed(0)} msg/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, server ${(result.serverCores ?? 0).toFixed(2)} cores, load ${(result.loadCores ?? 0).toFixed(2)}`,
+          `chat C=${conversations} ${store} ${label(s)}: ${result.rate.toFixed(0)} msg/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, server ${(result.serverCores ?? 0).toFixed(2)} cores, load ${(result.loadCores ?? 0).toFixed(2)}${result.cost ? `; per message ${costText(result.cost)}` : ''}`,
         );
         await sleep(200);
       }
@@ -393,6 +460,7 @@ async function chatScenario(
         system: s.name,
         runs: mine,
         median: mediansOf(mine),
+        ...(s.system === 'parley' && { cost: medianCost(mine) }),
         ...(s.system === 'parley' && {
           ratio: Object.fromEntries(
             peerSystems.map((o) => [o.system, pairedRatio(mine, runs.get(o.key) ?? [])]),
@@ -763,6 +831,8 @@ interface Row {
   p95: string;
   p99: string;
   ratio: string;
+  /** Parley's chat rows: what one message cost the server. */
+  cost?: string;
   target: string;
   met: string;
 }
@@ -818,6 +888,7 @@ function buildRows(): Row[] {
       p95: ms(s.median.p95),
       p99: ms(s.median.p99),
       ratio,
+      cost: s.cost ? costText(s.cost) : '',
       target,
       met,
     });
@@ -938,16 +1009,18 @@ function markdownTable(rows: Row[]): string {
     p95: 'p95 ms',
     p99: 'p99 ms',
     ratio: 'ratio',
+    cost: 'per message (server)',
     target: 'target',
     met: 'met?',
   };
   const keys = Object.keys(head) as (keyof Row)[];
   const right = new Set<keyof Row>(['p50', 'p95', 'p99']);
+  const cell = (r: Row, k: keyof Row) => r[k] ?? '';
   const width = Object.fromEntries(
-    keys.map((k) => [k, Math.max(3, ...[head, ...rows].map((r) => r[k].length))]),
+    keys.map((k) => [k, Math.max(3, ...[head, ...rows].map((r) => cell(r, k).length))]),
   ) as Record<keyof Row, number>;
   const line = (r: Row) =>
-    `| ${keys.map((k) => (right.has(k) ? r[k].padStart(width[k]) : r[k].padEnd(width[k]))).join(' | ')} |`;
+    `| ${keys.map((k) => (right.has(k) ? cell(r, k).padStart(width[k]) : cell(r, k).padEnd(width[k]))).join(' | ')} |`;
   const rule = `| ${keys.map((k) => (right.has(k) ? `${'-'.repeat(width[k] - 1)}:` : '-'.repeat(width[k]))).join(' | ')} |`;
   return [line(head), rule, ...rows.map(line)].join('\n');
 }

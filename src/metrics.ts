@@ -20,8 +20,8 @@ const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 
 /**
  * One server's metrics, in the Prometheus format (`GET /metrics`): requests by route and status, turn
- * and action latency, the queue's depth and age, sandbox restarts and memory, open event streams, and
- * the process's own (prom-client's defaults). A registry per server, so that servers in one process
+ * and action latency, the queue's depth and age, sandbox calls, restarts and memory, SQL statements and
+ * commits, open event streams, and the process's own (prom-client's defaults). A registry per server, so that servers in one process
  * (the tests) count apart.
  */
 export class Metrics {
@@ -58,11 +58,35 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly sandboxCalls = new Counter({
+    name: 'parley_sandbox_calls_total',
+    help: 'Calls into bot code (hooks, cards, actions), each a round trip to a sandbox process',
+    registers: [this.registry],
+  });
+
+  readonly statements = new Counter({
+    name: 'parley_sql_statements_total',
+    help: 'SQL statements the store ran, transaction control included',
+    registers: [this.registry],
+  });
+
+  readonly commits = new Counter({
+    name: 'parley_sql_commits_total',
+    help: 'Transactions the store committed',
+    registers: [this.registry],
+  });
+
   readonly openStreams = new Gauge({
     name: 'parley_open_event_streams',
     help: 'Event streams (Chat API and webchat listeners) open now',
     registers: [this.registry],
   });
+
+  /** Counts a statement the store ran (what a request or a turn costs is counted in statements). */
+  countStatement(sql: string): void {
+    this.statements.inc();
+    if (sql === 'commit') this.commits.inc();
+  }
 
   constructor() {
     const sources = this.sources;

@@ -34,7 +34,11 @@ export interface RunningServer {
 export async function startServer(config: Config): Promise<RunningServer> {
   // Store errors come before the app's logger exists only if the store fails at once; then they are thrown.
   let reportStoreError: (err: Error) => void = () => {};
-  const store = await openStore(config.store, (err) => reportStoreError(err));
+  const metrics = new Metrics();
+  const store = await openStore(config.store, {
+    onError: (err) => reportStoreError(err),
+    onStatement: (sql) => metrics.countStatement(sql),
+  });
   let bus: LiveBus | undefined;
   let limiterRedis: Redis | undefined;
   // Bus errors come before the app's logger exists only if the bus fails at once; then they are thrown.
@@ -60,7 +64,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
         ? new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false })
         : undefined;
     limiterRedis?.on('error', (err: Error) => reportBusError(err));
-    const metrics = new Metrics();
     metrics.sources.queue = () => domain.queue.stats();
     const app = await buildApp({
       domain,

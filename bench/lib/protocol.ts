@@ -84,6 +84,18 @@ export interface RunResult {
   serverCores?: number;
   /** The same for the load process: well under 1 means the load generator was not the bottleneck. */
   loadCores?: number;
+  /** Set by the orchestrator for Parley's chat runs: what one chat message cost the server, on average. */
+  cost?: MessageCost;
+}
+
+/** What the server spent per chat message over a run (warm-up included), from its /metrics counters. */
+export interface MessageCost {
+  messages: number;
+  statements: number;
+  commits: number;
+  sandboxCalls: number;
+  /** Server CPU (the API process and its sandbox processes), microseconds per message. */
+  cpuMicros: number;
 }
 
 export interface FanoutOpenResult {

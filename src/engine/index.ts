@@ -52,6 +52,7 @@ export class Engine implements BotActionRunner {
       maxMemoryMb: options.sandboxMaxMemoryMb,
       logger: log,
       onRestart: () => options.metrics.sandboxRestarts.inc(),
+      onCall: () => options.metrics.sandboxCalls.inc(),
     });
     options.metrics.sources.sandboxPids = () => this.sandbox.pids();
     this.bots = new LoadedBots(domain, (versionId) => {

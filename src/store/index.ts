@@ -3,7 +3,7 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import type { Migration, MigrationProvider, Transaction } from 'kysely';
+import type { KyselyConfig, Migration, MigrationProvider, Transaction } from 'kysely';
 import type { StoreConfig } from '../config.ts';
 import type { Database } from './schema.ts';
 import * as foundation from './migrations/0001_foundation.ts';
@@ -49,8 +49,16 @@ export interface Store {
 /** Errors of the store's connections that no query is waiting for (an idle connection that broke). */
 export type StoreErrorReporter = (err: Error) => void;
 
-export async function openStore(config: StoreConfig, onError: StoreErrorReporter = () => {}): Promise<Store> {
-  const db = config.kind === 'sqlite' ? openSqlite(config.file) : openPostgres(config, onError);
+export interface StoreHooks {
+  onError?: StoreErrorReporter;
+  /** Each statement the store runs (transaction control included), for the metrics. */
+  onStatement?: (sql: string) => void;
+}
+
+export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Promise<Store> {
+  const onError = hooks.onError ?? (() => {});
+  const log = statementLog(hooks.onStatement);
+  const db = config.kind === 'sqlite' ? openSqlite(config.file, log) : openPostgres(config, onError, log);
   // On Postgres the health check has a connection of its own: when slow queries hold every pooled
   // connection, /readyz still tells whether the database answers, instead of queueing behind them.
   const health = config.kind === 'postgres' ? healthCheckPool(config, onError) : undefined;
@@ -97,7 +105,17 @@ async function migrate(db: Db, dialect: Dialect): Promise<void> {
   }
 }
 
-function openSqlite(file: string): Db {
+type KyselyLog = KyselyConfig['log'];
+
+/** Kysely's log, told of each statement it runs (none: no log, so no cost). */
+function statementLog(onStatement: ((sql: string) => void) | undefined): KyselyLog {
+  if (!onStatement) return undefined;
+  return (event) => {
+    if (event.level === 'query') onStatement(event.query.sql);
+  };
+}
+
+function openSqlite(file: string, log: KyselyLog): Db {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
@@ -105,7 +123,7 @@ function openSqlite(file: string): Db {
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   cachePreparedStatements(database);
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database }), ...(log && { log }) });
 }
 
 /** Statements kept prepared: enough for every query Parley makes, which are few distinct texts. */
@@ -130,7 +148,11 @@ function cachePreparedStatements(database: SqliteDatabase.Database): void {
   }) as typeof database.prepare;
 }
 
-function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>, onError: StoreErrorReporter): Db {
+function openPostgres(
+  config: Extract<StoreConfig, { kind: 'postgres' }>,
+  onError: StoreErrorReporter,
+  log: KyselyLog,
+): Db {
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolSize,
@@ -148,7 +170,7 @@ function openPostgres(config: Extract<StoreConfig, { kind: 'postgres' }>, onErro
       if (client.listenerCount('error') === 1) onError(err);
     });
   });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log && { log }) });
 }
 
 function healthCheckPool(config: Extract<StoreConfig, { kind: 'postgres' }>, onError: StoreErrorReporter) {

@@ -17,6 +17,8 @@ export interface ProcessSandboxOptions {
   maxMemoryMb?: number;
   /** Told each time a sandbox process is restarted. */
   onRestart?: () => void;
+  /** Told of each call into bot code (what a turn's cost is counted in). */
+  onCall?: () => void;
   /** Where failed calls and process crashes are reported (e.g. the server's pino logger). */
   logger?: SandboxLogger;
 }
@@ -36,10 +38,12 @@ function hash(text: string): number {
 export class ProcessSandbox implements Sandbox {
   private readonly processes: SandboxProcess[];
   private readonly log: SandboxLogger;
+  private readonly onCall: () => void;
 
   constructor(options: ProcessSandboxOptions = {}) {
     const count = Math.max(1, Math.floor(options.processes ?? 1));
     this.log = options.logger ?? SILENT;
+    this.onCall = options.onCall ?? (() => undefined);
     this.processes = Array.from(
       { length: count },
       (_, i) =>
@@ -58,6 +62,7 @@ export class ProcessSandbox implements Sandbox {
     context: CallContext,
     host: HostHandler,
   ): Promise<CallOutcome> {
+    this.onCall();
     const outcome = await this.processFor(program.versionId).call(program, unit, context, host);
     if (!outcome.ok) {
       const { botId, versionId } = program;
