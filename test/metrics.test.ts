@@ -40,8 +40,21 @@ for (const store of await testStores()) {
         }),
       });
       const c = await startChat(bot);
+      const counters = async () => {
+        const text = await (await fetch(`${t.url}/metrics`)).text();
+        return ['parley_sql_statements_total', 'parley_sql_commits_total', 'parley_sandbox_calls_total'].map(
+          (name) => valueOf(text, name) ?? 0,
+        );
+      };
+      const before = await counters();
       const turn = await sendAndWait(bot, c, 'hello');
       assert.equal(turn.status, 'processed');
+      // What a turn cost is counted: statements and commits of the store, calls into bot code (one card).
+      const [statements, commits, sandboxCalls] = await counters();
+      assert.ok(statements! > before[0]! + 5, `statements counted: ${before[0]} then ${statements}`);
+      assert.ok(commits! >= before[1]! + 2, `commits counted: ${before[1]} then ${commits}`);
+      assert.ok(commits! < statements!);
+      assert.equal(sandboxCalls, before[2]! + 1, 'one call into bot code: the code card');
       const listener = await c.chat.listenConversation({ id: c.conversationId });
 
       const res = await fetch(`${t.url}/metrics`);
