@@ -8,6 +8,9 @@ export type { ForeignKind };
 
 /** The longest id a Chat API client may choose, as the hosted chat server accepts. */
 export const FOREIGN_ID_MAX_LENGTH = 70;
+/** How many internal ids' foreign ids one process remembers. */
+const FOREIGN_CACHE_ENTRIES = 100_000;
+
 /** Letters, digits, `_`, `-`, `\` and `/`. */
 export const FOREIGN_ID_PATTERN = new RegExp(`^[a-zA-Z0-9_\\-\\\\/]{1,${FOREIGN_ID_MAX_LENGTH}}$`);
 
@@ -24,6 +27,12 @@ export function validateForeignId(id: string, kind: ForeignKind): void {
  * Parley's internal ids, which never reach those clients.
  */
 export class ForeignIds {
+  /**
+   * Internal id -> foreign id (itself when it has none). A record's mapping is made in the transaction
+   * that creates it and never changes, and internal ids are never reused: what was read once holds.
+   */
+  private readonly foreignCache = new Map<string, string>();
+
   /** Records the mapping; a foreign id already taken in this bot is a 409. */
   async assign(
     db: Executor,
@@ -64,25 +73,25 @@ export class ForeignIds {
     return row?.internal_id;
   }
 
-  /** The foreign id of a record, or its own id for records made outside the Chat API. */
-  async foreignOf(db: Executor, internalId: string): Promise<string> {
-    const row = await db
-      .selectFrom('chat_ids')
-      .select('foreign_id')
-      .where('internal_id', '=', internalId)
-      .executeTakeFirst();
-    return row?.foreign_id ?? internalId;
-  }
-
+  /** The foreign ids of records, or their own ids for records made outside the Chat API. */
   async foreignOfMany(db: Executor, internalIds: string[]): Promise<Map<string, string>> {
-    const map = new Map(internalIds.map((id) => [id, id]));
-    if (internalIds.length === 0) return map;
+    const map = new Map<string, string>();
+    const unknown: string[] = [];
+    for (const id of internalIds) {
+      const cached = this.foreignCache.get(id);
+      if (cached === undefined) unknown.push(id);
+      else map.set(id, cached);
+    }
+    if (unknown.length === 0) return map;
+    for (const id of unknown) map.set(id, id);
     const rows = await db
       .selectFrom('chat_ids')
       .select(['foreign_id', 'internal_id'])
-      .where('internal_id', 'in', internalIds)
+      .where('internal_id', 'in', unknown)
       .execute();
     for (const row of rows) map.set(row.internal_id, row.foreign_id);
+    if (this.foreignCache.size + unknown.length > FOREIGN_CACHE_ENTRIES) this.foreignCache.clear();
+    for (const id of unknown) this.foreignCache.set(id, map.get(id) ?? id);
     return map;
   }
 
