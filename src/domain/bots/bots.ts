@@ -21,7 +21,7 @@ import {
   TagMap,
   Timestamp,
 } from '../shared/schemas.ts';
-import { applyTagChanges, deleteTags, hasAllTags, loadTags, withTags } from '../shared/tags.ts';
+import { applyTagChanges, insertTags, deleteTags, hasAllTags, loadTags, withTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
 import { mergeMap } from '../shared/json.ts';
 import { runtimeOf } from './bot-code.ts';
@@ -397,7 +397,7 @@ export class Bots {
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('bots').values(row).execute();
       await this.channels.create(trx, id);
-      await applyTagChanges(trx, id, body.tags ?? {});
+      await insertTags(trx, id, body.tags ?? {});
     });
     return this.toBot(row, true);
   }

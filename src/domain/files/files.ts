@@ -13,7 +13,7 @@ import { fromJson, mergeMap, toJson, withoutNulls } from '../shared/json.ts';
 import { withKeyLock } from '../shared/locks.ts';
 import { Keyset, pageSizeOf, valuePage, valueToken } from '../shared/pagination.ts';
 import type { Page, PageRequest, SortDirection } from '../shared/pagination.ts';
-import { applyTagChanges, deleteTags, loadTags } from '../shared/tags.ts';
+import { applyTagChanges, insertTags, deleteTags, loadTags } from '../shared/tags.ts';
 import type { Tags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
 import { ownerObject, ownerOf, requireOwner, visibleFiles } from './access.ts';
@@ -241,7 +241,7 @@ export class Files {
           created_at: now,
         };
         await trx.insertInto('files').values(row).execute();
-        await applyTagChanges(trx, row.id, body.tags ?? {});
+        await insertTags(trx, row.id, body.tags ?? {});
         return { row: await this.requireRowById(trx, row.id), freed: undefined };
       }
       // Same key: the same record, its content erased; what the upsert does not give is kept.

@@ -12,7 +12,7 @@ import type { Page, PageRequest, SortDirection } from '../shared/pagination.ts';
 import { TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
-import { applyTagChanges, deleteTags, discriminatingTags } from '../shared/tags.ts';
+import { insertTags, deleteTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
 import type { User, Users } from './users.ts';
 
@@ -125,7 +125,7 @@ export class Conversations {
       updated_at: now,
     };
     await db.insertInto('conversations').values(row).execute();
-    await applyTagChanges(db, row.id, body.tags ?? {});
+    await insertTags(db, row.id, body.tags ?? {});
     return toConversation(row, body.tags ?? {});
   }
 

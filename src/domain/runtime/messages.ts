@@ -17,7 +17,7 @@ import type { Page, PageRequest } from '../shared/pagination.ts';
 import { JsonObject, TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
-import { applyTagChanges, discriminatingTags } from '../shared/tags.ts';
+import { insertTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
 import type { User, Users } from './users.ts';
 import { CreateUserBodySchema } from './users.ts';
@@ -355,7 +355,7 @@ export class Messages {
       updated_at: now,
     };
     await trx.insertInto('messages').values(row).execute();
-    await applyTagChanges(trx, row.id, body.tags ?? {});
+    await insertTags(trx, row.id, body.tags ?? {});
     await trx
       .updateTable('conversations')
       .set((eb) => ({ message_count: eb('message_count', '+', 1), updated_at: now }))

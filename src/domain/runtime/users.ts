@@ -10,7 +10,7 @@ import { fromJson, mergeMap, toJson, withoutNulls } from '../shared/json.ts';
 import type { Page, PageRequest, SortDirection } from '../shared/pagination.ts';
 import { TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
-import { applyTagChanges, deleteTags, discriminatingTags } from '../shared/tags.ts';
+import { insertTags, deleteTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
 
 export const UserSchema = Type.Object({
@@ -110,7 +110,7 @@ export class Users {
       updated_at: now,
     };
     await db.insertInto('users').values(row).execute();
-    await applyTagChanges(db, row.id, body.tags ?? {});
+    await insertTags(db, row.id, body.tags ?? {});
     return toUser(row, body.tags ?? {});
   }
 

@@ -12,7 +12,7 @@ import { fromJson, toJson, withoutNulls } from '../shared/json.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import { JsonObject, TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
-import { applyTagChanges, discriminatingTags } from '../shared/tags.ts';
+import { insertTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
 
 export { WORKFLOW_STATUSES };
@@ -155,7 +155,7 @@ export class Workflows {
       updated_at: now,
     };
     await db.insertInto('workflows').values(row).execute();
-    await applyTagChanges(db, row.id, body.tags ?? {});
+    await insertTags(db, row.id, body.tags ?? {});
     return toWorkflow(row, body.tags ?? {});
   }
 

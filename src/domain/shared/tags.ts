@@ -20,10 +20,15 @@ export async function applyTagChanges(db: Executor, resourceId: string, changes:
       entries.map(([key]) => key),
     )
     .execute();
-  const kept = entries.flatMap(([key, value]) =>
+  await insertTags(db, resourceId, changes);
+}
+
+/** The tags of a resource just inserted: nothing to replace, so only inserts (empty values are none). */
+export async function insertTags(db: Executor, resourceId: string, tags: TagChanges): Promise<void> {
+  const rows = Object.entries(tags).flatMap(([key, value]) =>
     value === null || value === '' ? [] : [{ resource_id: resourceId, key, value }],
   );
-  if (kept.length > 0) await db.insertInto('tags').values(kept).execute();
+  if (rows.length > 0) await db.insertInto('tags').values(rows).execute();
 }
 
 /** Applies a tag update and answers the resource's tags after it. */
