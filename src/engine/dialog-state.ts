@@ -21,8 +21,8 @@ const TriggerSchema = Type.Object({
 });
 
 /**
- * A conversation's dialog context, stored (as a conversation state) after every card, so that a turn
- * interrupted by a crash resumes where it stood instead of starting over.
+ * A conversation's dialog context, checkpointed (as a conversation state) after every card, so that a
+ * turn interrupted by a crash resumes where it stood instead of starting over.
  */
 const DialogStateSchema = Type.Object({
   /** The workflow call stack: `main` (or a triggered workflow) first; empty when no dialog runs. */

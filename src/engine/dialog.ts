@@ -16,7 +16,7 @@ export interface DialogHost {
   run(unit: string, extra?: { input?: Json }): Promise<Json>;
   /** Sends a message from the bot (through the outgoing hooks). */
   reply(message: JsonObject): Promise<void>;
-  /** Stores the dialog and the variables changed so far: called after every card. */
+  /** A checkpoint of the dialog and the variables changed so far: called after every card. */
   save(): Promise<void>;
   /** Starts a workflow run (a runtime workflow record with its variables); answers its record id. */
   startWorkflow(name: string): Promise<string>;
@@ -46,7 +46,7 @@ type CardResult = { kind: 'next' } | { kind: 'goto'; node: string } | { kind: 'w
 
 /**
  * Runs the bot's workflows for one turn: from where the dialog stands (or from a start point) until it
- * waits for the user, ends, or has nowhere to go. The dialog state is saved after every card.
+ * waits for the user, ends, or has nowhere to go. The dialog state is checkpointed after every card.
  */
 export class DialogRunner {
   constructor(private readonly host: DialogHost) {}

@@ -8,7 +8,7 @@ import type { Message } from '../domain/runtime/messages.ts';
 import type { User } from '../domain/runtime/users.ts';
 import { CallChain } from './call-chain.ts';
 import { stateKeyText } from '../domain/runtime/states.ts';
-import type { StateKey } from '../domain/runtime/states.ts';
+import type { StateEntry, StateKey } from '../domain/runtime/states.ts';
 import { newId } from '../domain/shared/ids.ts';
 import { CONVERSATION_STARTED_EVENT } from '../domain/webchat/webchat.ts';
 import { DialogError, DialogRunner } from './dialog.ts';
@@ -41,8 +41,9 @@ export interface TurnServices {
 
 /**
  * One event's turn: the incoming hooks, the workflows, the outgoing hooks on each reply, then
- * `after_turn_end`. The dialog and the variables are stored after every card, so a turn that a crash
- * interrupted resumes where it stood, and the replies it had sent are not sent again.
+ * `after_turn_end`. The dialog and the variables are checkpointed after every card (written before the
+ * next side effect), so a turn that a crash interrupted resumes where it stood, and the replies it had
+ * sent are not sent again.
  */
 export class Turn implements DialogHost, TurnScope {
   readonly actor: BotActor;
@@ -50,6 +51,8 @@ export class Turn implements DialogHost, TurnScope {
   private scopes: Scopes = { workflow: {}, conversation: {}, user: {}, bot: {}, turn: {} };
   /** JSON of each scope as last stored, to store only what changed. */
   private stored: Record<string, string> = {};
+  /** A card ended since the dialog was last stored (see `save`). */
+  private checkpointDue = false;
   /** The workflow run whose variables `scopes.workflow` holds. */
   private workflowOwner: { id: string; workflow: string } | undefined;
   private eventObject: JsonObject = {};
@@ -214,7 +217,7 @@ export class Turn implements DialogHost, TurnScope {
   private async finishTurn(): Promise<void> {
     await this.hooks('after_turn_end');
     if (this.dialog.turn) this.dialog.turn.running = false;
-    await this.save();
+    await this.persist();
   }
 
   private async hooks(type: HookType, extra: Partial<CallContext> = {}): Promise<Json[]> {
@@ -226,6 +229,7 @@ export class Turn implements DialogHost, TurnScope {
   // DialogHost
 
   async run(unit: string, extra: Partial<CallContext> = {}): Promise<Json> {
+    await this.checkpoint();
     await this.syncWorkflowScope();
     const context: CallContext = { event: this.eventObject, ...this.scopes, env: this.loaded.env, ...extra };
     const outcome = await this.s.sandbox.call(
@@ -278,14 +282,37 @@ export class Turn implements DialogHost, TurnScope {
     await this.hooks('after_outgoing_message', { message: toJsonValue(sent) });
   }
 
+  /**
+   * A checkpoint after a card. It is written before the turn's next side effect (a call into bot code,
+   * an integration's action) or at its end, not at once: a turn tried again resumes from the last one
+   * written, and repeats only what has no effect twice (moves between cards, replies, which are found
+   * by their number in the turn instead of sent again).
+   */
   async save(): Promise<void> {
+    this.checkpointDue = true;
+  }
+
+  /** Writes the checkpoint due, if one is. */
+  private async checkpoint(): Promise<void> {
+    if (!this.checkpointDue) return;
+    this.checkpointDue = false;
+    await this.persist();
+  }
+
+  /** Stores the dialog and the variables changed since they were last stored, in one statement. */
+  private async persist(): Promise<void> {
+    this.checkpointDue = false;
     await this.syncWorkflowScope();
+    const entries: StateEntry[] = [];
     for (const scope of ['conversation', 'user', 'bot'] as const) {
       const key = this.scopeKey(scope);
-      if (key) await this.store(key, this.scopes[scope]);
+      if (key) entries.push({ key, payload: this.scopes[scope] });
     }
-    await this.storeWorkflowScope();
-    if (this.conversation) await this.store(this.dialogKey(this.conversation), this.dialog);
+    const workflow = await this.workflowScopeEntry();
+    if (workflow) entries.push(workflow);
+    // Last: recording the workflow's run above may have changed the dialog.
+    if (this.conversation) entries.push({ key: this.dialogKey(this.conversation), payload: this.dialog });
+    await this.store(entries);
   }
 
   /** Names a workflow run; its record is stored only when its variables are (see `storeWorkflowScope`). */
@@ -309,6 +336,7 @@ export class Turn implements DialogHost, TurnScope {
   }
 
   async callAction(type: string, input: JsonObject): Promise<Json> {
+    await this.checkpoint();
     const result = await this.s.domain.actions.call(this.caller, type, input);
     return result.output;
   }
@@ -416,21 +444,26 @@ export class Turn implements DialogHost, TurnScope {
     await this.syncWorkflowScope();
   }
 
-  /** Stores a state the turn owns, when it changed since it was read or last stored. */
-  private async store(key: StateKey, payload: object): Promise<void> {
-    const text = JSON.stringify(payload);
-    const id = stateKeyText(key);
-    if (this.stored[id] === text) return;
-    await this.s.domain.states.write(this.actor, key, payload);
-    this.stored[id] = text;
+  /** Stores the states the turn owns that changed since they were read or last stored, in one statement. */
+  private async store(entries: StateEntry[]): Promise<void> {
+    const changed = entries
+      .map((entry) => ({ ...entry, id: stateKeyText(entry.key), text: JSON.stringify(entry.payload) }))
+      .filter((entry) => this.stored[entry.id] !== entry.text);
+    await this.s.domain.states.write(this.actor, changed);
+    for (const entry of changed) this.stored[entry.id] = entry.text;
   }
 
-  /** The running workflow's variables, with its workflow record the first time they are stored. */
   private async storeWorkflowScope(): Promise<void> {
+    const entry = await this.workflowScopeEntry();
+    if (entry) await this.store([entry]);
+  }
+
+  /** The running workflow's variables to store, with its workflow record the first time they are stored. */
+  private async workflowScopeEntry(): Promise<StateEntry | undefined> {
     const owner = this.workflowOwner;
-    if (!owner) return;
+    if (!owner) return undefined;
     const key: StateKey = { type: 'workflow', id: owner.id, name: VARIABLES_STATE };
-    if (this.stored[stateKeyText(key)] === JSON.stringify(this.scopes.workflow)) return;
+    if (this.stored[stateKeyText(key)] === JSON.stringify(this.scopes.workflow)) return undefined;
     const recorded = this.dialog.recorded ?? [];
     if (!recorded.includes(owner.id)) {
       await this.s.domain.workflows.create(
@@ -447,7 +480,7 @@ export class Turn implements DialogHost, TurnScope {
       );
       this.dialog.recorded = [...recorded, owner.id];
     }
-    await this.store(key, this.scopes.workflow);
+    return { key, payload: this.scopes.workflow };
   }
 
   /** The `workflow` scope follows the running workflow: a push or pop stores one and loads the other. */

@@ -12,6 +12,12 @@ import { fromJson, toJson } from '../shared/json.ts';
 import { DurationMs, JsonObject, Timestamp } from '../shared/schemas.ts';
 import { nowIso } from '../shared/time.ts';
 
+/** A state to store: where, and what. */
+export interface StateEntry {
+  key: StateKey;
+  payload: object;
+}
+
 /** Largest state payload, as serialised JSON. */
 export const STATE_PAYLOAD_LIMIT = 128 * 1024;
 
@@ -122,28 +128,33 @@ export class States {
   }
 
   /**
-   * Stores a payload in one statement, keeping the state's expiry: for the bot runtime's own states
+   * Stores payloads in one statement, keeping each state's expiry: for the bot runtime's own states
    * (variables, dialog), whose owners the runtime has already checked.
    */
-  async write(actor: BotActor, key: StateKey, payload: object): Promise<void> {
+  async write(actor: BotActor, entries: StateEntry[]): Promise<void> {
+    if (entries.length === 0) return;
     const now = nowIso();
-    const text = this.serialise(payload);
     await this.db
       .insertInto('states')
-      .values({
-        id: newId('state'),
-        bot_id: actor.botId,
-        type: key.type,
-        resource_id: key.id,
-        name: key.name,
-        payload: text,
-        expiry: null,
-        expires_at: null,
-        created_at: now,
-        updated_at: now,
-      })
+      .values(
+        entries.map(({ key, payload }) => ({
+          id: newId('state'),
+          bot_id: actor.botId,
+          type: key.type,
+          resource_id: key.id,
+          name: key.name,
+          payload: this.serialise(payload),
+          expiry: null,
+          expires_at: null,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
       .onConflict((oc) =>
-        oc.columns(['bot_id', 'type', 'resource_id', 'name']).doUpdateSet({ payload: text, updated_at: now }),
+        oc.columns(['bot_id', 'type', 'resource_id', 'name']).doUpdateSet((eb) => ({
+          payload: eb.ref('excluded.payload'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
       )
       .execute();
   }
