@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics.ts';
 import { adminApi } from './admin/index.ts';
 import { chatApi } from './chat/index.ts';
 import { consoleRoutes } from './console/index.ts';
+import { isUpgradeRequest } from './headers.ts';
 import { installErrorHandling } from './errors.ts';
 import { SECURITY_SCHEMES } from './openapi-security.ts';
 import { LARGEST_PAYLOAD } from './limits.ts';
@@ -94,6 +95,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
       'request',
     );
+    // An upgrade request answered over HTTP (refused, or a route that does not upgrade) owns a socket the
+    // HTTP server let go of when it saw the upgrade: nothing else would ever close it.
+    if (isUpgradeRequest(request)) request.raw.socket.destroy();
   });
 
   await app.register(swagger, {

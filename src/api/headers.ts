@@ -35,6 +35,12 @@ export function queryValue(request: FastifyRequest, name: string): string | unde
   return typeof value === 'string' ? value : undefined;
 }
 
+/** Whether a request asks to switch protocols (`Connection: upgrade` and an `Upgrade` header), as Node reads it. */
+export function isUpgradeRequest(request: FastifyRequest): boolean {
+  const connection = headerValue(request.headers.connection);
+  return request.headers.upgrade !== undefined && connection !== undefined && /\bupgrade\b/i.test(connection);
+}
+
 /** The token of an `Authorization: Bearer <token>` header, if there is one. */
 export function bearerToken(value: string | string[] | undefined): string | undefined {
   const header = headerValue(value);

@@ -40,19 +40,14 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
   const { chat, log } = app.domain;
   const streams = new Set<() => void>();
 
-  await app.register(websocket, {
-    // Listeners send nothing: a client's message is never more than a close frame's worth.
-    options: { maxPayload: 1024 },
-    // Open streams would keep the server from closing: end them first (SSE and WebSocket), saying why.
-    preClose: (done) => {
-      for (const close of [...streams]) close();
-      done();
-    },
-  });
   channelRoutes(app, 'chat_');
   app.decorateRequest('chatVisitor', undefined);
   app.decorateRequest('chatSession', undefined);
   app.decorateRequest('listenedConversationId', undefined);
+  // Open streams would keep the server from closing: end them first (SSE and WebSocket), saying why.
+  app.addHook('preClose', async () => {
+    for (const close of [...streams]) close();
+  });
   // Browsers may call a channel from the origins its bot allows (any, unless configured).
   await allowCors(app, {
     origins: async (request) => (await chat.scope(webhookIdOf(request))).channel.allowedOrigins ?? '*',
@@ -92,35 +87,44 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
       );
     });
     routeOperations(users, CHAT_USER_OPERATIONS, sessionOf);
-    users.withTypeProvider<TypeBoxTypeProvider>().route({
-      method: 'GET',
-      url: '/conversations/:id/listen',
-      schema: {
-        operationId: 'listenConversation',
-        tags,
-        summary: 'Listen to a conversation (server-sent events or WebSocket)',
-        description:
-          'Server-sent events: `data: {"type","data"}` frames numbered by `id:`, and `data: ping`; reconnect with `Last-Event-ID` to receive what was missed. ' +
-          'WebSocket (`Upgrade: websocket`, the key as the `x-user-key` query parameter): one text message per signal, the same JSON plus its number as `id`, and `ping`; reconnect with `?lastEventId=`.',
-        params: Type.Object({ webhookId: Type.String(), id: Type.String() }),
-      },
-      // Before a WebSocket upgrade, so that a refused listener gets its status and error body.
-      preHandler: async (request) => {
-        request.listenedConversationId = await chat.listenable(sessionOf(request), request.params.id);
-      },
-      handler: async (request, reply) => {
-        await streamConversation(request, reply, listenOptions(request));
-      },
-      wsHandler: async (socket, request) => {
-        await socketConversation(request, socket, listenOptions(request));
-      },
-    });
     const listenOptions = (request: FastifyRequest) => ({
       log,
       conversationId: request.listenedConversationId ?? unavailable('listened conversation'),
       userId: sessionOf(request).userId,
       pingIntervalMs,
       streams,
+    });
+    // The one route that upgrades: elsewhere an upgrade request is answered as plain HTTP.
+    await users.register(async (listening: FastifyInstance) => {
+      await listening.register(websocket, {
+        // Listeners send nothing: a client's message is never more than a close frame's worth.
+        options: { maxPayload: 1024 },
+        // The hook above ends the open streams with a reason; the plugin's own would close them without.
+        preClose: (done) => done(),
+      });
+      listening.withTypeProvider<TypeBoxTypeProvider>().route({
+        method: 'GET',
+        url: '/conversations/:id/listen',
+        schema: {
+          operationId: 'listenConversation',
+          tags,
+          summary: 'Listen to a conversation (server-sent events or WebSocket)',
+          description:
+            'Server-sent events: `data: {"type","data"}` frames numbered by `id:`, and `data: ping`; reconnect with `Last-Event-ID` to receive what was missed. ' +
+            'WebSocket (`Upgrade: websocket`, the key as the `x-user-key` query parameter): one text message per signal, the same JSON plus its number as `id`, and `ping`; reconnect with `?lastEventId=`.',
+          params: Type.Object({ webhookId: Type.String(), id: Type.String() }),
+        },
+        // Before a WebSocket upgrade, so that a refused listener gets its status and error body.
+        preHandler: async (request) => {
+          request.listenedConversationId = await chat.listenable(sessionOf(request), request.params.id);
+        },
+        handler: async (request, reply) => {
+          await streamConversation(request, reply, listenOptions(request));
+        },
+        wsHandler: async (socket, request) => {
+          await socketConversation(request, socket, listenOptions(request));
+        },
+      });
     });
   });
 };

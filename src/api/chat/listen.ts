@@ -19,7 +19,10 @@ export interface ListenOptions {
 interface SignalOutlet {
   signal(signal: RecordedSignal): void;
   missed(missed: MissedSignals): void;
+  /** The listener was removed from the conversation: it should not reconnect. */
   close(): void;
+  /** The server could not go on (the store failed): the client reconnects and resumes. */
+  fail(): void;
   readonly closed: boolean;
   onClose(callback: () => void): void;
 }
@@ -45,7 +48,7 @@ async function relay(request: FastifyRequest, outlet: SignalOutlet, options: Lis
   outlet.onClose(() => following?.close());
   const failed = (err: unknown) => {
     request.log.warn({ err, conversationId: options.conversationId }, 'live stream failed; closing it');
-    outlet.close();
+    outlet.fail();
   };
   try {
     following = await options.log.follow(options.conversationId, {
@@ -109,6 +112,7 @@ export async function streamConversation(
       signal: (signal) => stream.write(sseBlock(signal)),
       missed: (missed) => stream.write(missedSignalsBlock(missed)),
       close: () => stream.close(),
+      fail: () => stream.close(),
       get closed() {
         return stream.closed;
       },
@@ -124,6 +128,8 @@ const CLOSE = {
   normal: 1000,
   /** The server stops. */
   goingAway: 1001,
+  /** The server failed to go on (the store did not answer): the client resumes. */
+  internalError: 1011,
   /** The client reads slower than the signals come: it reconnects with `lastEventId`. */
   tryAgainLater: 1013,
 } as const;
@@ -176,6 +182,7 @@ function openSocketOutlet(
     signal: (signal) => send(webSocketMessage(signal)),
     missed: (missed) => send(withId(JSON.stringify({ type: 'signals_missed', data: missed }), missed.to)),
     close: () => end(CLOSE.normal),
+    fail: () => end(CLOSE.internalError),
     get closed() {
       return closed;
     },
