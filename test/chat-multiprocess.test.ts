@@ -10,8 +10,10 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { runParley } from './helpers/process.ts';
 import type { ParleyProcess } from './helpers/process.ts';
-import { eventually, listenUrl, openSse } from './helpers/sse.ts';
-import type { SseSignal, SseStream } from './helpers/sse.ts';
+import { LISTEN_PROTOCOLS, openListener } from './helpers/listen.ts';
+import type { Listener, ListenProtocol } from './helpers/listen.ts';
+import { eventually, listenUrl } from './helpers/sse.ts';
+import type { SseSignal } from './helpers/sse.ts';
 import { freshPostgresSchema, testDatabaseUrl, testStores } from './helpers/stores.ts';
 
 const LISTENING = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"Parley is listening"/;
@@ -62,7 +64,7 @@ for (const bus of ['redis', 'listen-notify'] as const) {
     let schema: Awaited<ReturnType<typeof freshPostgresSchema>>;
     const dirs: string[] = [];
     const procs: ParleyProcess[] = [];
-    const streams: SseStream[] = [];
+    const streams: Listener[] = [];
     const taps: Tap[] = [];
     let urlA: string;
     let urlB: string;
@@ -122,12 +124,19 @@ for (const bus of ['redis', 'listen-notify'] as const) {
       };
     }
 
-    async function open(url: string, conversationId: string, userKey: string, lastEventId?: string) {
-      const stream = await openSse(listenUrl(url, conversationId), {
+    /** A listener over `protocol` on one process's webhook URL. */
+    async function open(
+      protocol: ListenProtocol,
+      url: string,
+      conversationId: string,
+      userKey: string,
+      lastEventId?: string,
+    ) {
+      const stream = await openListener(protocol, listenUrl(url, conversationId), {
         userKey,
         ...(lastEventId !== undefined && { lastEventId }),
       });
-      assert.equal(stream.status, 200);
+      assert.equal(stream.opened, true, `the listener opens (${stream.status})`);
       streams.push(stream);
       return stream;
     }
@@ -150,151 +159,157 @@ for (const bus of ['redis', 'listen-notify'] as const) {
       assert.equal((await chat.Client.connect({ apiUrl: onA, userKey: madeOnB.user.key })).user.id, 'grace');
     });
 
-    test('20 concurrent senders on both processes: listeners on each get every message once, in one order', async () => {
-      const { onA, onB, runtime, botId } = await setup('mp-order');
-      const owner = await chat.Client.connect({ apiUrl: onA, userId: 'owner' });
-      await owner.createConversation({ id: 'room' });
-      const { conversations } = await runtime.listConversations({
-        channel: 'channel',
-        integrationName: 'chat',
-      });
-      const runtimeId = conversations[0]!.id;
-      const senders = await Promise.all(
-        Array.from({ length: 20 }, (_, i) =>
-          chat.Client.connect({ apiUrl: i % 2 === 0 ? onA : onB, userId: `sender-${i}` }),
-        ),
-      );
-      for (const s of senders) await owner.addParticipant({ conversationId: 'room', userId: s.user.id });
-
-      const onListenerB = await open(onB, 'room', owner.user.key);
-      const onListenerA = await open(onA, 'room', owner.user.key);
-      const clientOnB = await chat.Client.connect({ apiUrl: onB, userKey: owner.user.key });
-      const listener = await clientOnB.listenConversation({ id: 'room' });
-      const seen: { type: string; data: Record<string, unknown> }[] = [];
-      listener.on('message_created', (data) => seen.push({ type: 'message_created', data }));
-
-      const tapped = { redis: await tapRedis(), postgres: await tapPostgres() };
-      taps.push(tapped.redis, tapped.postgres);
-      const PER_SENDER = 5;
-      await Promise.all([
-        ...senders.map(async (sender, i) => {
-          for (let n = 0; n < PER_SENDER; n++) {
-            await sender.createMessage({
-              conversationId: 'room',
-              payload: { type: 'text', text: `s${i}-${n}` },
-            });
-          }
-        }),
-        (async () => {
-          for (let n = 0; n < PER_SENDER; n++) {
-            await runtime.createMessage({
-              conversationId: runtimeId,
-              userId: botId,
-              type: 'text',
-              payload: { text: `bot-${n}` },
-              tags: {},
-            });
-          }
-        })(),
-      ]);
-      await owner.createMessage({ conversationId: 'room', payload: { type: 'text', text: 'end' } });
-      const total = (senders.length + 1) * PER_SENDER + 1;
-      for (const stream of [onListenerA, onListenerB]) {
-        await stream.waitUntil(`${total} messages`, (s) => texts(s.signals()).includes('end'), 20_000);
-      }
-      await eventually('every message through the client on B', () => texts(seen).includes('end'), 20_000);
-
-      const order = texts(onListenerB.signals());
-      assert.equal(order.length, total, 'every message, once');
-      assert.equal(new Set(order).size, total, 'no message twice');
-      assert.deepEqual(texts(onListenerA.signals()), order, 'the listener on A sees the same order');
-      assert.deepEqual(texts(seen), order, 'the official client on B sees the same order');
-      assertConsecutive(onListenerB.signals());
-      for (const prefix of [...senders.map((_, i) => `s${i}-`), 'bot-']) {
-        assert.deepEqual(
-          order.filter((x) => x.startsWith(prefix)),
-          Array.from({ length: PER_SENDER }, (_, n) => `${prefix}${n}`),
-          `${prefix} messages in the order sent`,
+    for (const protocol of LISTEN_PROTOCOLS) {
+      test(`${protocol}: 20 concurrent senders on both processes: listeners on each get every message once, in one order`, async () => {
+        const { onA, onB, runtime, botId } = await setup(`mp-order-${protocol}`);
+        const owner = await chat.Client.connect({ apiUrl: onA, userId: 'owner' });
+        await owner.createConversation({ id: 'room' });
+        const { conversations } = await runtime.listConversations({
+          channel: 'channel',
+          integrationName: 'chat',
+        });
+        const runtimeId = conversations[0]!.id;
+        const senders = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            chat.Client.connect({ apiUrl: i % 2 === 0 ? onA : onB, userId: `sender-${i}` }),
+          ),
         );
-      }
-      assert.ok(
-        onListenerB.signals().some((s) => s.data.isBot === true && s.data.userId === botId),
-        'the bot’s replies through A reach B with isBot',
-      );
-      // The signals crossed through the transport of this setup, and only through it.
-      const used = bus === 'redis' ? tapped.redis : tapped.postgres;
-      const unused = bus === 'redis' ? tapped.postgres : tapped.redis;
-      await eventually('the signals on the bus', () => used.count(runtimeId) >= total, 5000);
-      assert.equal(unused.count(runtimeId), 0, `no signal went through the other transport than ${bus}`);
-      await listener.disconnect();
-    });
+        for (const s of senders) await owner.addParticipant({ conversationId: 'room', userId: s.user.id });
 
-    test('large messages, too big to travel on the bus, reach the other process whole and in order', async () => {
-      const { onA, onB } = await setup('mp-large');
-      const owner = await chat.Client.connect({ apiUrl: onA, userId: 'owner' });
-      await owner.createConversation({ id: 'room' });
-      const onListenerB = await open(onB, 'room', owner.user.key);
-      // Over the NOTIFY payload limit (8000 bytes), and over what Redis carries inline (512 KB); last, a
-      // text that is small but grows past the limit as it is escaped twice (into the frame, then the
-      // wire): last, so that no later signal's gap recovers it if it were lost.
-      const sizes = [10 * 1024, 600 * 1024, 100, 20 * 1024];
-      const sent = [...sizes.map((n, i) => `${i}:${'x'.repeat(n)}`), `4:${'"'.repeat(2500)}`];
-      for (const text of sent)
-        await owner.createMessage({ conversationId: 'room', payload: { type: 'text', text } });
-      await onListenerB.waitUntil(
-        'the five messages',
-        (s) => texts(s.signals()).length >= sent.length,
-        20_000,
-      );
-      assert.deepEqual(texts(onListenerB.signals()), sent);
-      assertConsecutive(onListenerB.signals());
-    });
+        const onListenerB = await open(protocol, onB, 'room', owner.user.key);
+        const onListenerA = await open(protocol, onA, 'room', owner.user.key);
+        const clientOnB = await chat.Client.connect({ apiUrl: onB, userKey: owner.user.key });
+        const listener = await clientOnB.listenConversation({ id: 'room' });
+        const seen: { type: string; data: Record<string, unknown> }[] = [];
+        listener.on('message_created', (data) => seen.push({ type: 'message_created', data }));
 
-    test('Last-Event-ID: a stream dropped on A resumes on B with what it missed', async () => {
-      const { onA, onB } = await setup('mp-resume');
-      const owner = await chat.Client.connect({ apiUrl: onA, userId: 'owner' });
-      await owner.createConversation({ id: 'room' });
-      const first = await open(onA, 'room', owner.user.key);
-      const sent: string[] = [];
-      for (let i = 0; i < 5; i++) {
-        await owner.createMessage({ conversationId: 'room', payload: { type: 'text', text: `r${i}` } });
-        sent.push(`r${i}`);
-      }
-      await first.waitUntil('five messages', (s) => texts(s.signals()).length === 5);
-      first.destroy();
-      await first.closed;
-      const onB2 = await chat.Client.connect({ apiUrl: onB, userKey: owner.user.key });
-      for (let i = 5; i < 10; i++) {
-        await onB2.createMessage({ conversationId: 'room', payload: { type: 'text', text: `r${i}` } });
-        sent.push(`r${i}`);
-      }
-      const second = await open(onB, 'room', owner.user.key, first.lastId());
-      await owner.createMessage({ conversationId: 'room', payload: { type: 'text', text: 'r10' } });
-      sent.push('r10');
-      await second.waitUntil('r10', (s) => texts(s.signals()).includes('r10'));
-      assert.deepEqual([...texts(first.signals()), ...texts(second.signals())], sent);
-      assert.equal(second.signals()[0]!.seq, Number(first.lastId()) + 1);
-    });
+        const tapped = { redis: await tapRedis(), postgres: await tapPostgres() };
+        taps.push(tapped.redis, tapped.postgres);
+        const PER_SENDER = 5;
+        await Promise.all([
+          ...senders.map(async (sender, i) => {
+            for (let n = 0; n < PER_SENDER; n++) {
+              await sender.createMessage({
+                conversationId: 'room',
+                payload: { type: 'text', text: `s${i}-${n}` },
+              });
+            }
+          }),
+          (async () => {
+            for (let n = 0; n < PER_SENDER; n++) {
+              await runtime.createMessage({
+                conversationId: runtimeId,
+                userId: botId,
+                type: 'text',
+                payload: { text: `bot-${n}` },
+                tags: {},
+              });
+            }
+          })(),
+        ]);
+        await owner.createMessage({ conversationId: 'room', payload: { type: 'text', text: 'end' } });
+        const total = (senders.length + 1) * PER_SENDER + 1;
+        for (const stream of [onListenerA, onListenerB]) {
+          await stream.waitUntil(`${total} messages`, (s) => texts(s.signals()).includes('end'), 20_000);
+        }
+        await eventually('every message through the client on B', () => texts(seen).includes('end'), 20_000);
 
-    test('removeParticipant through A ends the removed user’s stream on B', async () => {
-      const { onA, onB } = await setup('mp-remove');
-      const owner = await chat.Client.connect({ apiUrl: onA, userId: 'owner' });
-      const bob = await chat.Client.connect({ apiUrl: onB, userId: 'bob' });
-      await owner.createConversation({ id: 'room' });
-      await owner.addParticipant({ conversationId: 'room', userId: 'bob' });
-      const bobStream = await open(onB, 'room', bob.user.key);
-      const ownerStream = await open(onB, 'room', owner.user.key);
-      await owner.removeParticipant({ conversationId: 'room', userId: 'bob' });
-      await bobStream.waitForSignal('participant_removed', (s) => s.type === 'participant_removed');
-      await Promise.race([
-        bobStream.closed,
-        new Promise((_, reject) =>
-          setTimeout(() => reject(new Error('bob’s stream on B was not ended')), 5000),
-        ),
-      ]);
-      await owner.createMessage({ conversationId: 'room', payload: { type: 'text', text: 'still here' } });
-      await ownerStream.waitUntil('the next message', (s) => texts(s.signals()).includes('still here'));
-      assert.equal(ownerStream.ended, false);
-    });
+        const order = texts(onListenerB.signals());
+        assert.equal(order.length, total, 'every message, once');
+        assert.equal(new Set(order).size, total, 'no message twice');
+        assert.deepEqual(texts(onListenerA.signals()), order, 'the listener on A sees the same order');
+        assert.deepEqual(texts(seen), order, 'the official client on B sees the same order');
+        assertConsecutive(onListenerB.signals());
+        for (const prefix of [...senders.map((_, i) => `s${i}-`), 'bot-']) {
+          assert.deepEqual(
+            order.filter((x) => x.startsWith(prefix)),
+            Array.from({ length: PER_SENDER }, (_, n) => `${prefix}${n}`),
+            `${prefix} messages in the order sent`,
+          );
+        }
+        assert.ok(
+          onListenerB.signals().some((s) => s.data.isBot === true && s.data.userId === botId),
+          'the bot’s replies through A reach B with isBot',
+        );
+        // The signals crossed through the transport of this setup, and only through it.
+        const used = bus === 'redis' ? tapped.redis : tapped.postgres;
+        const unused = bus === 'redis' ? tapped.postgres : tapped.redis;
+        await eventually('the signals on the bus', () => used.count(runtimeId) >= total, 5000);
+        assert.equal(unused.count(runtimeId), 0, `no signal went through the other transport than ${bus}`);
+        await listener.disconnect();
+      });
+
+      test(`${protocol}: large messages, too big to travel on the bus, reach the other process whole and in order`, async () => {
+        const { onA, onB } = await setup(`mp-large-${protocol}`);
+        const owner = await chat.Client.connect({ apiUrl: onA, userId: 'owner' });
+        await owner.createConversation({ id: 'room' });
+        const onListenerB = await open(protocol, onB, 'room', owner.user.key);
+        // Over the NOTIFY payload limit (8000 bytes), and over what Redis carries inline (512 KB); last, a
+        // text that is small but grows past the limit as it is escaped twice (into the frame, then the
+        // wire): last, so that no later signal's gap recovers it if it were lost.
+        const sizes = [10 * 1024, 600 * 1024, 100, 20 * 1024];
+        const sent = [...sizes.map((n, i) => `${i}:${'x'.repeat(n)}`), `4:${'"'.repeat(2500)}`];
+        for (const text of sent)
+          await owner.createMessage({ conversationId: 'room', payload: { type: 'text', text } });
+        await onListenerB.waitUntil(
+          'the five messages',
+          (s) => texts(s.signals()).length >= sent.length,
+          20_000,
+        );
+        assert.deepEqual(texts(onListenerB.signals()), sent);
+        assertConsecutive(onListenerB.signals());
+      });
+
+      test(`${protocol}: lastEventId: a listener dropped on A resumes on B with what it missed`, async () => {
+        const { onA, onB } = await setup(`mp-resume-${protocol}`);
+        const owner = await chat.Client.connect({ apiUrl: onA, userId: 'owner' });
+        await owner.createConversation({ id: 'room' });
+        const first = await open(protocol, onA, 'room', owner.user.key);
+        const sent: string[] = [];
+        for (let i = 0; i < 5; i++) {
+          await owner.createMessage({ conversationId: 'room', payload: { type: 'text', text: `r${i}` } });
+          sent.push(`r${i}`);
+        }
+        await first.waitUntil('five messages', (s) => texts(s.signals()).length === 5);
+        first.destroy();
+        await first.closed;
+        const onB2 = await chat.Client.connect({ apiUrl: onB, userKey: owner.user.key });
+        for (let i = 5; i < 10; i++) {
+          await onB2.createMessage({ conversationId: 'room', payload: { type: 'text', text: `r${i}` } });
+          sent.push(`r${i}`);
+        }
+        const second = await open(protocol, onB, 'room', owner.user.key, first.lastId());
+        await owner.createMessage({ conversationId: 'room', payload: { type: 'text', text: 'r10' } });
+        sent.push('r10');
+        await second.waitUntil('r10', (s) => texts(s.signals()).includes('r10'));
+        assert.deepEqual([...texts(first.signals()), ...texts(second.signals())], sent);
+        assert.equal(second.signals()[0]!.seq, Number(first.lastId()) + 1);
+      });
+
+      test(`${protocol}: removeParticipant through A ends the removed user’s listener on B`, async () => {
+        const { onA, onB } = await setup(`mp-remove-${protocol}`);
+        const owner = await chat.Client.connect({ apiUrl: onA, userId: 'owner' });
+        const bob = await chat.Client.connect({ apiUrl: onB, userId: 'bob' });
+        await owner.createConversation({ id: 'room' });
+        await owner.addParticipant({ conversationId: 'room', userId: 'bob' });
+        const bobStream = await open(protocol, onB, 'room', bob.user.key);
+        const ownerStream = await open(protocol, onB, 'room', owner.user.key);
+        await owner.removeParticipant({ conversationId: 'room', userId: 'bob' });
+        await bobStream.waitForSignal('participant_removed', (s) => s.type === 'participant_removed');
+        let timer: NodeJS.Timeout | undefined;
+        const end = await Promise.race([
+          bobStream.closed,
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error('bob’s listener on B was not ended')), 5000);
+          }),
+        ]);
+        clearTimeout(timer);
+        if (protocol === 'websocket') assert.equal(end.code, 1000, 'a normal close, from the server');
+        assert.equal(bobStream.signals().at(-1)?.type, 'participant_removed', 'the last thing bob got');
+        await owner.createMessage({ conversationId: 'room', payload: { type: 'text', text: 'still here' } });
+        await ownerStream.waitUntil('the next message', (s) => texts(s.signals()).includes('still here'));
+        assert.equal(ownerStream.ended, false);
+      });
+    }
   });
 }

@@ -63,6 +63,59 @@ export interface SseStream {
   waitForSignal(what: string, match: (signal: SseSignal) => boolean, ms?: number): Promise<SseSignal>;
   /** Drops the connection from the client's side, as a network failure would. */
   destroy(): void;
+  /** Stops reading the socket, as a client too slow to keep up would: the server's writes pile up. */
+  pause(): void;
+  /** Reads the socket again after `pause`. */
+  resume(): void;
+}
+
+export interface WaitOptions {
+  /** Called on each arrival: the check runs again. */
+  waiters: Set<() => void>;
+  ended(): boolean;
+  /** The failure when the reader ended before the check held. */
+  describe(): string;
+  /** What was received, for a timeout's failure. */
+  received(): string;
+  ms?: number;
+}
+
+/** Resolves once `check` holds, tried now and on each arrival; fails if the reader ends first, or after `ms`. */
+export function waitFor(what: string, check: () => boolean, options: WaitOptions): Promise<void> {
+  const ms = options.ms ?? 10_000;
+  return new Promise<void>((done, fail) => {
+    const attempt = () => {
+      let ok: boolean;
+      try {
+        ok = check();
+      } catch (err) {
+        cleanup();
+        fail(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      if (ok) {
+        cleanup();
+        done();
+      } else if (options.ended()) {
+        cleanup();
+        fail(new assert.AssertionError({ message: options.describe() }));
+      }
+    };
+    const timeout = setTimeout(() => {
+      cleanup();
+      fail(
+        new assert.AssertionError({
+          message: `timed out after ${ms} ms waiting for ${what}; ${options.received()}`,
+        }),
+      );
+    }, ms);
+    const cleanup = () => {
+      clearTimeout(timeout);
+      options.waiters.delete(attempt);
+    };
+    options.waiters.add(attempt);
+    attempt();
+  });
 }
 
 /** Splits a text of complete SSE blocks into frames; returns the frames and the incomplete rest. */
@@ -172,43 +225,14 @@ export function openSse(url: string, options: SseOptions = {}): Promise<SseStrea
         closed,
         signals: () => frames.map(signalOf).filter((s): s is SseSignal => s !== undefined),
         lastId: () => frames.findLast((f) => f.id !== undefined)?.id,
-        waitUntil: (what, check, ms = 10_000) =>
-          new Promise<void>((done, fail) => {
-            const attempt = () => {
-              let ok: boolean;
-              try {
-                ok = check(stream);
-              } catch (err) {
-                cleanup();
-                fail(err instanceof Error ? err : new Error(String(err)));
-                return;
-              }
-              if (ok) {
-                cleanup();
-                done();
-              } else if (ended) {
-                cleanup();
-                fail(
-                  new assert.AssertionError({
-                    message: `the stream ended before ${what}; frames: ${JSON.stringify(frames).slice(0, 2000)}`,
-                  }),
-                );
-              }
-            };
-            const timeout = setTimeout(() => {
-              cleanup();
-              fail(
-                new assert.AssertionError({
-                  message: `timed out after ${ms} ms waiting for ${what}; frames: ${JSON.stringify(frames).slice(0, 2000)}`,
-                }),
-              );
-            }, ms);
-            const cleanup = () => {
-              clearTimeout(timeout);
-              waiters.delete(attempt);
-            };
-            waiters.add(attempt);
-            attempt();
+        waitUntil: (what, check, ms) =>
+          waitFor(what, () => check(stream), {
+            waiters,
+            ended: () => ended,
+            describe: () =>
+              `the stream ended before ${what}; frames: ${JSON.stringify(frames).slice(0, 2000)}`,
+            received: () => `frames: ${JSON.stringify(frames).slice(0, 2000)}`,
+            ms,
           }),
         waitForSignal: async (what, match, ms) => {
           let found: SseSignal | undefined;
@@ -226,6 +250,8 @@ export function openSse(url: string, options: SseOptions = {}): Promise<SseStrea
           request.destroy();
           response.destroy();
         },
+        pause: () => response.pause(),
+        resume: () => response.resume(),
       };
       resolve(stream);
     });
