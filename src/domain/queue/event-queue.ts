@@ -74,21 +74,21 @@ export class EventQueue {
         )
       order by e.created_at, e.id
       limit ${limit}`.execute(this.store.db);
-    const claimed: ClaimedEvent[] = [];
-    const until = new Date(Date.now() + leaseMs).toISOString();
-    for (const { id } of candidates.rows) {
-      // Conditional on the lease being free: of several processes, one wins each event.
-      const row = await this.store.db
-        .updateTable('events')
-        .set({ lease_owner: owner, lease_until: until })
-        .where('id', '=', id)
-        .where('status', '=', 'pending')
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-        .returningAll()
-        .executeTakeFirst();
-      if (row) claimed.push({ ...toEvent(row), botId: row.bot_id, attempts: row.attempts });
-    }
-    return claimed;
+    const ids = candidates.rows.map((r) => r.id);
+    if (ids.length === 0) return [];
+    // One statement for all of them, each row conditional on its lease being free: of several
+    // processes, one wins each event.
+    const rows = await this.store.db
+      .updateTable('events')
+      .set({ lease_owner: owner, lease_until: new Date(Date.now() + leaseMs).toISOString() })
+      .where('id', 'in', ids)
+      .where('status', '=', 'pending')
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .returningAll()
+      .execute();
+    return rows
+      .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+      .map((row) => ({ ...toEvent(row), botId: row.bot_id, attempts: row.attempts }));
   }
 
   async renew(owner: string, eventIds: string[], leaseMs: number): Promise<void> {
