@@ -72,7 +72,7 @@ export class Metrics {
 
   readonly commits = new Counter({
     name: 'parley_sql_commits_total',
-    help: 'Transactions the store committed',
+    help: 'Transactions the store committed (a write outside a transaction commits by itself, uncounted)',
     registers: [this.registry],
   });
 
