@@ -89,18 +89,21 @@ export class Turn implements DialogHost, TurnScope {
     const { domain } = this.s;
     const isMessage = this.event.type === 'message_created' && this.event.messageId !== undefined;
     // Only what no longer exists ends a turn here; a store that fails to answer fails the turn, which is tried again.
-    if (isMessage && this.event.messageId !== undefined) {
-      this.message = await unlessMissing(domain.messages.get(this.actor, this.event.messageId));
-      // The message was deleted before its turn: nothing to answer.
-      if (!this.message) return 'ignored';
-    }
-    if (this.event.conversationId) {
-      this.conversation = await unlessMissing(
-        domain.conversations.get(this.actor, this.event.conversationId),
-      );
-      if (!this.conversation) return 'ignored';
-    }
-    if (this.event.userId) this.user = await unlessMissing(domain.users.get(this.actor, this.event.userId));
+    // Read at once: on PostgreSQL, one wait for the three instead of one each.
+    const { messageId, conversationId, userId } = this.event;
+    const [message, conversation, user] = await Promise.all([
+      isMessage && messageId !== undefined
+        ? unlessMissing(domain.messages.get(this.actor, messageId))
+        : undefined,
+      conversationId ? unlessMissing(domain.conversations.get(this.actor, conversationId)) : undefined,
+      userId ? unlessMissing(domain.users.get(this.actor, userId)) : undefined,
+    ]);
+    // The message (or its conversation) was deleted before its turn: nothing to answer.
+    if (isMessage && !message) return 'ignored';
+    if (conversationId && !conversation) return 'ignored';
+    this.message = message;
+    this.conversation = conversation;
+    this.user = user;
 
     await this.loadScopes();
     // This turn ran to its end before, but the end was not recorded (the store failed, or the process died).
