@@ -25,6 +25,8 @@ import type { PageRequest } from '../shared/pagination.ts';
 import { JsonObject, Timestamp } from '../shared/schemas.ts';
 import type { User, Users } from '../runtime/users.ts';
 
+const NOT_A_PARTICIPANT = 'You are not a participant of this conversation';
+
 /** The runtime channel of conversations opened through the Chat API. */
 export const CHAT_CHANNEL = 'channel';
 /** Who owns a chat conversation: the runtime tag, namespaced by the integration. */
@@ -477,10 +479,21 @@ export class Chat {
     return id;
   }
 
+  /** The conversation a foreign id names, if the user takes part in it: one query, on every message. */
   private async participantConversation(session: ChatSession, foreignId: string): Promise<string> {
-    const id = await this.conversationOf(session, foreignId);
-    await this.requireParticipant(session, id);
-    return id;
+    const row = await this.s.store.db
+      .selectFrom('chat_ids as c')
+      .leftJoin('participants as p', (join) =>
+        join.onRef('p.conversation_id', '=', 'c.internal_id').on('p.user_id', '=', session.userId),
+      )
+      .select(['c.internal_id', 'p.user_id'])
+      .where('c.bot_id', '=', session.bot.botId)
+      .where('c.kind', '=', 'conversation')
+      .where('c.foreign_id', '=', foreignId)
+      .executeTakeFirst();
+    if (!row) throw notFound('Conversation', foreignId);
+    if (row.user_id === null) throw forbidden(NOT_A_PARTICIPANT);
+    return row.internal_id;
   }
 
   private async ownedConversation(session: ChatSession, foreignId: string): Promise<string> {
@@ -494,7 +507,7 @@ export class Chat {
 
   private async requireParticipant(session: ChatSession, conversationId: string): Promise<void> {
     if (!(await this.s.conversations.isParticipant(conversationId, session.userId))) {
-      throw forbidden('You are not a participant of this conversation');
+      throw forbidden(NOT_A_PARTICIPANT);
     }
   }
 
