@@ -5,9 +5,10 @@ import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import WebSocket from 'ws';
-import { loadWebSocket } from './lib/bench-modules.ts';
+import type WebSocket from 'ws';
+import { loadParleyWebSocket, loadWebSocket } from './lib/bench-modules.ts';
 import type { WebSocketLike } from './lib/bench-modules.ts';
+import { chatUserAndConversation } from './lib/chat-api.ts';
 import { HttpConnection } from './lib/http-client.ts';
 import type {
   ChatJob,
@@ -15,6 +16,9 @@ import type {
   FanoutDeliverResult,
   FanoutOpenJob,
   FanoutOpenResult,
+  HeldOpenJob,
+  HeldRunJob,
+  HeldRunResult,
   HttpJob,
   Job,
   JobResult,
@@ -89,12 +93,15 @@ async function closedLoop(
 /** Waiters for the reply to a marked message: the marker is the text the client sent. */
 class Replies {
   private readonly waiting = new Map<string, () => void>();
-  wait(marker: string): Promise<void> {
+  wait(marker: string, timeoutMs = REPLY_TIMEOUT_MS): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(marker);
-        reject(new Error(`no reply to "${marker}" in ${REPLY_TIMEOUT_MS} ms`));
-      }, REPLY_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => {
+          this.waiting.delete(marker);
+          reject(new Error(`no reply to "${marker}" in ${Math.round(timeoutMs)} ms`));
+        },
+        Math.max(0, timeoutMs),
+      );
       this.waiting.set(marker, () => {
         clearTimeout(timer);
         resolve();
@@ -179,6 +186,8 @@ function openChatStream(
 /** Opens a conversation's listener that hands the text of each bot message to `onBotText`. */
 type ChatListener = typeof openChatStream;
 
+const ParleyWebSocket = loadParleyWebSocket();
+
 /**
  * A listening WebSocket (`ws`, no compression, no UTF-8 check): the key in the `x-user-key` query
  * parameter, as the official client sends it. Each message is handed to `onMessage` as received (a
@@ -189,7 +198,7 @@ async function openListenSocket(
   userKey: string,
   onMessage: (data: Buffer) => void,
 ): Promise<WebSocket> {
-  const ws = new WebSocket(`${url.replace(/^http/, 'ws')}?x-user-key=${encodeURIComponent(userKey)}`, {
+  const ws = new ParleyWebSocket(`${url.replace(/^http/, 'ws')}?x-user-key=${encodeURIComponent(userKey)}`, {
     perMessageDeflate: false,
     skipUTF8Validation: true,
     handshakeTimeout: 20_000,
@@ -232,13 +241,11 @@ async function chatParley(job: ChatJob): Promise<RunResult> {
   }[] = [];
   try {
     for (let c = 0; c < job.conversations; c++) {
-      const user = await setup.json('POST', `${base.pathname}/users`, '', { name: `bench ${run}.${c}` });
-      if (user.status !== 201) throw new Error(`createUser answered ${user.status}: ${user.body.toString()}`);
-      const key = (user.json as { key: string }).key;
-      const conv = await setup.json('POST', `${base.pathname}/conversations`, `x-user-key: ${key}\r\n`, {});
-      if (conv.status !== 201)
-        throw new Error(`createConversation answered ${conv.status}: ${conv.body.toString()}`);
-      const conversationId = (conv.json as { conversation: { id: string } }).conversation.id;
+      const { userKey: key, conversationId } = await chatUserAndConversation(
+        job.url,
+        `bench ${run}.${c}`,
+        setup,
+      );
       const replies = new Replies();
       const listener = await openListener(`${job.url}/conversations/${conversationId}/listen`, key, (t) =>
         replies.received(t),
@@ -472,20 +479,24 @@ const fanoutListeners: Record<ListenProtocol, typeof openSseListener> = {
   websocket: openWebSocketListener,
 };
 
-async function fanoutOpen(job: FanoutOpenJob): Promise<FanoutOpenResult> {
-  const u = new URL(job.chatUrl);
-  const path = `${u.pathname}/conversations/${job.conversationId}/listen`;
-  const openListener = fanoutListeners[job.protocol];
+/**
+ * Opens `count` things (listeners, conversations) with 64 workers at once, each pushed to `into` when
+ * open; gives up after 100 failures. `open` gets the worker's number (for a connection of its own).
+ */
+async function openMany<T>(
+  count: number,
+  into: T[],
+  open: (worker: number) => Promise<T>,
+): Promise<FanoutOpenResult> {
   const started = performance.now();
   let failed = 0;
   let firstError: string | undefined;
-  const want = job.total - listeners.length;
   let next = 0;
-  const worker = async () => {
-    while (next < want) {
+  const worker = async (w: number) => {
+    while (next < count) {
       next++;
       try {
-        listeners.push(await openListener(u, path, job.userKey));
+        into.push(await open(w));
       } catch (err) {
         failed++;
         firstError ??= (err as Error).message;
@@ -493,13 +504,20 @@ async function fanoutOpen(job: FanoutOpenJob): Promise<FanoutOpenResult> {
       }
     }
   };
-  await Promise.all(Array.from({ length: 64 }, worker));
+  await Promise.all(Array.from({ length: 64 }, (_, w) => worker(w)));
   return {
-    open: listeners.length,
+    open: into.length,
     failed,
     ...(firstError !== undefined && { firstError }),
     openMs: performance.now() - started,
   };
+}
+
+function fanoutOpen(job: FanoutOpenJob): Promise<FanoutOpenResult> {
+  const u = new URL(job.chatUrl);
+  const path = `${u.pathname}/conversations/${job.conversationId}/listen`;
+  const openListener = fanoutListeners[job.protocol];
+  return openMany(job.total - listeners.length, listeners, () => openListener(u, path, job.userKey));
 }
 
 async function fanoutDeliver(job: FanoutDeliverJob): Promise<FanoutDeliverResult> {
@@ -591,6 +609,147 @@ async function fanoutClose(): Promise<Record<string, never>> {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Held load: many end users, each with a conversation and its SSE listener open (the chat round trip's
+// listener), sending on a fixed schedule (open loop) whatever the replies do.
+
+const held: { userKey: string; conversationId: string; listener: ListenHandle }[] = [];
+/** The replies of all held conversations: the markers are unique across them. */
+const heldReplies = new Replies();
+
+async function heldOpen(job: HeldOpenJob): Promise<FanoutOpenResult> {
+  const run = ++runCounter;
+  const setups = new Map<number, HttpConnection>();
+  let n = 0;
+  try {
+    return await openMany(job.conversations - held.length, held, async (w) => {
+      let setup = setups.get(w);
+      if (!setup) setups.set(w, (setup = HttpConnection.of(job.chatUrl)));
+      const user = await chatUserAndConversation(job.chatUrl, `held ${run}.${n++}`, setup);
+      const listener = await openChatStream(
+        `${job.chatUrl}/conversations/${user.conversationId}/listen`,
+        user.userKey,
+        (text) => heldReplies.received(text),
+      );
+      return { ...user, listener };
+    });
+  } finally {
+    for (const c of setups.values()) c.close();
+  }
+}
+
+async function heldRun(job: HeldRunJob): Promise<HeldRunResult> {
+  const path = `${new URL(job.chatUrl).pathname}/messages`;
+  const run = ++runCounter;
+  // The sends' connections: a free one, else a new one up to maxConnections, else wait for one.
+  const free: HttpConnection[] = [];
+  const all: HttpConnection[] = [];
+  const queue: ((c: HttpConnection) => void)[] = [];
+  const take = (): Promise<HttpConnection> | HttpConnection => {
+    const c = free.pop();
+    if (c) return c;
+    if (all.length < job.maxConnections) {
+      const fresh = HttpConnection.of(job.chatUrl);
+      all.push(fresh);
+      return fresh;
+    }
+    return new Promise((resolve) => queue.push(resolve));
+  };
+  const give = (c: HttpConnection) => {
+    const next = queue.shift();
+    if (next) next(c);
+    else free.push(c);
+  };
+
+  const start = performance.now() + 20;
+  const warmEnd = start + job.warmupMs;
+  const end = warmEnd + job.durationMs;
+  const deadline = end + job.graceMs;
+  const latencies: number[] = [];
+  const counted: Promise<void>[] = [];
+  let repliesInWindow = 0;
+  let sendErrors = 0;
+  let firstError: string | undefined;
+  let ended = false;
+
+  const send = async (c: number, seq: number, at: number) => {
+    const conv = held[c] as (typeof held)[number];
+    const marker = `h${run}.${c}.${seq}`;
+    const measured = at >= warmEnd;
+    const replied = heldReplies.wait(marker, deadline - performance.now()).then(
+      () => {
+        const now = performance.now();
+        if (now >= warmEnd && now <= end) repliesInWindow++;
+        if (measured) latencies.push(now - at);
+      },
+      () => {},
+    );
+    if (measured) counted.push(replied);
+    const conn = await take();
+    if (ended) return;
+    try {
+      const sent = await conn.request(
+        'POST',
+        path,
+        `x-user-key: ${conv.userKey}\r\n`,
+        JSON.stringify({ conversationId: conv.conversationId, payload: { type: 'text', text: marker } }),
+      );
+      if (sent.status !== 201)
+        throw new Error(`createMessage answered ${sent.status}: ${sent.body.toString().slice(0, 300)}`);
+    } catch (err) {
+      if (ended) return;
+      sendErrors++;
+      firstError ??= (err as Error).message;
+    } finally {
+      give(conn);
+    }
+  };
+
+  // Each conversation on its own schedule: a random phase, then every intervalMs until the window ends.
+  const timers = new Set<NodeJS.Timeout>();
+  const schedule = (c: number, phase: number, seq: number) => {
+    const at = start + phase + seq * job.intervalMs;
+    if (at >= end) return;
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        void send(c, seq, at);
+        schedule(c, phase, seq + 1);
+      },
+      Math.max(0, at - performance.now()),
+    );
+    timers.add(timer);
+  };
+  for (let c = 0; c < held.length; c++) schedule(c, Math.random() * job.intervalMs, 0);
+  // Until every send of the window went out (a late timer too), then each measured reply settles when it
+  // comes or at the deadline: the run ends by then whatever the server does.
+  await sleep(end - performance.now());
+  while (timers.size > 0 && performance.now() < deadline) await sleep(10);
+  await Promise.all(counted);
+  ended = true;
+  for (const t of timers) clearTimeout(t);
+  for (const c of all) c.close();
+  const sent = counted.length;
+  return {
+    conversations: held.length,
+    offeredRate: (held.length / job.intervalMs) * 1000,
+    sent,
+    rate: (repliesInWindow / job.durationMs) * 1000,
+    latency: summarize(latencies),
+    missing: sent - latencies.length,
+    sendErrors,
+    ...(firstError !== undefined && { firstError }),
+    windowMs: job.durationMs,
+    connections: all.length,
+  };
+}
+
+async function heldClose(): Promise<Record<string, never>> {
+  for (const h of held.splice(0)) h.listener.close();
+  await sleep(200);
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------------
 
 function handle(job: Job): Promise<JobResult> {
   switch (job.kind) {
@@ -606,6 +765,12 @@ function handle(job: Job): Promise<JobResult> {
       return fanoutDeliver(job);
     case 'fanout-close':
       return fanoutClose();
+    case 'held-open':
+      return heldOpen(job);
+    case 'held-run':
+      return heldRun(job);
+    case 'held-close':
+      return heldClose();
   }
 }
 

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type WebSocket from 'ws';
 
 /**
  * Packages of bench/'s own package.json (the peers and their client), installed by the bench on first
@@ -31,6 +32,15 @@ export interface WebSocketLike {
 export type WebSocketClass = new (url: string, options?: { perMessageDeflate?: boolean }) => WebSocketLike;
 
 const requireFromBench = createRequire(path.join(BENCH_DIR, 'package.json'));
+const requireFromRoot = createRequire(path.join(BENCH_DIR, '..', 'package.json'));
+
+/**
+ * The product's own `ws` (8.x, the root package's), for the clients of Parley's listen route: a bare
+ * `import 'ws'` from bench/ would find bench/'s 7.x once the peers are installed.
+ */
+export function loadParleyWebSocket(): typeof WebSocket {
+  return requireFromRoot('ws') as typeof WebSocket;
+}
 
 export function loadWebSocket(): WebSocketClass {
   return requireFromBench('ws') as WebSocketClass;

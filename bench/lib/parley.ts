@@ -154,20 +154,4 @@ export async function botApiKey(server: ParleyServer, botId: string): Promise<st
 }
 
 /** A chat user and a conversation, through the Chat API: what the fan-out listeners share. */
-export async function chatUserAndConversation(
-  chatUrl: string,
-): Promise<{ userKey: string; conversationId: string }> {
-  const conn = HttpConnection.of(chatUrl);
-  const base = new URL(chatUrl).pathname;
-  try {
-    const user = await conn.json('POST', `${base}/users`, '', { name: 'fan-out' });
-    if (user.status !== 201) throw new Error(`createUser answered ${user.status}: ${user.body.toString()}`);
-    const userKey = (user.json as { key: string }).key;
-    const conv = await conn.json('POST', `${base}/conversations`, `x-user-key: ${userKey}\r\n`, {});
-    if (conv.status !== 201)
-      throw new Error(`createConversation answered ${conv.status}: ${conv.body.toString()}`);
-    return { userKey, conversationId: (conv.json as { conversation: { id: string } }).conversation.id };
-  } finally {
-    conn.close();
-  }
-}
+export { chatUserAndConversation } from './chat-api.ts';

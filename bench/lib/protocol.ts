@@ -69,7 +69,43 @@ export interface FanoutCloseJob {
   kind: 'fanout-close';
 }
 
-export type Job = ChatJob | HttpJob | FanoutOpenJob | FanoutDeliverJob | FanoutCloseJob;
+/** Opens `conversations` end users, each with a conversation and its SSE listener, for the held load. */
+export interface HeldOpenJob {
+  kind: 'held-open';
+  chatUrl: string;
+  conversations: number;
+}
+
+/**
+ * The held load, open loop: each open conversation sends a message every `intervalMs` (a random phase
+ * each) whether or not its previous reply came; the latency is from the scheduled send to the bot's reply.
+ * Sends before `warmupMs` are not counted; after the measured window, replies are awaited for `graceMs`
+ * at most, then what did not come back is counted missing.
+ */
+export interface HeldRunJob {
+  kind: 'held-run';
+  chatUrl: string;
+  intervalMs: number;
+  warmupMs: number;
+  durationMs: number;
+  graceMs: number;
+  /** Connections the sends may use at once (a send waits for one beyond that). */
+  maxConnections: number;
+}
+
+export interface HeldCloseJob {
+  kind: 'held-close';
+}
+
+export type Job =
+  | ChatJob
+  | HttpJob
+  | FanoutOpenJob
+  | FanoutDeliverJob
+  | FanoutCloseJob
+  | HeldOpenJob
+  | HeldRunJob
+  | HeldCloseJob;
 
 export interface RunResult {
   /** Results measured (round trips or requests) inside the measured window. */
@@ -121,7 +157,30 @@ export interface FanoutDeliverResult {
   missing: number;
 }
 
-export type JobResult = RunResult | FanoutOpenResult | FanoutDeliverResult | Record<string, never>;
+export interface HeldRunResult {
+  conversations: number;
+  /** What the schedule offers: conversations / interval, per second. */
+  offeredRate: number;
+  /** Sends scheduled in the measured window. */
+  sent: number;
+  /** Replies (to any send) received in the measured window, per second. */
+  rate: number;
+  /** From the scheduled send to the reply, over the measured sends that were answered. */
+  latency: Latency;
+  /** Measured sends without a reply at the end of the grace period (failed sends included). */
+  missing: number;
+  sendErrors: number;
+  firstError?: string;
+  windowMs: number;
+  /** Connections the sends opened. */
+  connections: number;
+  /** Set by the orchestrator, as in RunResult. */
+  serverCores?: number;
+  loadCores?: number;
+}
+
+export type JobResult =
+  RunResult | FanoutOpenResult | FanoutDeliverResult | HeldRunResult | Record<string, never>;
 
 export type Request = { id: number; job: Job };
 export type Response = { id: number; result?: JobResult; error?: string };
