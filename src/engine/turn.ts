@@ -297,9 +297,7 @@ export class Turn implements DialogHost, TurnScope {
 
   /** Writes the checkpoint due, if one is. */
   private async checkpoint(): Promise<void> {
-    if (!this.checkpointDue) return;
-    this.checkpointDue = false;
-    await this.persist();
+    if (this.checkpointDue) await this.persist();
   }
 
   /** Stores the dialog and the variables changed since they were last stored, in one statement. */
