@@ -41,29 +41,70 @@ export function openEventStream(reply: FastifyReply, options: EventStreamOptions
   });
   res.flushHeaders();
 
-  const callbacks: (() => void)[] = [];
-  let closed = false;
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    reply.server.metrics.openStreams.dec();
-    clearInterval(ping);
-    options.streams.delete(close);
-    for (const callback of callbacks.splice(0)) callback();
-    res.end();
-  };
+  const life = openConnection({
+    openStreams: reply.server.metrics.openStreams,
+    streams: options.streams,
+    ping: { intervalMs: options.keepAlive.intervalMs, send: () => write(options.keepAlive.text) },
+    finish: () => res.end(),
+  });
+  const close = () => life.end();
   const write = (text: string) => {
-    if (closed) return;
+    if (life.closed) return;
     res.write(text);
     if (res.writableLength > MAX_BUFFERED_BYTES) close();
   };
-  const ping = setInterval(() => write(options.keepAlive.text), options.keepAlive.intervalMs);
-  options.streams.add(close);
-  reply.server.metrics.openStreams.inc();
   res.on('close', close);
   return {
     write,
     close,
+    get closed() {
+      return life.closed;
+    },
+    onClose: (callback) => life.onClose(callback),
+  };
+}
+
+/** The life of one open listening connection, whatever its protocol (see `openConnection`). */
+export interface Connection {
+  /** Ends it, once: `code` says why, where the protocol can say it (a WebSocket's close code). */
+  end(code?: number): void;
+  readonly closed: boolean;
+  /** Called once, when it ends (the client left, the server stops, or `end`). */
+  onClose(callback: () => void): void;
+}
+
+export interface ConnectionOptions {
+  /** The gauge of open streams, which counts it while it is open. */
+  openStreams: { inc(): void; dec(): void };
+  /** Open streams, so that the server can end them when it stops. */
+  streams: Set<() => void>;
+  /** A keep-alive sent every `intervalMs`. */
+  ping: { intervalMs: number; send(): void };
+  /** How a stopping server ends it. */
+  stopCode?: number;
+  /** Ends the transport, once. */
+  finish(code?: number): void;
+}
+
+/** What every listening connection keeps: its keep-alive, its place among the open streams, its end. */
+export function openConnection(options: ConnectionOptions): Connection {
+  const callbacks: (() => void)[] = [];
+  let closed = false;
+  const end = (code?: number) => {
+    if (closed) return;
+    closed = true;
+    options.openStreams.dec();
+    clearInterval(ping);
+    options.streams.delete(stop);
+    for (const callback of callbacks.splice(0)) callback();
+    options.finish(code);
+  };
+  const stop = () => end(options.stopCode);
+  const ping = setInterval(() => options.ping.send(), options.ping.intervalMs);
+  options.streams.add(stop);
+  options.openStreams.inc();
+  return {
+    end,
     get closed() {
       return closed;
     },

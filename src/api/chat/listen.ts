@@ -2,7 +2,7 @@ import type { WebSocket } from '@fastify/websocket';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { ConversationLog, RecordedSignal } from '../../domain/live/conversation-log.ts';
 import type { Following, MissedSignals } from '../../domain/live/follow.ts';
-import { MAX_BUFFERED_BYTES, missedSignalsBlock, openEventStream } from '../event-stream.ts';
+import { MAX_BUFFERED_BYTES, missedSignalsBlock, openConnection, openEventStream } from '../event-stream.ts';
 import { queryValue } from '../headers.ts';
 
 export interface ListenOptions {
@@ -153,42 +153,33 @@ function openSocketOutlet(
   log: FastifyBaseLogger,
   options: ListenOptions,
 ): SignalOutlet {
-  const callbacks: (() => void)[] = [];
-  let closed = false;
-  const end = (code: number) => {
-    if (closed) return;
-    closed = true;
-    openStreams.dec();
-    clearInterval(ping);
-    options.streams.delete(goingAway);
-    for (const callback of callbacks.splice(0)) callback();
-    if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code);
-  };
-  const goingAway = () => end(CLOSE.goingAway);
+  const life = openConnection({
+    openStreams,
+    streams: options.streams,
+    ping: { intervalMs: options.pingIntervalMs, send: () => send(PING) },
+    stopCode: CLOSE.goingAway,
+    finish: (code) => {
+      if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code);
+    },
+  });
   const send = (text: string) => {
-    if (closed) return;
+    if (life.closed) return;
     socket.send(text);
-    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) end(CLOSE.tryAgainLater);
+    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) life.end(CLOSE.tryAgainLater);
   };
-  const ping = setInterval(() => send(PING), options.pingIntervalMs);
-  options.streams.add(goingAway);
-  openStreams.inc();
-  socket.on('close', () => end(CLOSE.normal));
+  socket.on('close', () => life.end(CLOSE.normal));
   socket.on('error', (err) => {
     log.debug({ err }, 'listening socket failed');
-    end(CLOSE.goingAway);
+    life.end(CLOSE.goingAway);
   });
   return {
     signal: (signal) => send(webSocketMessage(signal)),
     missed: (missed) => send(withId(JSON.stringify({ type: 'signals_missed', data: missed }), missed.to)),
-    close: () => end(CLOSE.normal),
-    fail: () => end(CLOSE.internalError),
+    close: () => life.end(CLOSE.normal),
+    fail: () => life.end(CLOSE.internalError),
     get closed() {
-      return closed;
+      return life.closed;
     },
-    onClose: (callback) => {
-      if (closed) callback();
-      else callbacks.push(callback);
-    },
+    onClose: (callback) => life.onClose(callback),
   };
 }
