@@ -11,6 +11,7 @@ import type { LiveBus } from './domain/live/conversation-log.ts';
 import { Engine } from './engine/index.ts';
 import { StoreSweeper } from './engine/store-sweeper.ts';
 import { FileIndexer } from './engine/file-indexer.ts';
+import { TableJobRunner } from './engine/table-jobs.ts';
 import { openStore } from './store/index.ts';
 import type { Store } from './store/index.ts';
 import { Metrics } from './metrics.ts';
@@ -92,6 +93,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await engine.start();
     const indexer = new FileIndexer(domain, app.log);
     await indexer.start();
+    const tableJobs = new TableJobRunner(domain, app.log);
+    await tableJobs.start();
     let closing: Promise<void> | undefined;
     const liveBus = bus;
     return {
@@ -107,6 +110,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await app.close();
           await engine.stop();
           await indexer.stop();
+          await tableJobs.stop();
           await domain.closeFiles();
           await sweeper.stop();
           await liveBus.close();

@@ -33,6 +33,8 @@ const ID = /^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/;
 const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** What `unique()` makes: each case's fresh tag values and names. */
 const UNIQUE = /^[a-z]+-[0-9a-z]+-[0-9a-z]{1,8}$/;
+/** What `freshTable()` names its tables (table names take no dashes). */
+const TABLE_NAME = /^Parity_[0-9a-z]+$/;
 /** URLs handed out (signed file URLs) name their record and expiry. */
 const URL_TEXT = /^https?:\/\//;
 function masked(value: unknown): unknown {
@@ -40,7 +42,7 @@ function masked(value: unknown): unknown {
     if (ID.test(value)) return '<id>';
     if (URL_TEXT.test(value)) return '<url>';
     if (TIME.test(value)) return '<time>';
-    return UNIQUE.test(value) ? '<unique>' : value;
+    return UNIQUE.test(value) || TABLE_NAME.test(value) ? '<unique>' : value;
   }
   if (Array.isArray(value)) return value.map(masked);
   if (value && typeof value === 'object') {
@@ -109,6 +111,25 @@ for (const store of await testStores()) {
       (await bot.client.uploadFile({ key: unique('key'), content: 'parity', tags: { parity: 'yes' } })).file;
     const knowledgeBase = async () =>
       (await bot.client.createKnowledgeBase({ name: 'parity' })).knowledgeBase.id;
+    let tables = 0;
+    /** A new table of two rows (ids 1 and 2), keyed by `sku`: each call of a case works on its own. */
+    const freshTable = async () => {
+      const name = `Parity_${(++tables).toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+      await bot.client.createTable({
+        name,
+        schema: { sku: 'a', price: 1, tags: ['x'] },
+        keyColumn: 'sku',
+        tags: { parity: 'yes' },
+      });
+      await bot.client.createTableRows({
+        table: name,
+        rows: [
+          { sku: 'a', price: 1, tags: ['x'] },
+          { sku: 'b', price: 2, tags: [] },
+        ],
+      });
+      return name;
+    };
 
     const cases: Record<string, Case> = {
       callAction: {
@@ -442,6 +463,122 @@ for (const store of await testStores()) {
       listKnowledgeBases: {
         good: async () => ({ tags: { none: unique() } }),
         bad: async () => ({ tags: { k: { near: 'x' } } }),
+        error: 'InvalidPayload',
+      },
+      createTable: {
+        good: async () => ({ name: `Parity_${Math.random().toString(36).slice(2, 10)}`, schema: { a: 'x' } }),
+        bad: async () => ({
+          name: 'Parity_bad',
+          schema: { type: 'object', properties: { a: { type: 'planet' } } },
+        }),
+        error: 'InvalidJsonSchema',
+      },
+      getTable: {
+        good: async () => ({ table: await freshTable() }),
+        bad: async () => ({ table: unknownId('table') }),
+        error: 'ResourceNotFound',
+      },
+      getOrCreateTable: {
+        good: async () => ({ table: `Parity_${Math.random().toString(36).slice(2, 10)}`, schema: { a: 1 } }),
+        bad: async () => ({ table: 'Parity_x', schema: { a: null } }),
+        error: 'InvalidJsonSchema',
+      },
+      updateTable: {
+        good: async () => ({
+          table: await freshTable(),
+          schema: { note: 'x', price: null },
+          tags: { extra: 'y' },
+        }),
+        bad: async () => ({ table: await freshTable(), factor: 31 }),
+        error: 'InvalidPayload',
+      },
+      renameTableColumn: {
+        good: async () => ({ table: await freshTable(), name: 'price', newName: 'cost' }),
+        bad: async () => ({ table: await freshTable(), name: 'nope', newName: 'cost' }),
+        error: 'InvalidPayload',
+      },
+      deleteTable: {
+        good: async () => ({ table: await freshTable() }),
+        bad: async () => ({ table: unknownId('table') }),
+        error: 'ResourceNotFound',
+      },
+      listTables: {
+        good: async () => ({ tags: { none: unique() } }),
+        bad: async () => ({ tags: { k: { near: 'x' } } }),
+        error: 'InvalidPayload',
+      },
+      duplicateTable: {
+        good: async () => ({
+          sourceTableId: await freshTable(),
+          schemaOnly: true,
+          tableName: `Parity_${Math.random().toString(36).slice(2, 10)}`,
+        }),
+        bad: async () => ({ sourceTableId: unknownId('table') }),
+        error: 'ResourceNotFound',
+      },
+      exportTable: {
+        good: async () => ({ table: await freshTable(), format: 'csv', compress: false }),
+        bad: async () => ({ table: await freshTable(), format: 'xml' }),
+        error: 'InvalidPayload',
+      },
+      importTable: {
+        good: async () => ({ table: await freshTable(), fileId: (await uploaded()).id }),
+        bad: async () => ({ table: await freshTable(), fileId: unknownId('file') }),
+        error: 'ResourceNotFound',
+      },
+      getTableJobs: {
+        good: async () => ({ table: await freshTable() }),
+        bad: async () => ({ table: unknownId('table') }),
+        error: 'ResourceNotFound',
+      },
+      getTableRow: {
+        good: async () => ({ table: await freshTable(), id: 2 }),
+        bad: async () => ({ table: await freshTable(), id: 99 }),
+        error: 'ResourceNotFound',
+      },
+      findTableRows: {
+        good: async () => ({ table: await freshTable(), filter: { price: { $gte: 2 } }, select: ['sku'] }),
+        bad: async () => ({ table: await freshTable(), filter: { price: { gte: 2 } } }),
+        error: 'InvalidQuery',
+      },
+      createTableRows: {
+        good: async () => ({
+          table: await freshTable(),
+          rows: [
+            { sku: 'c', price: 3 },
+            { sku: 'a', price: 4 },
+            { sku: 'd', price: 'x' },
+          ],
+        }),
+        bad: async () => ({ table: await freshTable(), rows: [] }),
+        error: 'InvalidPayload',
+      },
+      updateTableRows: {
+        good: async () => ({
+          table: await freshTable(),
+          rows: [
+            { id: 1, price: 10 },
+            { id: 9, price: 1 },
+          ],
+        }),
+        bad: async () => ({ table: await freshTable(), rows: [{ price: 1 }] }),
+        error: 'InvalidPayload',
+      },
+      upsertTableRows: {
+        good: async () => ({
+          table: await freshTable(),
+          keyColumn: 'sku',
+          rows: [
+            { sku: 'a', price: 5 },
+            { sku: 'z', price: 6 },
+          ],
+        }),
+        bad: async () => ({ table: await freshTable(), keyColumn: 'colour', rows: [{ sku: 'a' }] }),
+        error: 'InvalidPayload',
+      },
+      deleteTableRows: {
+        good: async () => ({ table: await freshTable(), filter: { sku: 'a' } }),
+        bad: async () => ({ table: await freshTable(), ids: [1], deleteAllRows: true }),
         error: 'InvalidPayload',
       },
       configureIntegration: {

@@ -19,6 +19,7 @@ import { runtimeApi } from './runtime/index.ts';
 import { webchatApi } from './webchat/index.ts';
 import { webchatAssets } from './webchat/assets.ts';
 import { filesApi } from './files/index.ts';
+import { tablesApi } from './tables/index.ts';
 import { limitRequests } from './rate-limits.ts';
 import type { RateLimits } from './rate-limits.ts';
 import { fileContentRoutes } from './files/content.ts';
@@ -122,6 +123,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     await tokenApis.register(adminApi, { prefix: '/v1/admin', corsOrigins: options.corsOrigins });
     await tokenApis.register(runtimeApi, { prefix: '/v1/chat', corsOrigins: options.corsOrigins });
     await tokenApis.register(filesApi, { prefix: '/v1' });
+    await tokenApis.register(tablesApi, { prefix: '/v1' });
   });
   await app.register(fileContentRoutes, { prefix: '/file-content' });
   await app.register(async (userApis) => {

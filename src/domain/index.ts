@@ -28,9 +28,11 @@ import { Workspaces } from './workspace/workspaces.ts';
 import { Webchat } from './webchat/webchat.ts';
 import { createFilesDomain, DEFAULT_FILES_OPTIONS } from './files/index.ts';
 import type { FilesDomain, FilesOptions } from './files/index.ts';
+import { createTablesDomain } from './tables/index.ts';
+import type { TablesDomain } from './tables/index.ts';
 
 /** Every domain service, wired to one store. The API, the engine and the CLI all go through these. */
-export interface Domain extends FilesDomain {
+export interface Domain extends FilesDomain, TablesDomain {
   /** Throws when the store cannot answer (readiness). */
   ping(): Promise<void>;
   accounts: Accounts;
@@ -115,5 +117,6 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     actions: new Actions(store, log),
     settings,
     ...files,
+    ...createTablesDomain(store, files.fileContents),
   };
 }

@@ -40,6 +40,8 @@ export class StoreSweeper {
     await this.domain.log.prune(this.retention.signalsMs, now);
     await this.domain.botLogs.pruneOlderThan(new Date(now - this.retention.botLogsMs));
     await this.domain.botLogs.pruneBeyond(this.retention.botLogLines);
+    // The rows of a deleted bot's tables (its table records went with it).
+    await this.domain.tables.dropOrphans();
   }
 
   start(): void {

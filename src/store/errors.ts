@@ -5,6 +5,19 @@ export function isStatementTimeout(err: unknown): boolean {
   return codeOf(err) === '57014';
 }
 
+/**
+ * A statement that ran past a time limit: Postgres's statement timeout, or the deadline Parley's own
+ * SQLite functions keep (src/store/sqlite-functions.ts).
+ */
+export function isQueryTimeout(err: unknown): boolean {
+  return isStatementTimeout(err) || codeOf(err) === 'PARLEY_REGEX_TIMEOUT';
+}
+
+/** An invalid regular expression, as Postgres reports it. */
+export function isInvalidRegex(err: unknown): boolean {
+  return codeOf(err) === '2201B';
+}
+
 /** Postgres's, and SQLite's two codes for a row that a unique index already has. */
 const UNIQUE_VIOLATIONS: readonly unknown[] = [
   '23505',

@@ -16,6 +16,8 @@ import * as files from './migrations/0010_files.ts';
 import * as webchat from './migrations/0012_webchat.ts';
 import * as userRecords from './migrations/0013_user_records.ts';
 import * as messageMetadata from './migrations/0014_message_metadata.ts';
+import * as tables from './migrations/0015_tables.ts';
+import { defineSqliteFunctions } from './sqlite-functions.ts';
 
 export type Db = Kysely<Database>;
 /** The database or a transaction on it: what repository functions run against. */
@@ -34,6 +36,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012_webchat': webchat,
   '0013_user_records': userRecords,
   '0014_message_metadata': messageMetadata,
+  '0015_tables': tables,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -130,6 +133,7 @@ function openSqlite(file: string, log: KyselyLog): Db {
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   cachePreparedStatements(database);
+  defineSqliteFunctions(database);
   return new Kysely<Database>({ dialect: new SqliteDialect({ database }), ...(log && { log }) });
 }
 

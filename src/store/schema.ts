@@ -404,6 +404,46 @@ export interface SearchEntriesTable {
   id: string;
 }
 
+export interface TablesTable {
+  id: string;
+  bot_id: string;
+  name: string;
+  /** The columns (src/domain/tables/columns.ts), JSON. */
+  columns: string;
+  factor: number;
+  frozen: number;
+  key_column: string | null;
+  tags: string;
+  compute_enabled: number;
+  /** The SQL table of its rows. */
+  storage: string;
+  next_position: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export type TableJobType = 'export' | 'import' | 'duplicate_table' | 'delete_rows';
+export type TableJobStatus = 'pending' | 'in_progress' | 'finalizing' | 'completed' | 'failed';
+
+export interface TableJobsTable {
+  id: string;
+  bot_id: string;
+  table_id: string;
+  type: TableJobType;
+  status: TableJobStatus;
+  progress: number | null;
+  input_file_id: string | null;
+  output_file_id: string | null;
+  /** The job's own arguments (format, filter...), JSON. */
+  options: string;
+  failure_reason: string | null;
+  lease_owner: string | null;
+  lease_until: string | null;
+  attempts: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   workspaces: WorkspacesTable;
@@ -433,6 +473,8 @@ export interface Database {
   file_blobs: FileBlobsTable;
   file_blob_chunks: FileBlobChunksTable;
   search_entries: SearchEntriesTable;
+  tables: TablesTable;
+  table_jobs: TableJobsTable;
 }
 
 /** A row as read from a table. */

@@ -9,6 +9,8 @@ import { Files, policiesOf, SIGNED } from './files.ts';
 import type { BlobRef } from './files.ts';
 import { FRESH_JOB } from './indexing.ts';
 import type { UrlSigner } from './signing.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import type { File } from './schemas.ts';
 
 /** The signature part of a signed URL, as its query string gives it. */
 export interface UrlSignature {
@@ -63,6 +65,34 @@ export class FileContents {
     if (!row || !(await this.verify(SIGNED.upload(row), auth))) {
       throw forbidden('This upload URL is invalid or has expired: upsert the file again for a new one');
     }
+    return this.accept(row, declaredLength, body);
+  }
+
+  /**
+   * Creates (or resets) the file of `key` with content the server made (a table's export), as an upsert
+   * then an upload would: the same checks, limits and quota.
+   */
+  async put(
+    actor: BotActor,
+    file: { key: string; contentType: string; size: number },
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<File> {
+    const { id } = await this.files.upsert(actor, file);
+    await this.accept(await this.files.requireRowById(this.store.db, id), file.size, body);
+    return this.files.get(actor, id);
+  }
+
+  /** The content of a file the actor may read (a table's import reads its file so). */
+  async open(actor: BotActor, idOrKey: string): Promise<Downloadable & { id: string }> {
+    const row = await this.files.requireRow(actor, idOrKey);
+    return { ...this.downloadable(row, idOrKey), id: row.id };
+  }
+
+  private async accept(
+    row: Row<'files'>,
+    declaredLength: number | undefined,
+    body: AsyncIterable<Uint8Array>,
+  ): Promise<{ etag: string }> {
     if (declaredLength !== undefined && declaredLength > row.size) {
       await this.fail(row, `The upload has ${declaredLength} bytes; the file was declared with ${row.size}`);
       throw new ApiError(

@@ -21,6 +21,8 @@ export const ID_PREFIXES = {
   filePassage: 'psg',
   fileBlob: 'blob',
   knowledgeBase: 'kb',
+  table: 'table',
+  tableJob: 'tjob',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

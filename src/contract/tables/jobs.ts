@@ -1,0 +1,56 @@
+import { Type } from 'typebox';
+import { JobSchema } from '../../domain/tables/schemas.ts';
+import { operation } from './define.ts';
+import { TableRef } from './tables.ts';
+
+const tag = 'Table jobs';
+const JobAnswer = Type.Object({ job: JobSchema });
+
+export const jobOperations = [
+  operation({
+    id: 'exportTable',
+    method: 'GET',
+    path: '/tables/:table/export',
+    access: 'read',
+    tag,
+    summary: 'Export a table’s rows to a file (a job)',
+    description:
+      'CSV (a header of column names, then the rows) or JSON (`{ table, rows }`, with the schema), gzipped unless `compress: false`. The job’s `outputFileId` is a Files API file once it is `completed`.',
+    params: TableRef,
+    query: {
+      format: Type.Enum(['csv', 'json']),
+      compress: Type.Optional(Type.Boolean({ default: true })),
+    },
+    response: JobAnswer,
+    handler: async (d, actor, { table, format, compress }) => ({
+      job: await d.tableJobs.startExport(actor, table, format, compress ?? true),
+    }),
+  }),
+  operation({
+    id: 'importTable',
+    method: 'POST',
+    path: '/tables/:table/import',
+    access: 'write',
+    tag,
+    summary: 'Add the rows of a file to a table (a job)',
+    description:
+      'A Files API file: CSV with a header of column names, or JSON (an array of rows, or `{ rows }` as exported), gzipped or not. The rows are added in one transaction: a file with a refused row adds none, and the job fails naming it.',
+    params: TableRef,
+    body: { fileId: Type.String({ minLength: 1 }) },
+    response: JobAnswer,
+    handler: async (d, actor, { table, fileId }) => ({
+      job: await d.tableJobs.startImport(actor, table, fileId),
+    }),
+  }),
+  operation({
+    id: 'getTableJobs',
+    method: 'GET',
+    path: '/tables/:table/jobs',
+    access: 'read',
+    tag,
+    summary: 'The table’s recent jobs, newest first',
+    params: TableRef,
+    response: Type.Object({ jobs: Type.Array(JobSchema) }),
+    handler: async (d, actor, { table }) => ({ jobs: await d.tableJobs.list(actor, table) }),
+  }),
+];

@@ -1,0 +1,441 @@
+import { sql } from 'kysely';
+import type { RawBuilder, SqlBool } from 'kysely';
+import safeRegex from 'safe-regex2';
+import type { Dialect } from '../../store/index.ts';
+import { ApiError } from '../shared/errors.ts';
+import { sqlColumn } from './columns.ts';
+import type { Column, ColumnType } from './columns.ts';
+import { normalDate, storedValue } from './values.ts';
+import type { SqlValue } from './values.ts';
+
+/**
+ * The filter language of `findTableRows` and `deleteTableRows`, compiled to one SQL condition with bound
+ * parameters (docs/tables.md says what each operator means). Every condition built here is true or
+ * false, never SQL's unknown, so `$not` and `$ne` treat nulls as the documented semantics say.
+ */
+
+export const invalidQuery = (message: string) => new ApiError('InvalidQuery', message);
+
+/** Most conditions one filter may hold (its SQL stays small). */
+export const MAX_FILTER_CONDITIONS = 500;
+/** Most operands of an `$in` or `$nin`. */
+export const MAX_IN_OPERANDS = 1000;
+/** Longest `$regex` pattern. */
+export const MAX_REGEX_LENGTH = 1024;
+
+/** What a filter, an order or a group can name: a column, a system column, or a path into an object column. */
+export type Field =
+  | { kind: 'column'; name: string; type: ColumnType | 'id'; sql: string }
+  | { kind: 'path'; name: string; sql: string; path: string[] };
+
+const SYSTEM_COLUMNS: Record<string, Field> = {
+  id: { kind: 'column', name: 'id', type: 'id', sql: 'id' },
+  createdAt: { kind: 'column', name: 'createdAt', type: 'date', sql: 'created_at' },
+  updatedAt: { kind: 'column', name: 'updatedAt', type: 'date', sql: 'updated_at' },
+};
+
+/** The field a name designates in a table of `columns`, or an InvalidQuery naming `where`. */
+export function resolveField(columns: Column[], name: string, where: string, paths = true): Field {
+  const system = SYSTEM_COLUMNS[name];
+  if (system) return system;
+  const column = columns.find((c) => c.name === name);
+  if (column) return { kind: 'column', name, type: column.type, sql: sqlColumn(column) };
+  const [head = '', ...path] = name.split('.');
+  const parent = columns.find((c) => c.name === head);
+  if (paths && parent && parent.type === 'object' && path.length > 0 && path.every(validSegment)) {
+    return { kind: 'path', name, sql: sqlColumn(parent), path };
+  }
+  if (parent && path.length > 0) {
+    throw invalidQuery(`${where}: "${name}" reaches into column "${head}", which is no object column`);
+  }
+  throw invalidQuery(`${where}: the table has no column "${name}"`);
+}
+
+const validSegment = (segment: string) => segment.length > 0 && !/["\\]/.test(segment);
+
+const OPERATORS = [
+  '$eq',
+  '$ne',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+  '$in',
+  '$nin',
+  '$exists',
+  '$mod',
+  '$size',
+  '$regex',
+  '$options',
+  '$not',
+] as const;
+type Operator = (typeof OPERATORS)[number];
+const isOperator = (key: string): key is Operator => (OPERATORS as readonly string[]).includes(key);
+
+const COMPARISONS = { $eq: '=', $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
+
+type Condition = RawBuilder<SqlBool>;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const TRUE = sql<SqlBool>`1 = 1`;
+const FALSE = sql<SqlBool>`1 = 0`;
+
+const and = (conditions: Condition[]): Condition =>
+  conditions.length === 0
+    ? TRUE
+    : conditions.length === 1
+      ? (conditions[0] ?? TRUE)
+      : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`;
+const or = (conditions: Condition[]): Condition =>
+  conditions.length === 0 ? FALSE : sql<SqlBool>`(${sql.join(conditions, sql` or `)})`;
+const not = (condition: Condition): Condition => sql<SqlBool>`(not ${condition})`;
+
+/** Compiles filters for one table on one store. */
+export class FilterCompiler {
+  private conditions = 0;
+  /** When a `$regex` on SQLite gives up (its time bound): milliseconds since the epoch. */
+  private readonly regexDeadline: number;
+
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly columns: Column[],
+    regexBudgetMs: number,
+  ) {
+    this.regexDeadline = Date.now() + regexBudgetMs;
+  }
+
+  /** The condition of a whole filter (`filter` names it in errors). */
+  compile(filter: unknown, where = 'filter'): Condition {
+    if (!isPlainObject(filter)) throw invalidQuery(`${where} must be an object`);
+    const parts: Condition[] = [];
+    for (const [key, value] of Object.entries(filter)) {
+      const at = `${where}.${key}`;
+      if (key === '$and' || key === '$or') {
+        if (!Array.isArray(value) || value.length === 0)
+          throw invalidQuery(`${at} must be a non-empty array of filters`);
+        const children = value.map((child, i) => this.compile(child, `${at}[${i}]`));
+        parts.push(key === '$and' ? and(children) : or(children));
+      } else if (key === '$not') {
+        parts.push(not(this.compile(value, at)));
+      } else if (key.startsWith('$')) {
+        throw invalidQuery(
+          `${at}: unknown operator "${key}" (a filter level takes $and, $or, $not and column names)`,
+        );
+      } else {
+        parts.push(this.field(resolveField(this.columns, key, at), value, at));
+      }
+    }
+    return and(parts);
+  }
+
+  private field(field: Field, condition: unknown, at: string): Condition {
+    if (!isPlainObject(condition)) {
+      if (Array.isArray(condition))
+        throw invalidQuery(`${at}: a value to compare must be a string, number, boolean or null`);
+      return this.operator(field, '$eq', condition, at);
+    }
+    const keys = Object.keys(condition);
+    if (keys.length === 0) throw invalidQuery(`${at} is an empty condition`);
+    const parts: Condition[] = [];
+    for (const key of keys) {
+      if (!isOperator(key)) {
+        throw invalidQuery(
+          `${at}: unknown operator "${key}"${key.startsWith('$') ? '' : ` (operators start with "$": "$${key}"?)`}`,
+        );
+      }
+      if (key === '$options') {
+        if (condition.$regex === undefined) throw invalidQuery(`${at}: $options goes with $regex`);
+        continue;
+      }
+      if (key === '$not') {
+        if (!isPlainObject(condition.$not)) throw invalidQuery(`${at}.$not must be a condition object`);
+        parts.push(not(this.field(field, condition.$not, `${at}.$not`)));
+        continue;
+      }
+      parts.push(this.operator(field, key, condition[key], `${at}.${key}`, condition.$options));
+    }
+    return and(parts);
+  }
+
+  private count(at: string): void {
+    if (++this.conditions > MAX_FILTER_CONDITIONS) {
+      throw invalidQuery(`${at}: a filter holds at most ${MAX_FILTER_CONDITIONS} conditions`);
+    }
+  }
+
+  private operator(
+    field: Field,
+    op: Exclude<Operator, '$options' | '$not'>,
+    operand: unknown,
+    at: string,
+    options?: unknown,
+  ): Condition {
+    this.count(at);
+    if (field.kind === 'path') return this.pathOperator(field, op, operand, at, options);
+    const column = sql.ref(field.sql);
+    const present = sql<SqlBool>`${column} is not null`;
+    const absent = sql<SqlBool>`${column} is null`;
+    switch (op) {
+      case '$eq':
+      case '$gt':
+      case '$gte':
+      case '$lt':
+      case '$lte':
+        if (operand === null) {
+          if (op === '$eq') return absent;
+          throw invalidQuery(`${at}: null can only be compared with $eq and $ne`);
+        }
+        return sql<SqlBool>`(${present} and ${column} ${sql.raw(COMPARISONS[op])} ${this.operand(field, operand, at)})`;
+      case '$ne':
+        if (operand === null) return present;
+        return sql<SqlBool>`(${absent} or ${column} <> ${this.operand(field, operand, at)})`;
+      case '$in':
+      case '$nin': {
+        const list = this.list(operand, at);
+        const values = list.filter((v) => v !== null).map((v, i) => this.operand(field, v, `${at}[${i}]`));
+        const withNull = list.includes(null);
+        const member = or([
+          ...(values.length > 0 ? [sql<SqlBool>`(${present} and ${column} in (${sql.join(values)}))`] : []),
+          ...(withNull ? [absent] : []),
+        ]);
+        return op === '$in' ? member : not(member);
+      }
+      case '$exists':
+        if (typeof operand !== 'boolean') throw invalidQuery(`${at} must be true or false`);
+        return operand ? present : absent;
+      case '$regex':
+        if (field.type !== 'string') throw invalidQuery(`${at}: $regex applies to text columns`);
+        return sql<SqlBool>`(${present} and ${this.regex(column, operand, options, at)})`;
+      case '$mod': {
+        if (field.type !== 'number' && field.type !== 'id')
+          throw invalidQuery(`${at}: $mod applies to number columns`);
+        const [divisor, remainder] = this.mod(operand, at);
+        return sql<SqlBool>`(${present} and ${this.modulo(column, divisor)} = ${remainder})`;
+      }
+      case '$size': {
+        if (field.type !== 'array') throw invalidQuery(`${at}: $size applies to array columns`);
+        const size = this.size(operand, at);
+        const length =
+          this.dialect === 'postgres'
+            ? sql`jsonb_array_length(${column})`
+            : sql`json_array_length(${column})`;
+        return sql<SqlBool>`(${present} and ${length} = ${size})`;
+      }
+    }
+  }
+
+  /** An operand of a typed column, as stored. */
+  private operand(
+    field: Extract<Field, { kind: 'column' }>,
+    value: unknown,
+    at: string,
+  ): RawBuilder<unknown> {
+    if (field.type === 'object' || field.type === 'array') {
+      throw invalidQuery(
+        `${at}: "${field.name}" is an ${field.type} column; compare a path into it, or use $exists${field.type === 'array' ? ' or $size' : ''}`,
+      );
+    }
+    if (field.type === 'id') {
+      if (typeof value !== 'number' || !Number.isFinite(value))
+        throw invalidQuery(`${at}: "id" compares with numbers`);
+      return sql.val(value);
+    }
+    if (field.type === 'date') {
+      const date = normalDate(value);
+      if (date === undefined)
+        throw invalidQuery(`${at}: "${field.name}" compares with date texts (ISO 8601)`);
+      return sql.val(date);
+    }
+    const stored = storedValue(this.dialect, field.type, value as never);
+    if ('problem' in stored)
+      throw invalidQuery(`${at}: "${field.name}" is a ${field.type} column; the value ${stored.problem}`);
+    return sql.val(stored.value);
+  }
+
+  private pathOperator(
+    field: Extract<Field, { kind: 'path' }>,
+    op: Exclude<Operator, '$options' | '$not'>,
+    operand: unknown,
+    at: string,
+    options: unknown,
+  ): Condition {
+    const json = new JsonPath(this.dialect, field);
+    switch (op) {
+      case '$eq':
+      case '$gt':
+      case '$gte':
+      case '$lt':
+      case '$lte': {
+        if (operand === null) {
+          if (op === '$eq') return json.isNull();
+          throw invalidQuery(`${at}: null can only be compared with $eq and $ne`);
+        }
+        return json.compare(COMPARISONS[op], scalarOperand(operand, at));
+      }
+      case '$ne':
+        return not(operand === null ? json.isNull() : json.compare('=', scalarOperand(operand, at)));
+      case '$in':
+      case '$nin': {
+        const list = this.list(operand, at);
+        const member = or(
+          list.map((v, i) =>
+            v === null ? json.isNull() : json.compare('=', scalarOperand(v, `${at}[${i}]`)),
+          ),
+        );
+        return op === '$in' ? member : not(member);
+      }
+      case '$exists':
+        if (typeof operand !== 'boolean') throw invalidQuery(`${at} must be true or false`);
+        return operand ? not(json.isNull()) : json.isNull();
+      case '$regex':
+        return json.typed('string', (value) => this.regex(value, operand, options, at));
+      case '$mod': {
+        const [divisor, remainder] = this.mod(operand, at);
+        return json.typed('number', (value) => sql<SqlBool>`${this.modulo(value, divisor)} = ${remainder}`);
+      }
+      case '$size': {
+        const size = this.size(operand, at);
+        return json.arrayLength(size);
+      }
+    }
+  }
+
+  private list(operand: unknown, at: string): unknown[] {
+    if (!Array.isArray(operand) || operand.length === 0)
+      throw invalidQuery(`${at} must be a non-empty array`);
+    if (operand.length > MAX_IN_OPERANDS) throw invalidQuery(`${at} holds at most ${MAX_IN_OPERANDS} values`);
+    return operand;
+  }
+
+  private mod(operand: unknown, at: string): [number, number] {
+    if (
+      !Array.isArray(operand) ||
+      operand.length !== 2 ||
+      !operand.every((n) => typeof n === 'number' && Number.isFinite(n))
+    ) {
+      throw invalidQuery(`${at} must be [divisor, remainder]`);
+    }
+    const [divisor, remainder] = operand as [number, number];
+    if (divisor === 0) throw invalidQuery(`${at}: the divisor may not be 0`);
+    return [divisor, remainder];
+  }
+
+  private modulo(value: RawBuilder<unknown>, divisor: number): RawBuilder<unknown> {
+    return this.dialect === 'postgres'
+      ? sql`(${value} - ${divisor}::double precision * trunc(${value} / ${divisor}::double precision))`
+      : sql`(${value} - ${divisor} * cast(${value} / ${divisor} as integer))`;
+  }
+
+  private size(operand: unknown, at: string): number {
+    if (typeof operand !== 'number' || !Number.isInteger(operand) || operand < 0) {
+      throw invalidQuery(`${at} must be a whole number ≥ 0`);
+    }
+    return operand;
+  }
+
+  private regex(value: RawBuilder<unknown>, pattern: unknown, options: unknown, at: string): Condition {
+    if (typeof pattern !== 'string' || pattern.length > MAX_REGEX_LENGTH) {
+      throw invalidQuery(`${at} must be a pattern of at most ${MAX_REGEX_LENGTH} characters`);
+    }
+    if (options !== undefined && options !== 'i' && options !== 'c') {
+      throw invalidQuery(`${at}: $options is "i" (ignore case) or "c" (match case)`);
+    }
+    if (/\\[1-9k]|\(\?<?[=!]/.test(pattern)) {
+      throw invalidQuery(`${at}: back-references and look-arounds are not supported`);
+    }
+    try {
+      new RegExp(pattern, 'u');
+    } catch (err) {
+      throw invalidQuery(`${at}: ${(err as Error).message}`);
+    }
+    if (!safeRegex(pattern)) {
+      throw invalidQuery(`${at}: the pattern could take exponential time (nested quantifiers); simplify it`);
+    }
+    const ignoreCase = options === 'i';
+    if (this.dialect === 'postgres') {
+      return ignoreCase ? sql<SqlBool>`${value} ~* ${pattern}` : sql<SqlBool>`${value} ~ ${pattern}`;
+    }
+    return sql<SqlBool>`parley_regexp(${value}, ${pattern}, ${ignoreCase ? 'i' : ''}, ${this.regexDeadline}) = 1`;
+  }
+}
+
+type Scalar = string | number | boolean;
+
+function scalarOperand(value: unknown, at: string): Scalar {
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  throw invalidQuery(
+    `${at}: inside an object column a value to compare is a string, number, boolean or null`,
+  );
+}
+
+/** A value inside an object column's JSON, on each store. */
+class JsonPath {
+  private readonly column: RawBuilder<unknown>;
+
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly field: Extract<Field, { kind: 'path' }>,
+  ) {
+    this.column = sql.ref(field.sql);
+  }
+
+  private get sqlitePath(): string {
+    return `$${this.field.path.map((s) => `."${s}"`).join('')}`;
+  }
+
+  /** The JSON type of the value there: SQLite's json_type names, or Postgres's jsonb_typeof ones. */
+  private type(): RawBuilder<unknown> {
+    return this.dialect === 'postgres'
+      ? sql`jsonb_typeof(${this.column} #> ${this.field.path}::text[])`
+      : sql`json_type(${this.column}, ${this.sqlitePath})`;
+  }
+
+  /** The value there as SQL: text, number or boolean (when its type is the one checked beside it). */
+  private value(type: 'string' | 'number' | 'boolean'): RawBuilder<unknown> {
+    if (this.dialect === 'sqlite') return sql`json_extract(${this.column}, ${this.sqlitePath})`;
+    const text = sql`(${this.column} #>> ${this.field.path}::text[])`;
+    if (type === 'number') return sql`${text}::double precision`;
+    if (type === 'boolean') return sql`${text}::boolean`;
+    return sql`${text} collate "C"`;
+  }
+
+  private typeNames(type: 'string' | 'number' | 'boolean' | 'array'): string[] {
+    if (this.dialect === 'postgres') return [type];
+    return { string: ['text'], number: ['integer', 'real'], boolean: ['true', 'false'], array: ['array'] }[
+      type
+    ];
+  }
+
+  /** True when the value is of `type` and `condition` holds of it; never unknown. */
+  typed(
+    type: 'string' | 'number' | 'boolean',
+    condition: (value: RawBuilder<unknown>) => Condition,
+  ): Condition {
+    // CASE evaluates the condition only on values of the type (a cast of another type would fail).
+    return sql<SqlBool>`(case when ${this.type()} in (${sql.join(this.typeNames(type))}) then coalesce(${condition(this.value(type))}, false) else false end)`;
+  }
+
+  compare(op: string, operand: Scalar): Condition {
+    const type = typeof operand === 'string' ? 'string' : typeof operand === 'number' ? 'number' : 'boolean';
+    const bound: SqlValue =
+      this.dialect === 'sqlite' && typeof operand === 'boolean' ? (operand ? 1 : 0) : operand;
+    return this.typed(type, (value) => sql<SqlBool>`${value} ${sql.raw(op)} ${bound}`);
+  }
+
+  /** Absent, JSON null, or the column itself null. */
+  isNull(): Condition {
+    return sql<SqlBool>`coalesce(${this.type()} = 'null', true)`;
+  }
+
+  arrayLength(size: number): Condition {
+    const length =
+      this.dialect === 'postgres'
+        ? sql`jsonb_array_length(${this.column} #> ${this.field.path}::text[])`
+        : sql`json_array_length(${this.column}, ${this.sqlitePath})`;
+    return sql<SqlBool>`(case when ${this.type()} in (${sql.join(this.typeNames('array'))}) then ${length} = ${size} else false end)`;
+  }
+}

@@ -1,0 +1,26 @@
+import type { Store } from '../../store/index.ts';
+import type { FileContents } from '../files/contents.ts';
+import { TableJobs } from './jobs.ts';
+import { TableQueries } from './find.ts';
+import { TableRows } from './rows.ts';
+import { Tables } from './tables.ts';
+
+/** The Tables API's services, wired to one store. */
+export interface TablesDomain {
+  tables: Tables;
+  tableRows: TableRows;
+  tableQueries: TableQueries;
+  tableJobs: TableJobs;
+}
+
+/** Tables' imports and exports go through the Files API's files: `contents` reads and writes them. */
+export function createTablesDomain(store: Store, contents: FileContents): TablesDomain {
+  const tables = new Tables(store);
+  const tableRows = new TableRows(store, tables);
+  return {
+    tables,
+    tableRows,
+    tableQueries: new TableQueries(store, tables),
+    tableJobs: new TableJobs(store, tables, tableRows, contents),
+  };
+}

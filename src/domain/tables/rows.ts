@@ -1,0 +1,317 @@
+import { sql } from 'kysely';
+import type { Executor, Store } from '../../store/index.ts';
+import { isUniqueViolation } from '../../store/errors.ts';
+import { ApiError, notFound } from '../shared/errors.ts';
+import type { JsonObject } from '../shared/json.ts';
+import { nowIso } from '../shared/time.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import { ROW_BYTES_PER_FACTOR, sqlColumn } from './columns.ts';
+import { FilterCompiler } from './filter.ts';
+import { rowView } from './record.ts';
+import type { StoredRow, TableRecord, TableRow } from './record.ts';
+import type { Tables } from './tables.ts';
+import { storedValue, writtenRow } from './values.ts';
+import type { SqlValue } from './values.ts';
+
+/** Most rows one write call takes, and most ids one delete names. */
+export const MAX_ROWS_PER_CALL = 1000;
+/** How long a `$regex` filter may run on SQLite (Postgres: the statement timeout). */
+export const REGEX_BUDGET_MS = 5000;
+
+/** What a write answers besides its rows: what was ignored, and the rows refused (partial success). */
+export interface WriteReport {
+  warnings?: string[];
+  errors?: string[];
+}
+
+/** One call's rows, checked: the ones to write and the report of the others. */
+interface CheckedRows<T> {
+  accepted: { index: number; values: Map<string, SqlValue>; input: T }[];
+  errors: string[];
+  unknown: Set<string>;
+}
+
+const report = (checked: { errors: string[]; unknown: Set<string> }): WriteReport => ({
+  ...(checked.unknown.size > 0 && {
+    warnings: [`Ignored keys that are no column of the table: ${[...checked.unknown].join(', ')}`],
+  }),
+  ...(checked.errors.length > 0 && { errors: checked.errors }),
+});
+
+/** Another call wrote the same key value between this call's check and its write: nothing is written. */
+function keyRace(err: unknown): never {
+  if (isUniqueViolation(err)) {
+    throw new ApiError(
+      'AlreadyExists',
+      'A row with the same key column value was written meanwhile; nothing was written',
+    );
+  }
+  throw err;
+}
+
+/** A bot's rows: writes (create, update, upsert, delete) and reads by id. Queries are in find.ts. */
+export class TableRows {
+  constructor(
+    private readonly store: Store,
+    private readonly tables: Tables,
+  ) {}
+
+  async get(actor: BotActor, ref: string, id: number): Promise<TableRow> {
+    const table = await this.tables.require(this.store.db, actor, ref);
+    const [row] = await this.select(this.store.db, table, [id]);
+    if (!row) throw notFound('Row', String(id));
+    return row;
+  }
+
+  async create(
+    actor: BotActor,
+    ref: string,
+    rows: JsonObject[],
+  ): Promise<WriteReport & { rows: TableRow[] }> {
+    return this.store.db.transaction().execute(async (trx) => {
+      const table = await this.tables.require(trx, actor, ref);
+      const checked = this.check(table, rows, false);
+      await this.refuseTakenKeys(trx, table, checked);
+      const created = await this.insert(
+        trx,
+        table,
+        checked.accepted.map((r) => r.values),
+      );
+      return { rows: created, ...report(checked) };
+    });
+  }
+
+  async update(
+    actor: BotActor,
+    ref: string,
+    rows: (JsonObject & { id: number })[],
+  ): Promise<WriteReport & { rows: TableRow[] }> {
+    return this.store.db.transaction().execute(async (trx) => {
+      const table = await this.tables.require(trx, actor, ref);
+      const checked = this.check(table, rows, true);
+      await this.refuseTakenKeys(trx, table, checked);
+      const updated: TableRow[] = [];
+      for (const { index, values, input } of checked.accepted) {
+        const row = await this.updateOne(trx, table, input.id, values);
+        if (row) updated.push(row);
+        else checked.errors.push(`Row ${index}: no row has id ${input.id}`);
+      }
+      return { rows: updated, ...report(checked) };
+    });
+  }
+
+  /** Updates the rows whose key matches, inserts the others. */
+  async upsert(
+    actor: BotActor,
+    ref: string,
+    rows: JsonObject[],
+    keyColumn = 'id',
+  ): Promise<WriteReport & { inserted: TableRow[]; updated: TableRow[] }> {
+    return this.store.db.transaction().execute(async (trx) => {
+      const table = await this.tables.require(trx, actor, ref);
+      const checked = this.check(table, rows, true);
+      const key = keyColumn === 'id' ? undefined : table.columns.find((c) => c.name === keyColumn);
+      if (keyColumn !== 'id' && !key) {
+        throw new ApiError(
+          'InvalidPayload',
+          `keyColumn "${keyColumn}" is no column of table "${table.name}"`,
+        );
+      }
+      const sqlKey = key ? sqlColumn(key) : 'id';
+      // The stored form of each row's key: what the existing rows are looked up by.
+      const keyOf = (input: JsonObject): SqlValue | undefined => {
+        const given = input[keyColumn];
+        if (given === undefined || given === null) return undefined;
+        if (!key) return typeof given === 'number' ? given : undefined;
+        const stored = storedValue(this.store.dialect, key.type, given);
+        return 'problem' in stored ? undefined : stored.value;
+      };
+      const keys = [...new Set(checked.accepted.map((r) => keyOf(r.input)).filter((k) => k !== undefined))];
+      const existing = new Map<SqlValue, number[]>();
+      for (let i = 0; i < keys.length; i += MAX_ROWS_PER_CALL) {
+        const { rows: found } = await sql<{ id: number; key: SqlValue }>`
+          select id, ${sql.id(sqlKey)} as key from ${sql.id(table.storage)}
+          where ${sql.id(sqlKey)} in (${sql.join(keys.slice(i, i + MAX_ROWS_PER_CALL))})`.execute(trx);
+        for (const row of found) existing.set(row.key, [...(existing.get(row.key) ?? []), Number(row.id)]);
+      }
+      const seen = new Set<SqlValue>();
+      const toInsert: Map<string, SqlValue>[] = [];
+      const updated: TableRow[] = [];
+      for (const { index, values, input } of checked.accepted) {
+        const value = keyOf(input);
+        if (value !== undefined && seen.has(value)) {
+          checked.errors.push(`Row ${index}: another row of this call has the same ${keyColumn}`);
+          continue;
+        }
+        if (value !== undefined) seen.add(value);
+        const ids = value === undefined ? [] : (existing.get(value) ?? []);
+        if (ids.length > 1) {
+          checked.errors.push(`Row ${index}: ${ids.length} rows have this ${keyColumn}; it must name one`);
+          continue;
+        }
+        const [id] = ids;
+        if (id === undefined) {
+          // A new row: every column it does not give is null.
+          toInsert.push(this.complete(table, values));
+          continue;
+        }
+        const row = await this.updateOne(trx, table, id, values);
+        if (row) updated.push(row);
+      }
+      const inserted = await this.insert(trx, table, toInsert);
+      return { inserted, updated, ...report(checked) };
+    });
+  }
+
+  async deleteByIds(actor: BotActor, ref: string, ids: number[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const table = await this.tables.require(this.store.db, actor, ref);
+    const result = await sql`delete from ${sql.id(table.storage)} where id in (${sql.join(ids)})`.execute(
+      this.store.db,
+    );
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  async deleteWhere(actor: BotActor, ref: string, filter: unknown): Promise<number> {
+    const table = await this.tables.require(this.store.db, actor, ref);
+    const condition = new FilterCompiler(this.store.dialect, table.columns, REGEX_BUDGET_MS).compile(filter);
+    const result = await sql`delete from ${sql.id(table.storage)} where ${condition}`.execute(this.store.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  async deleteAll(actor: BotActor, ref: string): Promise<number> {
+    const table = await this.tables.require(this.store.db, actor, ref);
+    const result = await sql`delete from ${sql.id(table.storage)}`.execute(this.store.db);
+    return Number(result.numAffectedRows ?? 0);
+  }
+
+  /** Rows written as they are (an import, a copy): checked like any write; answers the report. */
+  async insertChecked(
+    db: Executor,
+    table: TableRecord,
+    rows: JsonObject[],
+    offset = 0,
+  ): Promise<{ written: number; report: WriteReport }> {
+    const checked = this.check(table, rows, false, offset);
+    await this.refuseTakenKeys(db, table, checked);
+    await this.insert(
+      db,
+      table,
+      checked.accepted.map((r) => r.values),
+      false,
+    );
+    return { written: checked.accepted.length, report: report(checked) };
+  }
+
+  private check<T extends JsonObject>(
+    table: TableRecord,
+    rows: T[],
+    partial: boolean,
+    offset = 0,
+  ): CheckedRows<T> {
+    const limit = ROW_BYTES_PER_FACTOR * table.factor;
+    const checked: CheckedRows<T> = { accepted: [], errors: [], unknown: new Set() };
+    rows.forEach((input, i) => {
+      const index = i + offset;
+      const size = Buffer.byteLength(JSON.stringify(input));
+      if (size > limit) {
+        throw new ApiError(
+          'LimitExceeded',
+          `Row ${index} has ${size} bytes; rows of table "${table.name}" have at most ${limit} (4 KB × factor ${table.factor})`,
+        );
+      }
+      const written = writtenRow(this.store.dialect, table.columns, input, partial);
+      if ('problem' in written) {
+        checked.errors.push(`Row ${index}: ${written.problem}`);
+        return;
+      }
+      for (const key of written.unknown) checked.unknown.add(key);
+      checked.accepted.push({ index, values: written.values, input });
+    });
+    return checked;
+  }
+
+  /** Rows that would give the key column a value it has already are refused (reported, not written). */
+  private async refuseTakenKeys<T extends JsonObject>(
+    db: Executor,
+    table: TableRecord,
+    checked: CheckedRows<T>,
+  ): Promise<void> {
+    const key = table.columns.find((c) => c.name === table.keyColumn);
+    if (!key) return;
+    const column = sqlColumn(key);
+    const values = [
+      ...new Set(
+        checked.accepted.map((r) => r.values.get(column)).filter((v) => v !== undefined && v !== null),
+      ),
+    ];
+    const taken = new Map<SqlValue, number>();
+    for (let i = 0; i < values.length; i += MAX_ROWS_PER_CALL) {
+      const { rows } = await sql<{ id: number; key: SqlValue }>`
+        select id, ${sql.id(column)} as key from ${sql.id(table.storage)}
+        where ${sql.id(column)} in (${sql.join(values.slice(i, i + MAX_ROWS_PER_CALL))})`.execute(db);
+      for (const row of rows) taken.set(row.key, Number(row.id));
+    }
+    const inCall = new Set<SqlValue>();
+    checked.accepted = checked.accepted.filter(({ index, values: row, input }) => {
+      const value = row.get(column);
+      if (value === undefined || value === null) return true;
+      const owner = taken.get(value);
+      const self = typeof input.id === 'number' ? input.id : undefined;
+      if ((owner !== undefined && owner !== self) || inCall.has(value)) {
+        checked.errors.push(`Row ${index}: key column "${key.name}" already has this value`);
+        return false;
+      }
+      inCall.add(value);
+      return true;
+    });
+  }
+
+  private complete(table: TableRecord, values: Map<string, SqlValue>): Map<string, SqlValue> {
+    const all = new Map<string, SqlValue>();
+    for (const column of table.columns) all.set(sqlColumn(column), values.get(sqlColumn(column)) ?? null);
+    return all;
+  }
+
+  private async insert(
+    db: Executor,
+    table: TableRecord,
+    rows: Map<string, SqlValue>[],
+    answer = true,
+  ): Promise<TableRow[]> {
+    if (rows.length === 0) return [];
+    const names = table.columns.map(sqlColumn);
+    const now = nowIso();
+    const tuples = rows.map(
+      (values) => sql`(${sql.join([now, now, ...names.map((n) => values.get(n) ?? null)])})`,
+    );
+    const columns = sql.join(['created_at', 'updated_at', ...names].map((n) => sql.id(n)));
+    const statement = sql<StoredRow>`insert into ${sql.id(table.storage)} (${columns}) values ${sql.join(tuples)}${answer ? sql` returning *` : sql``}`;
+    const { rows: stored } = await statement.execute(db).catch(keyRace);
+    return stored.map((row) => rowView(table.columns, row)).sort((a, b) => a.id - b.id);
+  }
+
+  private async updateOne(
+    db: Executor,
+    table: TableRecord,
+    id: number,
+    values: Map<string, SqlValue>,
+  ): Promise<TableRow | undefined> {
+    const sets = [
+      sql`updated_at = ${nowIso()}`,
+      ...[...values].map(([name, value]) => sql`${sql.id(name)} = ${value}`),
+    ];
+    const { rows } = await sql<StoredRow>`
+      update ${sql.id(table.storage)} set ${sql.join(sets)} where id = ${id} returning *`
+      .execute(db)
+      .catch(keyRace);
+    const [row] = rows;
+    return row && rowView(table.columns, row);
+  }
+
+  private async select(db: Executor, table: TableRecord, ids: number[]): Promise<TableRow[]> {
+    const { rows } =
+      await sql<StoredRow>`select * from ${sql.id(table.storage)} where id in (${sql.join(ids)})`.execute(db);
+    return rows.map((row) => rowView(table.columns, row));
+  }
+}
