@@ -46,7 +46,8 @@ const END_STATES = ['upload_completed', 'upload_failed', 'indexing_completed', '
 
 /** The Files API as one bot, for `parley files`, `parley kb` and the knowledge bases of `parley deploy`. */
 export class FilesApi {
-  private readonly api: ApiClient;
+  /** Requests as the bot (`parley tables` calls the Tables API with it too). */
+  readonly api: ApiClient;
 
   constructor(url: string, token: string, botId: string) {
     this.api = new ApiClient(url, { authorization: `Bearer ${token}`, 'x-bot-id': botId });

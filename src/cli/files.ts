@@ -5,21 +5,26 @@ import { CliError } from './errors.ts';
 import { FilesApi } from './files-api.ts';
 import { knowledgeTags } from './knowledge.ts';
 
-const CONNECTION = '[--bot-id B] [--url URL] [--token T]';
+/** The flags and settings of every command that acts as one bot (`parley files`, `kb`, `tables`). */
+export const CONNECTION = '[--bot-id B] [--url URL] [--token T]';
+export const CONNECTION_SETTINGS = `Reads PARLEY_URL (default ${DEFAULT_URL}), PARLEY_TOKEN and PARLEY_BOT_ID.`;
 const FILES_USAGE = `usage:
   parley files upload <path>... [--key K] [--index] [--tag k=v]... [--kb <knowledge base>] ${CONNECTION}
   parley files list [--tag k=v]... ${CONNECTION}
   parley files delete <id or key>... ${CONNECTION}
-Reads PARLEY_URL (default ${DEFAULT_URL}), PARLEY_TOKEN and PARLEY_BOT_ID.`;
+${CONNECTION_SETTINGS}`;
 const KB_USAGE = `usage:
   parley kb list ${CONNECTION}
   parley kb search <knowledge base name or id> <question>... [--limit N] ${CONNECTION}
-Reads PARLEY_URL (default ${DEFAULT_URL}), PARLEY_TOKEN and PARLEY_BOT_ID.`;
+${CONNECTION_SETTINGS}`;
 
-const FLAGS = {
+export const CONNECTION_FLAGS = {
   'bot-id': { type: 'string' },
   url: { type: 'string' },
   token: { type: 'string' },
+} as const;
+const FLAGS = {
+  ...CONNECTION_FLAGS,
   key: { type: 'string' },
   index: { type: 'boolean' },
   tag: { type: 'string', multiple: true },
@@ -27,8 +32,13 @@ const FLAGS = {
   limit: { type: 'string' },
 } as const;
 
-function connect(argv: string[], usage: string) {
-  const { flags, positionals } = parseCommandLine(argv, process.env, FLAGS);
+/** A bot command's arguments (`commandFlags`: CONNECTION_FLAGS and its own), and its bot's Files API. */
+export function connect(
+  argv: string[],
+  usage: string,
+  commandFlags: Parameters<typeof parseCommandLine>[2] = FLAGS,
+) {
+  const { flags, positionals } = parseCommandLine(argv, process.env, commandFlags);
   const setting = (flag: string, env: string) => {
     const value = flags[flag];
     return typeof value === 'string' && value !== '' ? value : process.env[env] || undefined;

@@ -21,6 +21,7 @@ Commands:
   version                        Print Parley's version (also --version).
   files upload|list|delete       A bot's files (parley files --help for the options). Reads PARLEY_BOT_ID.
   kb list|search                 A bot's knowledge bases; kb search <kb> <question> tries a question.
+  tables list|export|import      A bot's tables: list them, export one to CSV or JSON, import a file.
 Every command answers --help.
 
 Settings of serve (a flag, or the environment variable; flags win):
@@ -45,6 +46,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   },
   files: async () => (await import('./files.ts')).filesCommand,
   kb: async () => (await import('./files.ts')).kbCommand,
+  tables: async () => (await import('./tables.ts')).tablesCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

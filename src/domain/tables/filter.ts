@@ -241,7 +241,11 @@ export class FilterCompiler {
     if (field.type === 'id') {
       if (typeof value !== 'number' || !Number.isFinite(value))
         throw invalidQuery(`${at}: "id" compares with numbers`);
-      return sql.val(value);
+      // Postgres's integer column takes no fraction: one is compared as a double (the id's index then
+      // serves only whole numbers, which are what ids are).
+      return Number.isInteger(value) || this.dialect === 'sqlite'
+        ? sql.val(value)
+        : sql`${value}::double precision`;
     }
     if (field.type === 'date') {
       const date = normalDate(value);

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { RawBuilder } from 'kysely';
+import type { RawBuilder, SqlBool } from 'kysely';
 import type { Store } from '../../store/index.ts';
 import { isInvalidRegex, isQueryTimeout } from '../../store/errors.ts';
 import type { Json, JsonObject } from '../shared/json.ts';
@@ -9,6 +9,7 @@ import type { Field } from './filter.ts';
 import { rowView } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
 import { REGEX_BUDGET_MS } from './rows.ts';
+import { TableSearch } from './search.ts';
 import type { Tables } from './tables.ts';
 import { jsonValue } from './values.ts';
 
@@ -53,25 +54,28 @@ export class TableQueries {
   constructor(
     private readonly store: Store,
     private readonly tables: Tables,
+    private readonly search: TableSearch,
   ) {}
 
   async find(actor: BotActor, ref: string, query: FindQuery): Promise<FoundRows> {
     const table = await this.tables.require(this.store.db, actor, ref);
     const limit = query.limit ?? FIND_LIMIT_DEFAULT;
     const offset = query.offset ?? 0;
-    const where = new FilterCompiler(this.store.dialect, table.columns, REGEX_BUDGET_MS).compile(
+    const filter = new FilterCompiler(this.store.dialect, table.columns, REGEX_BUDGET_MS).compile(
       query.filter ?? {},
     );
-    const warnings: string[] = [];
-    if (query.search !== undefined) {
-      warnings.push('search is not available on this server yet: the rows are not ranked by it');
-    }
     try {
+      const ranking = query.search?.trim() ? await this.ranking(table, query.search) : undefined;
+      const where = ranking
+        ? sql<SqlBool>`(${filter} and id in (${sql.join([0, ...ranking.keys()])}))`
+        : filter;
       const page =
-        query.group === undefined
-          ? await this.rows(table, where, query, limit, offset)
-          : await this.groups(table, where, query.group, limit, offset);
-      return { ...page, offset, limit, ...(warnings.length > 0 && { warnings }) };
+        query.group !== undefined
+          ? await this.groups(table, where, query.group, limit, offset)
+          : ranking
+            ? await this.ranked(table, where, ranking, query.select, limit, offset)
+            : await this.rows(table, where, query, limit, offset);
+      return { ...page, offset, limit };
     } catch (err) {
       if (isQueryTimeout(err))
         throw invalidQuery('The query ran past the time limit: narrow its filter or simplify its $regex');
@@ -97,6 +101,42 @@ export class TableQueries {
       rows: select.length === 0 ? page : page.map((row) => selected(row, select)),
       hasMore: rows.length > limit,
     };
+  }
+
+  /** The rows a search finds (among the best SEARCH_HITS of the table), row id → score. */
+  private async ranking(table: TableRecord, search: string): Promise<Map<number, number>> {
+    if (!TableSearch.searchable(table)) {
+      throw invalidQuery(`search: no column of table "${table.name}" is searchable (x-zui.searchable)`);
+    }
+    return this.search.search(this.store.db, table, search);
+  }
+
+  /**
+   * Rows a search found that pass the filter, best first, with their `similarity` (the score over the
+   * best score: the best row has 1). At most SEARCH_HITS rows, so ordering them here is bounded.
+   */
+  private async ranked(
+    table: TableRecord,
+    where: RawBuilder<SqlBool>,
+    ranking: Map<number, number>,
+    select: string[] | undefined,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: JsonObject[]; hasMore: boolean }> {
+    const fields = (select ?? []).map((name) => resolveField(table.columns, name, 'select'));
+    const { rows } = await sql<StoredRow>`select * from ${sql.id(table.storage)} where ${where}`.execute(
+      this.store.db,
+    );
+    const best = Math.max(...ranking.values());
+    const score = (id: number) => ranking.get(id) ?? 0;
+    const sorted = rows
+      .map((row) => rowView(table.columns, row))
+      .sort((a, b) => score(b.id) - score(a.id) || a.id - b.id);
+    const page = sorted.slice(offset, offset + limit).map((row) => ({
+      ...(fields.length === 0 ? row : selected(row, fields)),
+      similarity: best > 0 ? score(row.id) / best : 0,
+    }));
+    return { rows: page, hasMore: sorted.length > offset + limit };
   }
 
   private order(table: TableRecord, orderBy: string, direction: 'asc' | 'desc'): RawBuilder<unknown> {
@@ -207,9 +247,7 @@ function groupValue(op: GroupOp, type: string, value: unknown): Json {
   const columnType = type === 'id' ? 'number' : (type as 'string');
   if (op === 'unique') {
     const values = (typeof value === 'string' ? JSON.parse(value) : value) as unknown[];
-    return values
-      .map((v) => jsonValue(columnType, v))
-      .sort(compareScalars);
+    return values.map((v) => jsonValue(columnType, v)).sort(compareScalars);
   }
   return jsonValue(columnType, value);
 }

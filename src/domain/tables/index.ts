@@ -1,6 +1,8 @@
 import type { Store } from '../../store/index.ts';
 import type { FileContents } from '../files/contents.ts';
+import { fullTextSearch } from '../search/engine.ts';
 import { TableJobs } from './jobs.ts';
+import { TableSearch } from './search.ts';
 import { TableQueries } from './find.ts';
 import { TableRows } from './rows.ts';
 import { Tables } from './tables.ts';
@@ -15,12 +17,13 @@ export interface TablesDomain {
 
 /** Tables' imports and exports go through the Files API's files: `contents` reads and writes them. */
 export function createTablesDomain(store: Store, contents: FileContents): TablesDomain {
-  const tables = new Tables(store);
-  const tableRows = new TableRows(store, tables);
+  const search = new TableSearch(fullTextSearch(store.dialect));
+  const tables = new Tables(store, search);
+  const tableRows = new TableRows(store, tables, search);
   return {
     tables,
     tableRows,
-    tableQueries: new TableQueries(store, tables),
+    tableQueries: new TableQueries(store, tables, search),
     tableJobs: new TableJobs(store, tables, tableRows, contents),
   };
 }

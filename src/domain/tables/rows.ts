@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { RawBuilder, SqlBool } from 'kysely';
 import type { Executor, Store } from '../../store/index.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
 import { ApiError, notFound } from '../shared/errors.ts';
@@ -9,6 +10,7 @@ import { ROW_BYTES_PER_FACTOR, sqlColumn } from './columns.ts';
 import { FilterCompiler } from './filter.ts';
 import { rowView } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
+import { TableSearch } from './search.ts';
 import type { Tables } from './tables.ts';
 import { storedValue, writtenRow } from './values.ts';
 import type { SqlValue } from './values.ts';
@@ -54,6 +56,7 @@ export class TableRows {
   constructor(
     private readonly store: Store,
     private readonly tables: Tables,
+    private readonly search: TableSearch,
   ) {}
 
   async get(actor: BotActor, ref: string, id: number): Promise<TableRow> {
@@ -96,6 +99,7 @@ export class TableRows {
         if (row) updated.push(row);
         else checked.errors.push(`Row ${index}: no row has id ${input.id}`);
       }
+      await this.search.put(trx, table, updated);
       return { rows: updated, ...report(checked) };
     });
   }
@@ -159,30 +163,43 @@ export class TableRows {
         if (row) updated.push(row);
       }
       const inserted = await this.insert(trx, table, toInsert);
+      await this.search.put(trx, table, [...inserted, ...updated]);
       return { inserted, updated, ...report(checked) };
     });
   }
 
   async deleteByIds(actor: BotActor, ref: string, ids: number[]): Promise<number> {
     if (ids.length === 0) return 0;
-    const table = await this.tables.require(this.store.db, actor, ref);
-    const result = await sql`delete from ${sql.id(table.storage)} where id in (${sql.join(ids)})`.execute(
-      this.store.db,
-    );
-    return Number(result.numAffectedRows ?? 0);
+    return this.deleteRows(actor, ref, () => sql<SqlBool>`id in (${sql.join(ids)})`);
   }
 
   async deleteWhere(actor: BotActor, ref: string, filter: unknown): Promise<number> {
-    const table = await this.tables.require(this.store.db, actor, ref);
-    const condition = new FilterCompiler(this.store.dialect, table.columns, REGEX_BUDGET_MS).compile(filter);
-    const result = await sql`delete from ${sql.id(table.storage)} where ${condition}`.execute(this.store.db);
-    return Number(result.numAffectedRows ?? 0);
+    return this.deleteRows(actor, ref, (table) =>
+      new FilterCompiler(this.store.dialect, table.columns, REGEX_BUDGET_MS).compile(filter),
+    );
   }
 
   async deleteAll(actor: BotActor, ref: string): Promise<number> {
-    const table = await this.tables.require(this.store.db, actor, ref);
-    const result = await sql`delete from ${sql.id(table.storage)}`.execute(this.store.db);
-    return Number(result.numAffectedRows ?? 0);
+    return this.deleteRows(actor, ref, () => sql<SqlBool>`1 = 1`);
+  }
+
+  /** Deletes the rows a condition selects, and their search entries, in one transaction. */
+  private async deleteRows(
+    actor: BotActor,
+    ref: string,
+    condition: (table: TableRecord) => RawBuilder<SqlBool>,
+  ): Promise<number> {
+    return this.store.db.transaction().execute(async (trx) => {
+      const table = await this.tables.require(trx, actor, ref);
+      const { rows } = await sql<{ id: number }>`
+        delete from ${sql.id(table.storage)} where ${condition(table)} returning id`.execute(trx);
+      await this.search.remove(
+        trx,
+        table,
+        rows.map((r) => Number(r.id)),
+      );
+      return rows.length;
+    });
   }
 
   /** Rows written as they are (an import, a copy): checked like any write; answers the report. */

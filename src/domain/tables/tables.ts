@@ -14,11 +14,13 @@ import {
   columnFrom,
   columnsFrom,
   isScalar,
+  isSearchable,
   schemaEntries,
 } from './columns.ts';
 import type { Column } from './columns.ts';
 import { tableRecord, tableView } from './record.ts';
 import type { Table, TableRecord } from './record.ts';
+import { TableSearch } from './search.ts';
 import { rowTableName, RowStorage } from './storage.ts';
 import { checkConstraints } from './values.ts';
 
@@ -80,11 +82,21 @@ function keyColumnOf(columns: Column[], name: string | null): Column | undefined
   return column;
 }
 
+/** What a table's search entries hold: its searchable columns (positions) and their types. */
+const searchKey = (table: TableRecord) =>
+  table.columns
+    .filter(isSearchable)
+    .map((c) => `${c.position}:${c.type}`)
+    .join(',');
+
 /** A bot's tables: their definitions, and the SQL tables of their rows (storage.ts). */
 export class Tables {
   readonly storage: RowStorage;
 
-  constructor(private readonly store: Store) {
+  constructor(
+    private readonly store: Store,
+    private readonly search: TableSearch,
+  ) {
     this.storage = new RowStorage(store.dialect);
   }
 
@@ -205,7 +217,9 @@ export class Tables {
         })
         .where('id', '=', table.id)
         .execute();
-      return { table: tableView(await this.require(trx, actor, table.id)), staleColumns: [] };
+      const updated = await this.require(trx, actor, table.id);
+      if (searchKey(updated) !== searchKey(table)) await this.search.rebuild(trx, updated, table);
+      return { table: tableView(updated), staleColumns: [] };
     });
   }
 
@@ -237,6 +251,8 @@ export class Tables {
   async delete(actor: BotActor, ref: string): Promise<void> {
     await this.store.db.transaction().execute(async (trx) => {
       const table = await this.require(trx, actor, ref);
+      // Its search entries go with it: the same table with no searchable column indexed again.
+      if (TableSearch.searchable(table)) await this.search.rebuild(trx, { ...table, columns: [] }, table);
       await trx.deleteFrom('tables').where('id', '=', table.id).execute();
       await this.storage.drop(trx, table.storage);
     });
@@ -271,7 +287,10 @@ export class Tables {
         source.nextPosition,
       );
       const { rows } = await this.status(trx, source);
-      if (!options.schemaOnly) await this.storage.copyRows(trx, source.storage, copy.storage, source.columns);
+      if (!options.schemaOnly) {
+        await this.storage.copyRows(trx, source.storage, copy.storage, source.columns);
+        if (TableSearch.searchable(copy)) await this.search.rebuild(trx, copy);
+      }
       return { table: tableView(copy), rows };
     });
   }
