@@ -10,7 +10,7 @@ import { ROW_BYTES_PER_FACTOR, sqlColumn } from './columns.ts';
 import { FilterCompiler } from './filter.ts';
 import { rowView } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
-import { TableSearch } from './search.ts';
+import type { TableSearch } from './search.ts';
 import type { Tables } from './tables.ts';
 import { storedValue, writtenRow } from './values.ts';
 import type { SqlValue } from './values.ts';
