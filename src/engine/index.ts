@@ -14,6 +14,7 @@ import { unitIds } from '../package/format.ts';
 import { ProcessSandbox } from './sandbox/pool.ts';
 import type { JsonObject } from './sandbox/types.ts';
 import { BotSchedules } from './bot-schedules.ts';
+import { TableComputer } from './table-computer.ts';
 import { isPermanentFailure, reasonOf, UnitFailure } from './failures.ts';
 import { Turn, unitName } from './turn.ts';
 
@@ -40,6 +41,7 @@ export class Engine implements BotActionRunner {
   private readonly client: BotClient;
   private readonly dispatcher: Dispatcher;
   readonly schedules: BotSchedules;
+  private readonly tableComputer: TableComputer;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -68,11 +70,13 @@ export class Engine implements BotActionRunner {
       process: (row) => this.process(row),
     });
     this.schedules = new BotSchedules(domain, this.bots, log);
+    this.tableComputer = new TableComputer(domain, this.sandbox, this.client, this.bots, log);
     domain.actions.useRunner(this);
   }
 
   async start(): Promise<void> {
     await this.dispatcher.start();
+    this.tableComputer.start();
     let ticking = false;
     this.timer = setInterval(() => {
       if (ticking) return;
@@ -86,6 +90,7 @@ export class Engine implements BotActionRunner {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.dispatcher.stop();
+    await this.tableComputer.stop();
     await this.sandbox.close();
   }
 

@@ -417,6 +417,8 @@ export interface TablesTable {
   compute_enabled: number;
   /** The SQL table of its rows. */
   storage: string;
+  /** How many of its columns are computed by code. */
+  code_columns: Generated<number>;
   next_position: number;
   created_at: string;
   updated_at: string;

@@ -18,7 +18,7 @@ import { TableRef } from './tables.ts';
 const tag = 'Table rows';
 const waitComputed = Type.Optional(
   Type.Boolean({
-    description: 'Answer once computed columns are up to date (no computed columns run here yet)',
+    description: 'Answer once the columns code computes are up to date (computed in the call)',
   }),
 );
 
@@ -61,7 +61,8 @@ export const rowOperations = [
     params: TableRef,
     body: { rows: NewRows, waitComputed },
     response: WriteAnswer,
-    handler: (d, actor, { table, rows }) => d.tableRows.create(actor, table, rows),
+    handler: (d, actor, { table, rows, waitComputed }) =>
+      d.tableRows.create(actor, table, rows, waitComputed),
   }),
   operation({
     id: 'updateTableRows',
@@ -73,7 +74,8 @@ export const rowOperations = [
     params: TableRef,
     body: { rows: RowUpdates, waitComputed },
     response: WriteAnswer,
-    handler: (d, actor, { table, rows }) => d.tableRows.update(actor, table, rows),
+    handler: (d, actor, { table, rows, waitComputed }) =>
+      d.tableRows.update(actor, table, rows, waitComputed),
   }),
   operation({
     id: 'upsertTableRows',
@@ -89,7 +91,8 @@ export const rowOperations = [
       waitComputed,
     },
     response: UpsertAnswer,
-    handler: (d, actor, { table, rows, keyColumn }) => d.tableRows.upsert(actor, table, rows, keyColumn),
+    handler: (d, actor, { table, rows, keyColumn, waitComputed }) =>
+      d.tableRows.upsert(actor, table, rows, keyColumn, waitComputed),
   }),
   operation({
     id: 'deleteTableRows',

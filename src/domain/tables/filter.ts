@@ -5,7 +5,7 @@ import type { Dialect } from '../../store/index.ts';
 import { ApiError } from '../shared/errors.ts';
 import { sqlColumn } from './columns.ts';
 import type { Column, ColumnType } from './columns.ts';
-import { normalDate, storedValue } from './values.ts';
+import { holdsNul, normalDate, storedValue } from './values.ts';
 import type { SqlValue } from './values.ts';
 
 /**
@@ -20,6 +20,8 @@ export const invalidQuery = (message: string) => new ApiError('InvalidQuery', me
 export const MAX_FILTER_CONDITIONS = 500;
 /** Most operands of an `$in` or `$nin`. */
 export const MAX_IN_OPERANDS = 1000;
+/** The largest row id (Postgres `integer`). */
+const MAX_ROW_ID = 2_147_483_647;
 /** Longest `$regex` pattern. */
 export const MAX_REGEX_LENGTH = 1024;
 
@@ -243,7 +245,7 @@ export class FilterCompiler {
         throw invalidQuery(`${at}: "id" compares with numbers`);
       // Postgres's integer column takes no fraction: one is compared as a double (the id's index then
       // serves only whole numbers, which are what ids are).
-      return Number.isInteger(value) || this.dialect === 'sqlite'
+      return this.dialect === 'sqlite' || (Number.isInteger(value) && Math.abs(value) <= MAX_ROW_ID)
         ? sql.val(value)
         : sql`${value}::double precision`;
     }
@@ -323,7 +325,10 @@ export class FilterCompiler {
       throw invalidQuery(`${at} must be [divisor, remainder]`);
     }
     const [divisor, remainder] = operand as [number, number];
-    if (divisor === 0) throw invalidQuery(`${at}: the divisor may not be 0`);
+    // Whole numbers only: a tiny fractional divisor would overflow the division.
+    if (!Number.isSafeInteger(divisor) || !Number.isSafeInteger(remainder) || divisor === 0) {
+      throw invalidQuery(`${at}: the divisor and the remainder are whole numbers, and the divisor is not 0`);
+    }
     return [divisor, remainder];
   }
 
@@ -341,7 +346,7 @@ export class FilterCompiler {
   }
 
   private regex(value: RawBuilder<unknown>, pattern: unknown, options: unknown, at: string): Condition {
-    if (typeof pattern !== 'string' || pattern.length > MAX_REGEX_LENGTH) {
+    if (typeof pattern !== 'string' || pattern.length > MAX_REGEX_LENGTH || holdsNul(pattern)) {
       throw invalidQuery(`${at} must be a pattern of at most ${MAX_REGEX_LENGTH} characters`);
     }
     if (options !== undefined && options !== 'i' && options !== 'c') {
@@ -360,15 +365,48 @@ export class FilterCompiler {
     }
     const ignoreCase = options === 'i';
     if (this.dialect === 'postgres') {
-      return ignoreCase ? sql<SqlBool>`${value} ~* ${pattern}` : sql<SqlBool>`${value} ~ ${pattern}`;
+      const translated = postgresPattern(pattern);
+      // Case folding follows the collation: the columns' C collation folds ASCII only, ICU's all letters.
+      return ignoreCase
+        ? sql<SqlBool>`(${value} collate "und-x-icu") ~* ${translated}`
+        : sql<SqlBool>`${value} ~ ${translated}`;
     }
     return sql<SqlBool>`parley_regexp(${value}, ${pattern}, ${ignoreCase ? 'i' : ''}, ${this.regexDeadline}) = 1`;
   }
 }
 
+/**
+ * A JavaScript pattern as Postgres's regular expressions read it alike: `.` matches no line terminator
+ * (in Postgres it matches any character), and `\b`, `\B` (word boundaries in JavaScript, a backspace in
+ * Postgres) become `\y`, `\Y`.
+ */
+export function postgresPattern(pattern: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i];
+    if (char === '\\') {
+      const next = pattern[i + 1] ?? '';
+      out += !inClass && (next === 'b' || next === 'B') ? `\\${next === 'b' ? 'y' : 'Y'}` : `\\${next}`;
+      i++;
+      continue;
+    }
+    if (char === '.' && !inClass) {
+      out += '[^\\n\\r\\u2028\\u2029]';
+      continue;
+    }
+    if (char === '[') inClass = true;
+    else if (char === ']') inClass = false;
+    out += char;
+  }
+  return out;
+}
+
 type Scalar = string | number | boolean;
 
 function scalarOperand(value: unknown, at: string): Scalar {
+  if (typeof value === 'string' && holdsNul(value))
+    throw invalidQuery(`${at}: a text may not hold a NUL character`);
   if (typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return value;
   throw invalidQuery(

@@ -407,6 +407,7 @@ export class TableJobs {
         throw new ImportRefused(`No row was imported: ${errors.slice(0, ERRORS_NAMED).join('; ')}${more}`);
       }
     });
+    this.tables.storage.wrote(this.store.db, table.storage, rows.length);
     await this.update(owner, job.id, { status: 'finalizing', progress: 0.99 });
   }
 }

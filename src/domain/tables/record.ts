@@ -18,6 +18,8 @@ export interface TableRecord {
   computeEnabled: boolean;
   storage: string;
   nextPosition: number;
+  /** How many columns code computes. */
+  codeColumns: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -35,6 +37,7 @@ export function tableRecord(row: Row<'tables'>): TableRecord {
     computeEnabled: row.compute_enabled === 1,
     storage: row.storage,
     nextPosition: row.next_position,
+    codeColumns: row.code_columns ?? 0,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -79,15 +82,22 @@ export type TableRow = JsonObject & {
 };
 
 /** A row of a row table as read (`select *`). */
-export type StoredRow = Record<string, unknown> & { id: number; created_at: string; updated_at: string };
+export type StoredRow = Record<string, unknown> & {
+  id: number;
+  created_at: string;
+  updated_at: string;
+  stale: string | null;
+  computed: string | JsonObject | null;
+};
 
 export function rowView(columns: Column[], stored: StoredRow): TableRow {
   const row: TableRow = {
     id: Number(stored.id),
     createdAt: stored.created_at,
     updatedAt: stored.updated_at,
-    computed: {},
-    stale: [],
+    computed:
+      typeof stored.computed === 'string' ? fromJson<JsonObject>(stored.computed) : (stored.computed ?? {}),
+    stale: stored.stale ? fromJson<string[]>(stored.stale) : [],
   };
   for (const column of columns) row[column.name] = jsonValue(column.type, stored[sqlColumn(column)]);
   return row;

@@ -8,7 +8,9 @@ import { nowIso } from '../shared/time.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { ROW_BYTES_PER_FACTOR, sqlColumn } from './columns.ts';
 import { FilterCompiler } from './filter.ts';
-import { rowView } from './record.ts';
+import { computedOf, isRunnable, staleAfter, staleState } from './computed.ts';
+import type { ColumnComputer } from './computed.ts';
+import { rowView, tableRecord } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
 import type { TableSearch } from './search.ts';
 import type { Tables } from './tables.ts';
@@ -51,6 +53,11 @@ function keyRace(err: unknown): never {
   throw err;
 }
 
+/** The Postgres type a VALUES parameter is cast to, per column type. */
+function castType(type: string): string {
+  return { number: 'double precision', boolean: 'boolean', object: 'jsonb', array: 'jsonb' }[type] ?? 'text';
+}
+
 /** A bot's rows: writes (create, update, upsert, delete) and reads by id. Queries are in find.ts. */
 export class TableRows {
   constructor(
@@ -58,6 +65,13 @@ export class TableRows {
     private readonly tables: Tables,
     private readonly search: TableSearch,
   ) {}
+
+  private computer: ColumnComputer | undefined;
+
+  /** The engine computes columns with bot code: without it (the CLI's domain), they stay stale. */
+  useComputer(computer: ColumnComputer): void {
+    this.computer = computer;
+  }
 
   async get(actor: BotActor, ref: string, id: number): Promise<TableRow> {
     const table = await this.tables.require(this.store.db, actor, ref);
@@ -70,8 +84,9 @@ export class TableRows {
     actor: BotActor,
     ref: string,
     rows: JsonObject[],
+    waitComputed = false,
   ): Promise<WriteReport & { rows: TableRow[] }> {
-    return this.store.db.transaction().execute(async (trx) => {
+    const { table, ...written } = await this.store.db.transaction().execute(async (trx) => {
       const table = await this.tables.require(trx, actor, ref);
       const checked = this.check(table, rows, false);
       await this.refuseTakenKeys(trx, table, checked);
@@ -80,28 +95,47 @@ export class TableRows {
         table,
         checked.accepted.map((r) => r.values),
       );
-      return { rows: created, ...report(checked) };
+      await this.search.put(trx, table, created);
+      return { table, rows: created, ...report(checked) };
     });
+    return { ...written, rows: await this.settle(actor, table, written.rows, waitComputed) };
   }
 
   async update(
     actor: BotActor,
     ref: string,
     rows: (JsonObject & { id: number })[],
+    waitComputed = false,
   ): Promise<WriteReport & { rows: TableRow[] }> {
-    return this.store.db.transaction().execute(async (trx) => {
+    const { table, ...written } = await this.store.db.transaction().execute(async (trx) => {
       const table = await this.tables.require(trx, actor, ref);
       const checked = this.check(table, rows, true);
       await this.refuseTakenKeys(trx, table, checked);
       const updated: TableRow[] = [];
-      for (const { index, values, input } of checked.accepted) {
-        const row = await this.updateOne(trx, table, input.id, values);
+      const ids = new Set<number>();
+      const updates = checked.accepted.filter(({ index, input }) => {
+        if (!ids.has(input.id)) return ids.add(input.id);
+        checked.errors.push(`Row ${index}: another row of this call has id ${input.id}`);
+        return false;
+      });
+      const found = new Map(
+        (
+          await this.updateMany(
+            trx,
+            table,
+            updates.map((u) => ({ id: u.input.id, values: u.values })),
+          )
+        ).map((r) => [r.id, r]),
+      );
+      for (const { index, input } of updates) {
+        const row = found.get(input.id);
         if (row) updated.push(row);
         else checked.errors.push(`Row ${index}: no row has id ${input.id}`);
       }
       await this.search.put(trx, table, updated);
-      return { rows: updated, ...report(checked) };
+      return { table, rows: updated, ...report(checked) };
     });
+    return { ...written, rows: await this.settle(actor, table, written.rows, waitComputed) };
   }
 
   /** Updates the rows whose key matches, inserts the others. */
@@ -110,8 +144,9 @@ export class TableRows {
     ref: string,
     rows: JsonObject[],
     keyColumn = 'id',
+    waitComputed = false,
   ): Promise<WriteReport & { inserted: TableRow[]; updated: TableRow[] }> {
-    return this.store.db.transaction().execute(async (trx) => {
+    const { table, ...written } = await this.store.db.transaction().execute(async (trx) => {
       const table = await this.tables.require(trx, actor, ref);
       const checked = this.check(table, rows, true);
       const key = keyColumn === 'id' ? undefined : table.columns.find((c) => c.name === keyColumn);
@@ -140,7 +175,7 @@ export class TableRows {
       }
       const seen = new Set<SqlValue>();
       const toInsert: Map<string, SqlValue>[] = [];
-      const updated: TableRow[] = [];
+      const toUpdate: { id: number; values: Map<string, SqlValue> }[] = [];
       for (const { index, values, input } of checked.accepted) {
         const value = keyOf(input);
         if (value !== undefined && seen.has(value)) {
@@ -159,13 +194,18 @@ export class TableRows {
           toInsert.push(this.complete(table, values));
           continue;
         }
-        const row = await this.updateOne(trx, table, id, values);
-        if (row) updated.push(row);
+        toUpdate.push({ id, values });
       }
+      const updated = await this.updateMany(trx, table, toUpdate);
       const inserted = await this.insert(trx, table, toInsert);
       await this.search.put(trx, table, [...inserted, ...updated]);
-      return { inserted, updated, ...report(checked) };
+      return { table, inserted, updated, ...report(checked) };
     });
+    return {
+      ...written,
+      inserted: await this.settle(actor, table, written.inserted, waitComputed),
+      updated: await this.settle(actor, table, written.updated, waitComputed),
+    };
   }
 
   async deleteByIds(actor: BotActor, ref: string, ids: number[]): Promise<number> {
@@ -284,6 +324,111 @@ export class TableRows {
     });
   }
 
+  /**
+   * Rows just written, with their computed columns: computed now when the caller waits for them, or
+   * left to the compute worker (woken) otherwise.
+   */
+  private async settle(
+    actor: BotActor,
+    table: TableRecord,
+    rows: TableRow[],
+    wait: boolean,
+  ): Promise<TableRow[]> {
+    this.tables.storage.wrote(this.store.db, table.storage, rows.length);
+    if (table.codeColumns === 0 || rows.length === 0 || !this.computer) return rows;
+    if (!wait) {
+      this.computer.wake();
+      return rows;
+    }
+    await this.computeRows(
+      actor,
+      table,
+      rows.map((r) => r.id),
+    );
+    const fresh = new Map(
+      (
+        await this.select(
+          this.store.db,
+          table,
+          rows.map((r) => r.id),
+        )
+      ).map((r) => [r.id, r]),
+    );
+    return rows.map((row) => fresh.get(row.id) ?? row);
+  }
+
+  /** Computes the due columns of some rows of tables whose columns code computes; answers how many rows. */
+  async computeDue(limit = 50): Promise<number> {
+    const tables = await this.store.db
+      .selectFrom('tables')
+      .selectAll()
+      .where('code_columns', '>', 0)
+      .where('compute_enabled', '=', 1)
+      .execute();
+    let done = 0;
+    for (const row of tables) {
+      const table = tableRecord(row);
+      const { rows } = await sql<{ id: number }>`
+        select id from ${sql.id(table.storage)} where compute_due = 1 order by id limit ${limit}`.execute(
+        this.store.db,
+      );
+      if (rows.length === 0) continue;
+      const bot = await this.store.db
+        .selectFrom('bots')
+        .select('workspace_id')
+        .where('id', '=', table.botId)
+        .executeTakeFirst();
+      if (!bot) continue;
+      await this.computeRows(
+        { botId: table.botId, workspaceId: bot.workspace_id },
+        table,
+        rows.map((r) => Number(r.id)),
+      );
+      done += rows.length;
+    }
+    return done;
+  }
+
+  /**
+   * Runs the due computed columns of rows and stores what they answer (or why they failed). The store
+   * is conditional on the row being as it was read: a row written meanwhile is computed again.
+   */
+  private async computeRows(actor: BotActor, table: TableRecord, ids: number[]): Promise<void> {
+    const computer = this.computer;
+    if (!computer || ids.length === 0) return;
+    for (const row of await this.select(this.store.db, table, ids)) {
+      const due = table.columns.filter((c) => row.stale.includes(c.name) && isRunnable(table, c));
+      if (due.length === 0) continue;
+      const outcomes = await computer.compute(actor, table, row, due);
+      const now = nowIso();
+      const sets = new Map<string, SqlValue>();
+      const computed: JsonObject = { ...row.computed };
+      for (const column of due) {
+        const outcome = outcomes[column.name] ?? { error: 'the code was not run' };
+        const stored =
+          'error' in outcome
+            ? { problem: outcome.error }
+            : outcome.value === null
+              ? { value: null }
+              : storedValue(this.store.dialect, column.type, outcome.value);
+        if ('problem' in stored) {
+          const error = 'error' in outcome ? outcome.error : `the code's value ${stored.problem}`;
+          computed[column.name] = { status: 'error', error, updatedAt: now };
+          continue;
+        }
+        sets.set(sqlColumn(column), stored.value);
+        computed[column.name] = { status: 'computed', updatedAt: now };
+      }
+      const stale = row.stale.filter((name) => !due.some((c) => c.name === name));
+      sets.set('stale', stale.length > 0 ? JSON.stringify(stale) : null);
+      sets.set('computed', JSON.stringify(computed));
+      sets.set('compute_due', 0);
+      await sql`
+        update ${sql.id(table.storage)} set ${sql.join([...sets].map(([name, value]) => sql`${sql.id(name)} = ${value}`))}
+        where id = ${row.id} and updated_at = ${row.updatedAt}`.execute(this.store.db);
+    }
+  }
+
   private complete(table: TableRecord, values: Map<string, SqlValue>): Map<string, SqlValue> {
     const all = new Map<string, SqlValue>();
     for (const column of table.columns) all.set(sqlColumn(column), values.get(sqlColumn(column)) ?? null);
@@ -299,13 +444,76 @@ export class TableRows {
     if (rows.length === 0) return [];
     const names = table.columns.map(sqlColumn);
     const now = nowIso();
+    // A new row: each computed column is stale.
+    const state = staleState(table, staleAfter(table, 'all'));
     const tuples = rows.map(
-      (values) => sql`(${sql.join([now, now, ...names.map((n) => values.get(n) ?? null)])})`,
+      (values) =>
+        sql`(${sql.join([
+          now,
+          now,
+          state?.get('stale') ?? null,
+          state?.get('computed') ?? null,
+          state?.get('compute_due') ?? 0,
+          ...names.map((n) => values.get(n) ?? null),
+        ])})`,
     );
-    const columns = sql.join(['created_at', 'updated_at', ...names].map((n) => sql.id(n)));
+    const columns = sql.join(
+      ['created_at', 'updated_at', 'stale', 'computed', 'compute_due', ...names].map((n) => sql.id(n)),
+    );
     const statement = sql<StoredRow>`insert into ${sql.id(table.storage)} (${columns}) values ${sql.join(tuples)}${answer ? sql` returning *` : sql``}`;
     const { rows: stored } = await statement.execute(db).catch(keyRace);
     return stored.map((row) => rowView(table.columns, row)).sort((a, b) => a.id - b.id);
+  }
+
+  /**
+   * Updates rows by id, answering those that exist. Rows that change the same columns are updated by
+   * one statement (an UPDATE from a VALUES list); a table with computed columns marks each row's stale
+   * ones, row by row.
+   */
+  private async updateMany(
+    db: Executor,
+    table: TableRecord,
+    updates: { id: number; values: Map<string, SqlValue> }[],
+  ): Promise<TableRow[]> {
+    if (table.columns.some((c) => computedOf(c))) {
+      const rows: TableRow[] = [];
+      for (const { id, values } of updates) {
+        const row = await this.updateOne(db, table, id, values);
+        if (row) rows.push(row);
+      }
+      return rows;
+    }
+    const groups = new Map<string, typeof updates>();
+    for (const update of updates) {
+      const key = [...update.values.keys()].join(',');
+      groups.set(key, [...(groups.get(key) ?? []), update]);
+    }
+    const postgres = this.store.dialect === 'postgres';
+    const now = nowIso();
+    const rows: TableRow[] = [];
+    for (const group of groups.values()) {
+      const names = [...(group[0]?.values.keys() ?? [])];
+      const types = names.map((name) => table.columns.find((c) => sqlColumn(c) === name)?.type ?? 'string');
+      // VALUES columns are column1 (the id), column2...; Postgres reads their parameters as text.
+      const source = (n: number, type: string) =>
+        postgres ? sql`cast(v.${sql.id(`column${n}`)} as ${sql.raw(type)})` : sql`v.${sql.id(`column${n}`)}`;
+      const sets = [
+        sql`updated_at = ${now}`,
+        ...names.map((name, i) => sql`${sql.id(name)} = ${source(i + 2, castType(types[i] ?? 'string'))}`),
+      ];
+      const tuples = group.map(
+        (u) => sql`(${sql.join([u.id, ...names.map((n) => u.values.get(n) ?? null)])})`,
+      );
+      const target = sql.id(table.storage);
+      const { rows: stored } = await sql<StoredRow>`
+        update ${target} set ${sql.join(sets)} from (values ${sql.join(tuples)}) as v
+        where ${target}.id = ${source(1, 'integer')}
+        returning ${postgres ? sql`${target}.*` : sql`*`}`
+        .execute(db)
+        .catch(keyRace);
+      rows.push(...stored.map((row) => rowView(table.columns, row)));
+    }
+    return rows.sort((a, b) => a.id - b.id);
   }
 
   private async updateOne(
@@ -322,8 +530,15 @@ export class TableRows {
       update ${sql.id(table.storage)} set ${sql.join(sets)} where id = ${id} returning *`
       .execute(db)
       .catch(keyRace);
-    const [row] = rows;
-    return row && rowView(table.columns, row);
+    const [stored] = rows;
+    const row = stored && rowView(table.columns, stored);
+    const changed = new Set(table.columns.filter((c) => values.has(sqlColumn(c))).map((c) => c.name));
+    const state = row && staleState(table, staleAfter(table, changed), row);
+    if (!row || !state) return row;
+    const { rows: marked } = await sql<StoredRow>`
+      update ${sql.id(table.storage)} set ${sql.join([...state].map(([name, value]) => sql`${sql.id(name)} = ${value}`))}
+      where id = ${id} returning *`.execute(db);
+    return marked[0] && rowView(table.columns, marked[0]);
   }
 
   private async select(db: Executor, table: TableRecord, ids: number[]): Promise<TableRow[]> {

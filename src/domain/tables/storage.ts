@@ -7,6 +7,12 @@ import type { Column, ColumnType } from './columns.ts';
 /** Every row table's name starts so: the sweep of orphans (a deleted bot's tables) finds them by it. */
 export const ROW_TABLE_PREFIX = 'tbl_rows_';
 
+/** Rows written to a Postgres row table before its statistics are gathered again. */
+export const ANALYZE_AFTER = 1000;
+
+/** The SQL columns every row table has besides its columns'. */
+export const SYSTEM_SQL_COLUMNS = ['id', 'created_at', 'updated_at', 'stale', 'computed', 'compute_due'];
+
 /** The SQL table of a new table's rows, from its id (`table_01J…` → `tbl_rows_01j…`). */
 export function rowTableName(tableId: string): string {
   return `${ROW_TABLE_PREFIX}${tableId.slice(tableId.indexOf('_') + 1).toLowerCase()}`;
@@ -47,7 +53,27 @@ const indexName = (table: string, column: Column, unique: boolean) =>
  * DDL is transactional), with the change to the table's record.
  */
 export class RowStorage {
+  /** Rows written to each row table since its statistics were last gathered (Postgres). */
+  private readonly unanalyzed = new Map<string, number>();
+
   constructor(private readonly dialect: Dialect) {}
+
+  /**
+   * Postgres plans with statistics it gathers on its own only now and then: a table just filled would
+   * be scanned whole for a filter its index serves. After ANALYZE_AFTER rows written in a process, the
+   * table's statistics are gathered (in the background: a plan, not a result, depends on them).
+   */
+  wrote(db: Executor, table: string, rows: number): void {
+    if (this.dialect !== 'postgres' || rows === 0) return;
+    const count = (this.unanalyzed.get(table) ?? 0) + rows;
+    if (count < ANALYZE_AFTER) {
+      this.unanalyzed.set(table, count);
+      return;
+    }
+    this.unanalyzed.delete(table);
+    // A table dropped meanwhile has no statistics to gather: nothing is lost.
+    void sql`analyze ${sql.id(table)}`.execute(db).catch(() => undefined);
+  }
 
   async create(db: Executor, table: string, columns: Column[], keyColumn: string | null): Promise<void> {
     const id =
@@ -58,9 +84,15 @@ export class RowStorage {
       id,
       sql`created_at text not null`,
       sql`updated_at text not null`,
+      // Computed columns' state: the stale ones (JSON list), each one's status (JSON map), and whether
+      // code has columns to compute (what the compute worker looks for).
+      sql`stale text`,
+      sql`computed text`,
+      sql`compute_due integer not null default 0`,
       ...columns.map((c) => columnDefinition(this.dialect, c)),
     ];
     await sql`create table ${sql.id(table)} (${sql.join(definitions)})`.execute(db);
+    await sql`create index ${sql.id(`${table}_compute_due`)} on ${sql.id(table)} (compute_due)`.execute(db);
     for (const column of columns) await this.index(db, table, column, column.name === keyColumn);
   }
 
@@ -98,9 +130,7 @@ export class RowStorage {
 
   /** Copies every row of one row table into another of the same columns, ids included. */
   async copyRows(db: Executor, from: string, to: string, columns: Column[]): Promise<void> {
-    const names = sql.join(
-      ['id', 'created_at', 'updated_at', ...columns.map(sqlColumn)].map((n) => sql.id(n)),
-    );
+    const names = sql.join([...SYSTEM_SQL_COLUMNS, ...columns.map(sqlColumn)].map((n) => sql.id(n)));
     await sql`insert into ${sql.id(to)} (${names}) select ${names} from ${sql.id(from)}`.execute(db);
     if (this.dialect === 'postgres') await this.resetIdentity(db, to);
   }

@@ -23,6 +23,7 @@ import type { Table, TableRecord } from './record.ts';
 import { TableSearch } from './search.ts';
 import { rowTableName, RowStorage } from './storage.ts';
 import { checkConstraints } from './values.ts';
+import { checkComputed, computedOf, staleAfter, staleState } from './computed.ts';
 
 /** Most tables one bot has. */
 export const MAX_TABLES_PER_BOT = 500;
@@ -208,6 +209,7 @@ export class Tables {
           name: patch.name ?? table.name,
           columns: toJson(columns),
           next_position: nextPosition,
+          code_columns: checkComputed(columns),
           factor: patch.factor ?? table.factor,
           frozen: frozen ? 1 : 0,
           key_column: keyColumn,
@@ -219,7 +221,7 @@ export class Tables {
         .execute();
       const updated = await this.require(trx, actor, table.id);
       if (searchKey(updated) !== searchKey(table)) await this.search.rebuild(trx, updated, table);
-      return { table: tableView(updated), staleColumns: [] };
+      return { table: tableView(updated), staleColumns: await this.restale(trx, table, updated) };
     });
   }
 
@@ -303,8 +305,35 @@ export class Tables {
   }
 
   private async status(db: Executor, table: TableRecord): Promise<TableStatus> {
-    const { rows } = await sql<{ n: number }>`select count(*) as n from ${sql.id(table.storage)}`.execute(db);
-    return { table: tableView(table), rows: Number(rows[0]?.n ?? 0), stale: 0, indexing: 0 };
+    const { rows } = await sql<{ n: number; stale: number }>`
+      select count(*) as n, count(stale) as stale from ${sql.id(table.storage)}`.execute(db);
+    const [counts] = rows;
+    return {
+      table: tableView(table),
+      rows: Number(counts?.n ?? 0),
+      stale: Number(counts?.stale ?? 0),
+      indexing: 0,
+    };
+  }
+
+  /**
+   * A computed column added or changed makes every row's computed columns stale (they are computed
+   * again); answers the columns whose definition changed.
+   */
+  private async restale(db: Executor, before: TableRecord, after: TableRecord): Promise<string[]> {
+    const definition = (table: TableRecord, name: string) => {
+      const column = table.columns.find((c) => c.name === name);
+      return column && JSON.stringify([column.type, computedOf(column)]);
+    };
+    const changed = after.columns
+      .filter((c) => computedOf(c) && definition(after, c.name) !== definition(before, c.name))
+      .map((c) => c.name);
+    const state = changed.length > 0 ? staleState(after, staleAfter(after, 'all')) : undefined;
+    if (!state) return [];
+    await sql`update ${sql.id(after.storage)} set ${sql.join([...state].map(([name, value]) => sql`${sql.id(name)} = ${value}`))}`.execute(
+      db,
+    );
+    return changed;
   }
 
   private async nameTaken(db: Executor, actor: BotActor, name: string): Promise<boolean> {
@@ -364,6 +393,7 @@ export class Tables {
       compute_enabled: input.isComputeEnabled === false ? 0 : 1,
       storage: rowTableName(id),
       next_position: givenNextPosition ?? columns.length,
+      code_columns: checkComputed(columns),
       created_at: now,
       updated_at: now,
     };
@@ -376,7 +406,7 @@ export class Tables {
         throw err;
       });
     await this.storage.create(db, row.storage, columns, keyColumn);
-    return tableRecord({ ...row, key_column: keyColumn });
+    return tableRecord({ ...row, key_column: keyColumn, code_columns: row.code_columns ?? 0 });
   }
 
   private async applySchemaPatch(

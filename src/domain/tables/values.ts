@@ -30,6 +30,23 @@ const TYPE_NAMES: Record<ColumnType, string> = {
   array: 'an array',
 };
 
+/** Whether a JSON value holds a NUL character (in a text or a key): Postgres text and jsonb cannot. */
+export function holdsNul(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const at = stack.pop();
+    if (typeof at === 'string') {
+      if (at.includes('\u0000')) return true;
+    } else if (typeof at === 'object' && at !== null) {
+      for (const [key, child] of Object.entries(at)) {
+        if (key.includes('\u0000')) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
+}
+
 /** Why `value` does not fit a column of `type`, or the value as it is stored. */
 export function storedValue(
   dialect: Dialect,
@@ -37,6 +54,7 @@ export function storedValue(
   value: Json,
 ): { value: SqlValue } | { problem: string } {
   const problem = { problem: `must be ${TYPE_NAMES[type]}` };
+  if (holdsNul(value)) return { problem: 'may not hold a NUL character (\\u0000)' };
   switch (type) {
     case 'string':
       return typeof value === 'string' ? { value } : problem;

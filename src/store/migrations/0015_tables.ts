@@ -16,6 +16,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('tags', 'text', (c) => c.notNull())
     .addColumn('compute_enabled', 'integer', (c) => c.notNull())
     .addColumn('storage', 'text', (c) => c.notNull().unique())
+    // How many of its columns are computed by code: the compute worker looks only at such tables.
+    .addColumn('code_columns', 'integer', (c) => c.notNull().defaultTo(0))
     // The position the next new column gets: positions are never reused, so a SQL column keeps one meaning.
     .addColumn('next_position', 'integer', (c) => c.notNull())
     .addColumn('created_at', 'text', (c) => c.notNull())
@@ -48,5 +50,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on('table_jobs')
     .columns(['table_id', 'created_at'])
     .execute();
+  await db.schema.createIndex('tables_code_columns').on('tables').columns(['code_columns']).execute();
   await db.schema.createIndex('table_jobs_status').on('table_jobs').columns(['status']).execute();
 }
