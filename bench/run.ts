@@ -2,7 +2,7 @@
 // machine's ceiling, everything started here on 127.0.0.1 and stopped at the end. Parley's chat round
 // trip and live fan-out run with SSE listeners and again with WebSocket ones (rows named `…, WebSocket`).
 // Prints one table and writes bench/results/latest.json. Options: --quick, --no-pin, --profile,
-// --scenarios chat,held,actions,fanout,search, --stores sqlite,postgres.
+// --scenarios chat,held,actions,fanout,search,tables, --stores sqlite,postgres.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
@@ -25,6 +25,7 @@ import {
 import type { ParleyServer, StoreName } from './lib/parley.ts';
 import { summarizeProfiles } from './lib/profile.ts';
 import type { ProfileSummary } from './lib/profile.ts';
+import type { TablesLoadJob, TablesLoadRequest, TablesLoadResponse } from './lib/tables-load.ts';
 import {
   cpuMs,
   killAllNow,
@@ -50,7 +51,7 @@ import type {
   Response,
   RunResult,
 } from './lib/protocol.ts';
-import { median, round } from './lib/stats.ts';
+import { median, round, summarize } from './lib/stats.ts';
 
 const { values: options } = parseArgs({
   options: {
@@ -77,6 +78,7 @@ const plan = quick
       webSocketListeners: [1000],
       deliveries: { 1000: 10 } as Record<number, number>,
       held: { conversations: 500, intervalMs: 5000, warmupMs: 5000, durationMs: 15_000, graceMs: 5000 },
+      tables: { rows: 10_000, finds: 1000, findWarmup: 100, upserts: 10, upsertWarmup: 2 },
       timeLimitMs: 180_000,
     }
   : {
@@ -90,9 +92,10 @@ const plan = quick
       webSocketListeners: [1000, 10_000],
       deliveries: { 1000: 10, 10_000: 5 } as Record<number, number>,
       held: { conversations: 2000, intervalMs: 5000, warmupMs: 5000, durationMs: 30_000, graceMs: 5000 },
+      tables: { rows: 100_000, finds: 5000, findWarmup: 500, upserts: 30, upsertWarmup: 2 },
       timeLimitMs: 18 * 60_000,
     };
-const scenarios = new Set((options.scenarios ?? 'chat,held,actions,fanout,search').split(','));
+const scenarios = new Set((options.scenarios ?? 'chat,held,actions,fanout,search,tables').split(','));
 const notes: string[] = [];
 const note = (text: string) => {
   notes.push(text);
@@ -235,6 +238,14 @@ function costText(cost: MessageCost): string {
 }
 const actionSeries: (Series & { ratioToCeiling?: number })[] = [];
 const searchSeries: (Series & { passages: number })[] = [];
+const tablesSeries: (Series & {
+  /** What `rate` counts: requests, calls or (the load) calls shown as rows. */
+  unit: 'req/s' | 'calls/s' | 'rows/s';
+  /** Rows each call writes (the upsert's and the load's). */
+  rowsPerCall?: number;
+  /** Rows in the table when the series started. */
+  tableRows: number;
+})[] = [];
 interface FanoutFigure {
   store: StoreName;
   protocol: ListenProtocol;
@@ -712,6 +723,269 @@ async function searchScenario(store: StoreName, server: ParleyServer): Promise<v
   });
 }
 
+// ---------------------------------------------------------------------------------------------------
+// Tables: a table of plan.tables.rows orders, loaded 1,000 rows a call; findTableRows on an indexed
+// equality (a customer's orders) with TABLES_CONCURRENCY requests in flight; 1,000-row upsertTableRows
+// on the key column (half existing orders, half new), one call at a time. The measured requests come
+// from bench/lib/tables-load.ts, a process of its own on the load core, as the other scenarios' do.
+
+const TABLES_NAME = 'BenchOrdersTable';
+const TABLES_BATCH = 1000;
+const TABLES_CONCURRENCY = 16;
+const TABLES_CUSTOMERS = 5000;
+const TABLES_STATUSES = [
+  'pending',
+  'paid',
+  'packed',
+  'shipped',
+  'in_transit',
+  'delivered',
+  'cancelled',
+  'refunded',
+  'returned',
+  'on_hold',
+];
+
+/** An order's key: `ORD-0000001`. */
+const orderId = (n: number) => `ORD-${String(n).padStart(7, '0')}`;
+
+/** One order, drawn from `random`: a status among 10, a customer among TABLES_CUSTOMERS, 1 to 4 items. */
+function orderRow(random: () => number, n: number): Record<string, unknown> {
+  const pick = <T>(list: T[]) => list[Math.floor(random() * list.length)] as T;
+  const items = Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({
+    sku: `SKU-${String(Math.floor(random() * 2000)).padStart(4, '0')}`,
+    quantity: 1 + Math.floor(random() * 5),
+    price: Math.round(100 + random() * 9900) / 100,
+  }));
+  return {
+    orderId: orderId(n),
+    status: pick(TABLES_STATUSES),
+    customer: `customer-${String(Math.floor(random() * TABLES_CUSTOMERS)).padStart(4, '0')}`,
+    total: Math.round(items.reduce((sum, i) => sum + i.quantity * i.price, 0) * 100) / 100,
+    placedAt: new Date(Date.UTC(2024, 0, 1) + Math.floor(random() * 366 * 86_400_000)).toISOString(),
+    items,
+  };
+}
+
+/** Starts bench/lib/tables-load.ts on the load core; `run` hands it a job and adds the CPU shares. */
+async function startTablesLoad(
+  server: ParleyServer,
+): Promise<{ run(job: TablesLoadJob): Promise<RunResult>; stop(): Promise<void> }> {
+  const proc = start(
+    'tables load generator',
+    process.execPath,
+    ['--import', 'tsx', path.join(BENCH_DIR, 'lib', 'tables-load.ts')],
+    { cwd: ROOT, cpu: LOAD_CPU, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+  );
+  cleanupTasks.push(() => stop(proc.pid));
+  const waiting = new Map<number, (answer: TablesLoadResponse) => void>();
+  proc.child.on('message', (answer: TablesLoadResponse) => {
+    waiting.get(answer.id)?.(answer);
+    waiting.delete(answer.id);
+  });
+  void proc.exited.then((code) => {
+    for (const w of waiting.values()) w({ id: -1, error: `the tables load process exited (${code})` });
+    waiting.clear();
+  });
+  const ask = (request: TablesLoadRequest) =>
+    new Promise<TablesLoadResponse>((resolve) => {
+      waiting.set(request.id, resolve);
+      if (request.id !== 0) proc.child.send(request);
+    });
+  const ready = await Promise.race([
+    ask({ id: 0 } as TablesLoadRequest),
+    sleep(30_000).then(() => ({ id: 0, error: 'timed out' })),
+  ]);
+  if (ready.error !== undefined)
+    throw new Error(`the tables load process did not start (${ready.error}):\n${proc.output()}`);
+  let next = 1;
+  return {
+    async run(job) {
+      const cpu = () => server.pids().reduce((sum, pid) => sum + (cpuMs(pid) || 0), 0);
+      const before = cpu();
+      const loadBefore = cpuMs(proc.pid);
+      const started = performance.now();
+      const answer = await ask({ id: next++, job });
+      const wall = performance.now() - started;
+      if (!answer.result) throw new Error(`tables load process: ${answer.error}`);
+      return {
+        ...answer.result,
+        serverCores: (cpu() - before) / wall,
+        loadCores: (cpuMs(proc.pid) - loadBefore) / wall,
+      };
+    },
+    stop: () => stop(proc.pid),
+  };
+}
+
+async function tablesScenario(store: StoreName, server: ParleyServer): Promise<void> {
+  const random = seeded(29);
+  const { rows: total, finds, findWarmup, upserts, upsertWarmup } = plan.tables;
+  const admin = { authorization: `Bearer ${server.token}`, 'x-workspace-id': server.workspaceId };
+  const call = async <T>(method: string, route: string, headers: Record<string, string>, body?: unknown) => {
+    const res = await fetch(`${server.url}${route}`, {
+      method,
+      headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    if (!res.ok) {
+      const sent = typeof body === 'string' ? body : JSON.stringify(body ?? '');
+      throw new Error(`${method} ${route} ${sent.slice(0, 300)} answered ${res.status}: ${text}`);
+    }
+    return (text ? JSON.parse(text) : {}) as T;
+  };
+  const { bot } = await call<{ bot: { id: string } }>('POST', '/v1/admin/bots', admin, {
+    name: 'tables-bench',
+  });
+  const botHeaders = { authorization: `Bearer ${await botApiKey(server, bot.id)}`, 'x-bot-id': bot.id };
+  const { table } = await call<{ table: { keyColumn?: string | null } }>('POST', '/v1/tables', botHeaders, {
+    name: TABLES_NAME,
+    keyColumn: 'orderId',
+    schema: {
+      type: 'object',
+      properties: {
+        orderId: { type: 'string' },
+        status: { type: 'string' },
+        customer: { type: 'string' },
+        total: { type: 'number' },
+        placedAt: { type: 'string', format: 'date-time' },
+        items: { type: 'array', items: { type: 'object' } },
+      },
+    },
+  });
+  if (table.keyColumn !== 'orderId')
+    throw new Error(`createTable answered keyColumn ${JSON.stringify(table.keyColumn)}, not "orderId"`);
+
+  // The load, one call at a time, each batch timed.
+  const customers = new Set<string>();
+  const batchMs: number[] = [];
+  const serverCpu = () => server.pids().reduce((sum, pid) => sum + (cpuMs(pid) || 0), 0);
+  const cpuBefore = serverCpu();
+  const loadStarted = performance.now();
+  for (let first = 1; first <= total; first += TABLES_BATCH) {
+    const rows = Array.from({ length: Math.min(TABLES_BATCH, total - first + 1) }, (_, i) => {
+      const row = orderRow(random, first + i);
+      customers.add(row.customer as string);
+      return row;
+    });
+    const body = JSON.stringify({ rows });
+    const started = performance.now();
+    const answer = await call<{ rows: unknown[]; errors?: string[] }>(
+      'POST',
+      `/v1/tables/${TABLES_NAME}/rows`,
+      botHeaders,
+      body,
+    );
+    batchMs.push(performance.now() - started);
+    if (answer.errors?.length || answer.rows.length !== rows.length)
+      throw new Error(
+        `createTableRows (rows ${first}–${first + rows.length - 1}) wrote ${answer.rows.length} rows: ${(answer.errors ?? []).slice(0, 3).join('; ')}`,
+      );
+  }
+  const loadMs = performance.now() - loadStarted;
+  const loadRun: RunResult = {
+    measured: batchMs.length,
+    errors: 0,
+    windowMs: loadMs,
+    rate: (batchMs.length / loadMs) * 1000,
+    latency: summarize(batchMs),
+    serverCores: (serverCpu() - cpuBefore) / loadMs,
+  };
+  log(
+    `tables ${store}: ${num(total)} rows loaded in ${(loadMs / 1000).toFixed(1)} s, ${num((total / loadMs) * 1000)} rows/s, p50 ${ms(loadRun.latency.p50)} ms, p99 ${ms(loadRun.latency.p99)} ms per ${num(TABLES_BATCH)}-row call, server ${(loadRun.serverCores ?? 0).toFixed(2)} cores (informational)`,
+  );
+  tablesSeries.push({
+    scenario: `createTableRows, ${num(total)} rows in calls of ${num(TABLES_BATCH)}, one at a time (load)`,
+    store,
+    system: 'Parley (informational)',
+    runs: [loadRun],
+    median: mediansOf([loadRun]),
+    unit: 'rows/s',
+    rowsPerCall: TABLES_BATCH,
+    tableRows: 0,
+  });
+
+  const load = await startTablesLoad(server);
+  try {
+    // findTableRows: a customer's orders, each request another customer that has some.
+    const known = [...customers];
+    const runs: RunResult[] = [];
+    for (let round = 0; round < plan.actionRounds; round++) {
+      const bodies = Array.from({ length: findWarmup + finds }, () =>
+        JSON.stringify({
+          filter: { customer: known[Math.floor(random() * known.length)] },
+          limit: 20,
+        }),
+      );
+      const result = await load.run({
+        url: `${server.url}/v1/tables/${TABLES_NAME}/rows/find`,
+        headers: botHeaders,
+        bodies,
+        warmup: findWarmup,
+        concurrency: TABLES_CONCURRENCY,
+        expect: { kind: 'found' },
+      });
+      checkRun(`tables find (${store})`, result);
+      runs.push(result);
+      log(
+        `tables ${store} findTableRows: ${result.rate.toFixed(0)} req/s, p50 ${ms(result.latency.p50)} ms, p99 ${ms(result.latency.p99)} ms, server ${(result.serverCores ?? 0).toFixed(2)} cores, load ${(result.loadCores ?? 0).toFixed(2)}`,
+      );
+      await sleep(200);
+    }
+    tablesSeries.push({
+      scenario: `findTableRows, customer equality, limit 20, ${num(total)} rows (${TABLES_CONCURRENCY} in flight)`,
+      store,
+      system: 'Parley: indexed column',
+      runs,
+      median: mediansOf(runs),
+      unit: 'req/s',
+      tableRows: total,
+    });
+
+    // upsertTableRows on the key column, one call at a time: 500 orders of the load (other ones each
+    // call) rewritten, 500 new ones.
+    const half = TABLES_BATCH / 2;
+    let fresh = total;
+    const bodies = Array.from({ length: upsertWarmup + upserts }, () => {
+      const existing = new Set<number>();
+      while (existing.size < half) existing.add(1 + Math.floor(random() * total));
+      const rows = [
+        ...[...existing].map((n) => orderRow(random, n)),
+        ...Array.from({ length: half }, () => orderRow(random, ++fresh)),
+      ];
+      return JSON.stringify({ rows, keyColumn: 'orderId' });
+    });
+    const upsert = await load.run({
+      url: `${server.url}/v1/tables/${TABLES_NAME}/rows/upsert`,
+      headers: botHeaders,
+      bodies,
+      warmup: upsertWarmup,
+      concurrency: 1,
+      expect: { kind: 'upserted', inserted: half, updated: half },
+    });
+    checkRun(`tables upsert (${store})`, upsert);
+    log(
+      `tables ${store} upsertTableRows: ${upsert.rate.toFixed(1)} calls/s, ${num(upsert.rate * TABLES_BATCH)} rows/s, p50 ${ms(upsert.latency.p50)} ms, p99 ${ms(upsert.latency.p99)} ms per call, server ${(upsert.serverCores ?? 0).toFixed(2)} cores`,
+    );
+    tablesSeries.push({
+      scenario: `upsertTableRows, ${num(TABLES_BATCH)} rows a call (${num(half)} new) on keyColumn, one at a time`,
+      store,
+      system: 'Parley: key column',
+      runs: [upsert],
+      median: mediansOf([upsert]),
+      unit: 'calls/s',
+      rowsPerCall: TABLES_BATCH,
+      tableRows: total,
+    });
+    const after = await call<{ rows: number }>('GET', `/v1/tables/${TABLES_NAME}`, botHeaders);
+    if (after.rows !== fresh)
+      throw new Error(`getTable counts ${after.rows} rows after the upserts, not ${fresh}`);
+  } finally {
+    await load.stop();
+  }
+}
+
 function perDeliveryMedians(d: FanoutDeliverResult, which: 'message' | 'reply'): Omit<Figures, 'rate'> {
   return {
     p50: median(d.perDelivery.map((p) => p[which].p50)),
@@ -1017,6 +1291,28 @@ function buildRows(): Row[] {
       met: '',
     });
   }
+  for (const s of tablesSeries) {
+    const { rate } = s.median;
+    const rowRate = (s.rowsPerCall ?? 1) * rate;
+    rows.push({
+      scenario: s.scenario,
+      store: s.store,
+      system: s.system,
+      rate:
+        s.unit === 'rows/s'
+          ? `${num(rowRate)} rows/s`
+          : s.unit === 'calls/s'
+            ? `${rate.toFixed(1)} calls/s, ${num(rowRate)} rows/s`
+            : `${num(rate)} req/s`,
+      p50: ms(s.median.p50),
+      p95: ms(s.median.p95),
+      p99: ms(s.median.p99),
+      ratio: '',
+      cost: `${median(s.runs.map((r) => r.serverCores ?? NaN)).toFixed(2)} server cores`,
+      target: '',
+      met: '',
+    });
+  }
   for (const h of heldFigures) {
     // No reply at all has no latency (null once it crossed the IPC channel): not met.
     const ok = Number.isFinite(h.latency.p99) && h.latency.p99 < 50 && h.missing === 0;
@@ -1246,6 +1542,7 @@ async function main(): Promise<number> {
           await actionScenario(store, server, bots, peers.ceiling);
         }
         if (scenarios.has('search')) await searchScenario(store, server);
+        if (scenarios.has('tables')) await tablesScenario(store, server);
         // Last: a server that falls behind is still working through the backlog when the run ends, and
         // would slow whatever came after it.
         if (scenarios.has('held')) await heldScenario(store, server, echo.chatUrl);
@@ -1295,6 +1592,7 @@ async function main(): Promise<number> {
     chat: chatSeries,
     actions: actionSeries,
     search: searchSeries,
+    tables: tablesSeries,
     fanout: fanoutFigures,
     held: heldFigures,
     rows,
