@@ -19,8 +19,11 @@ import type { SqlValue } from './values.ts';
 
 /** Most rows one write call takes, and most ids one delete names. */
 export const MAX_ROWS_PER_CALL = 1000;
-/** How long a `$regex` filter may run on SQLite (Postgres: the statement timeout). */
-export const REGEX_BUDGET_MS = 5000;
+/**
+ * How long a `$regex` filter may run on SQLite (Postgres: the statement timeout). SQLite runs in the
+ * server's own thread, so this is also how long one such query can hold up the others: kept short.
+ */
+export const REGEX_BUDGET_MS = 1000;
 
 /** What a write answers besides its rows: what was ignored, and the rows refused (partial success). */
 export interface WriteReport {
