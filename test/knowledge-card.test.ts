@@ -2,13 +2,11 @@ import assert from 'node:assert/strict';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { mkdir } from 'node:fs/promises';
 import { loadPackage, PackageError } from '../src/package/load.ts';
-import { ChatSession, deployWithCli, turnOutcome } from './helpers/chat-bots.ts';
+import { chatServer, deployWithCli, turnOutcome } from './helpers/chat-bots.ts';
 import { runParley } from './helpers/process.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
 
 test('a package’s knowledge bases are checked: documents inside the package, of indexed formats, and cards naming them', async () => {
@@ -72,24 +70,8 @@ for (const store of await testStores()) {
     `knowledge bases of bot packages and the knowledge card (${store.name})`,
     { skip: store.skip },
     () => {
-      let t: TestServer;
-      let tmp: string;
-      const sessions: ChatSession[] = [];
-      before(async () => {
-        t = await startTestServer(store);
-        tmp = await mkdtemp(path.join(os.tmpdir(), 'parley-kb-'));
-      });
-      after(async () => {
-        for (const session of sessions) await session.close();
-        await t.close();
-        await rm(tmp, { recursive: true, force: true });
-      });
-      const target = () => ({ url: t.url, token: t.token, workspaceId: t.workspaceId });
-      async function talk(webhookUrl: string): Promise<ChatSession> {
-        const session = await ChatSession.open(webhookUrl);
-        sessions.push(session);
-        return session;
-      }
+      const suite = chatServer(store, 'parley-kb-');
+      const { target, talk } = suite;
 
       test('the FAQ example answers questions from its deployed knowledge base, through the Chat API', async () => {
         const deployed = await deployWithCli(target(), 'examples/faq-bot');
@@ -108,7 +90,7 @@ for (const store of await testStores()) {
         assert.match((await chat.nextTexts(1))[0] ?? '', /^I don't know that one yet/);
 
         // The set card after the knowledge card read event.kb (in the turns that found something).
-        const runtime = t.client({ botId: deployed.botId });
+        const runtime = suite.t.client({ botId: deployed.botId });
         const { conversationId } = (await runtime.getMessage({ id: refund })).message;
         const { state } = await runtime.getState({
           type: 'conversation',
@@ -129,7 +111,7 @@ for (const store of await testStores()) {
       });
 
       test('event.kb: the knowledge bases queried and the passages consulted, seen by later cards and hooks', async () => {
-        const dir = path.join(tmp, 'kb-hooks');
+        const dir = path.join(suite.tmp, 'kb-hooks');
         await cp('test/fixtures/kb-hooks', dir, { recursive: true });
         const deployed = await deployWithCli(target(), dir);
         const chat = await talk(deployed.webhookUrl);
@@ -139,7 +121,10 @@ for (const store of await testStores()) {
           reply,
           'kb:docs first:docs/guide.md stored:2 score:number | hook sees 2: Descale the kettle every month with white vinegar.',
         );
-        assert.equal((await turnOutcome(t.client({ botId: deployed.botId }), messageId)).status, 'processed');
+        assert.equal(
+          (await turnOutcome(suite.t.client({ botId: deployed.botId }), messageId)).status,
+          'processed',
+        );
 
         // The package changes: the changed document is uploaded again and its new text is found.
         await writeFile(
@@ -153,14 +138,14 @@ for (const store of await testStores()) {
       });
 
       test('parley files upload|list|delete and parley kb list|search', async () => {
-        const { bot } = await t.client().createBot({ name: 'cli-files' });
-        const env = { PARLEY_URL: t.url, PARLEY_TOKEN: t.token, PARLEY_BOT_ID: bot.id };
+        const { bot } = await suite.t.client().createBot({ name: 'cli-files' });
+        const env = { PARLEY_URL: suite.t.url, PARLEY_TOKEN: suite.t.token, PARLEY_BOT_ID: bot.id };
         const run = async (args: string[]) => {
           const proc = runParley(args, env);
           const code = await proc.exited;
           return { code, output: proc.output() };
         };
-        const doc = path.join(tmp, 'manual.md');
+        const doc = path.join(suite.tmp, 'manual.md');
         await writeFile(doc, '# Manual\n\nThe red button restarts the machine.\n');
         const uploaded = await run([
           'files',

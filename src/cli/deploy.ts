@@ -11,6 +11,8 @@ import { printHelp, wantsHelp } from './help.ts';
 import { userPath } from './paths.ts';
 import { FilesApi } from './files-api.ts';
 import { syncKnowledge } from './knowledge.ts';
+import { applyTables, destructiveChanges, planTables } from './package-tables.ts';
+import type { TableMigration } from './package-tables.ts';
 
 /** Loads and compiles a package; on problems prints every one of them (paths as given) and returns undefined. */
 async function compileOrReport(dir: string, doing: string): Promise<CompiledPackage | undefined> {
@@ -37,13 +39,19 @@ Checks a bot package folder and compiles its code, without deploying it: prints 
 or every problem found, each with its file, line, column and field. Exits 1 when there are problems.
 `;
 
-const DEPLOY_USAGE = 'usage: parley deploy <dir> [--bot-id <id>] [--url URL] [--token T] [--workspace-id W]';
+const DEPLOY_USAGE =
+  'usage: parley deploy <dir> [--bot-id <id>] [--allow-destructive] [--url URL] [--token T] [--workspace-id W]';
 const DEPLOY_HELP = `${DEPLOY_USAGE}
 
 Validates a bot package folder, compiles it and uploads it. Without --bot-id it creates a bot and prints
 its id and chat URL; with --bot-id it deploys a new version of that bot (its conversations go on). A
 package with problems deploys nothing.
-  --bot-id ID        The bot to deploy to (default: a new bot).
+The package's tables (tables/<name>.json) are created, or migrated: columns the package added are added,
+changed ones are updated. A change that deletes data (a column the package no longer has, or a column
+whose type changed, which empties it) is refused, and nothing is deployed, unless --allow-destructive.
+  --bot-id ID          The bot to deploy to (default: a new bot).
+  --allow-destructive  Apply table changes that delete data: remove the columns the package no longer
+                       has, and empty the columns whose type changed.
 ${SERVER_FLAGS_HELP}
 `;
 
@@ -61,6 +69,7 @@ export async function validateCommand(argv: string[]): Promise<number> {
     count(Object.keys(compiled.actions).length, 'action'),
     count(hooks, 'hook'),
     count(Object.keys(compiled.units).length, 'code unit'),
+    ...(compiled.tables ? [count(Object.keys(compiled.tables).length, 'table')] : []),
   ];
   process.stdout.write(`OK: ${compiled.manifest.name}: ${counts.join(', ')}\n`);
   return 0;
@@ -134,10 +143,22 @@ function botDefinition(pkg: CompiledPackage, current?: DeployedBot) {
   return { create, update };
 }
 
+/** Whether table changes that delete data stop the deploy (they are not allowed): then says why. */
+function refused(plan: TableMigration[], allowDestructive: boolean): boolean {
+  const destructive = destructiveChanges(plan);
+  if (destructive.length === 0 || allowDestructive) return false;
+  for (const line of destructive) process.stderr.write(`parley: ${line}\n`);
+  process.stderr.write(
+    'parley: nothing was deployed: deploy again with --allow-destructive to apply these changes (or rename a column with renameTableColumn to keep its values)\n',
+  );
+  return true;
+}
+
 export async function deployCommand(argv: string[]): Promise<number> {
   if (wantsHelp(argv)) return printHelp(DEPLOY_HELP);
   const { flags, positionals } = parseCommandLine(argv, process.env, {
     'bot-id': { type: 'string' },
+    'allow-destructive': { type: 'boolean' },
     ...SERVER_FLAGS,
   });
   const dir = positionals[0];
@@ -150,10 +171,17 @@ export async function deployCommand(argv: string[]): Promise<number> {
   if (!compiled) return 1;
 
   const api = new AdminApi(url, token, workspaceId);
+  // The bot's tables, through the Tables API as the bot (as its knowledge bases are made).
+  const asBot = (id: string) => new FilesApi(url, token, id);
+  const tables = compiled.tables ?? {};
   let bot: DeployedBot;
   if (botId) {
     const route = `/bots/${encodeURIComponent(botId)}`;
     const { bot: current } = await api.request<{ bot: DeployedBot }>('GET', route);
+    // The tables first: the new code finds its columns, and a refused migration deploys nothing.
+    const plan = await planTables(asBot(botId).api, tables);
+    if (refused(plan, flags['allow-destructive'] === true)) return 1;
+    await applyTables(asBot(botId).api, plan);
     // One update, in one transaction on the server: conversations continue on the new code.
     ({ bot } = await api.request<{ bot: DeployedBot }>(
       'PUT',
@@ -162,6 +190,7 @@ export async function deployCommand(argv: string[]): Promise<number> {
     ));
   } else {
     ({ bot } = await api.request<{ bot: DeployedBot }>('POST', '/bots', botDefinition(compiled).create));
+    await applyTables(asBot(bot.id).api, await planTables(asBot(bot.id).api, tables));
   }
 
   process.stdout.write(`${botId ? 'Deployed' : 'Created and deployed'} ${bot.name}: bot ${bot.id}\n`);
@@ -169,11 +198,7 @@ export async function deployCommand(argv: string[]): Promise<number> {
   if (chat) process.stdout.write(`Chat webhook URL: ${chat.webhookUrl}\n`);
   if (chat?.webchatShareUrl) process.stdout.write(`Webchat share link: ${chat.webchatShareUrl}\n`);
   if (!botId) process.stdout.write(`Deploy again to it with: parley deploy ${dir} --bot-id ${bot.id}\n`);
-  const indexed = await syncKnowledge(
-    new FilesApi(url, token, bot.id),
-    userPath(dir),
-    compiled.knowledge ?? {},
-  );
+  const indexed = await syncKnowledge(asBot(bot.id), userPath(dir), compiled.knowledge ?? {});
   for (const secret of compiled.manifest.configuration?.secrets ?? []) {
     if (!bot.secrets.includes(secret)) {
       process.stderr.write(

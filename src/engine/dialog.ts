@@ -1,6 +1,9 @@
 import type { Message } from '../domain/runtime/messages.ts';
+import type { TableCard } from '../package/cards.ts';
 import type { Card, CompiledPackage, WorkflowNode } from '../package/format.ts';
 import { unitIds } from '../package/format.ts';
+import { findPackageTable } from '../package/tables.ts';
+import { ApiError } from '../domain/shared/errors.ts';
 import type { DialogState, Frame } from './dialog-state.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
 import { previewOf } from './event-object.ts';
@@ -32,6 +35,11 @@ export interface DialogHost {
     question: string | undefined,
     limit: number,
   ): Promise<KnowledgeResult[]>;
+  /**
+   * An operation of bot code's `client` (the Tables API's, for the table cards), run as the bot the way
+   * bot code's calls run: its answer, as JSON.
+   */
+  callClient(operation: string, args: JsonObject): Promise<JsonObject>;
   /** The conversation ends: the after_conversation_end hook runs and the dialog is cleared. */
   endConversation(): Promise<void>;
   log(level: 'info' | 'warn' | 'error', message: string): void;
@@ -202,7 +210,91 @@ export class DialogRunner {
         return { kind: 'stop' };
       case 'knowledge':
         return this.knowledge(frame, card);
+      case 'tableFind':
+      case 'tableInsert':
+      case 'tableUpdate':
+      case 'tableUpsert':
+      case 'tableDelete':
+        return this.table(frame, card);
     }
+  }
+
+  /**
+   * A table card: one Tables API call as the bot, through bot code's `client` (the same checks, roles
+   * and limits). A call the API refuses (a bad filter, a refused row) fails the turn, naming the card.
+   */
+  private async table(frame: Frame, card: TableCard): Promise<CardResult> {
+    const definition = findPackageTable(this.host.pkg.tables, card.table);
+    const table = definition?.name ?? card.table;
+    const failed = (reason: string) =>
+      new DialogError(`The ${card.type} card on table ${table} failed: ${reason}`);
+    const call = async (operation: string, args: JsonObject): Promise<JsonObject> => {
+      let answer: JsonObject;
+      try {
+        answer = await this.host.callClient(operation, { table, ...args });
+      } catch (err) {
+        // A fault of the server (5xx) is not the card's: the turn is tried again.
+        if (err instanceof ApiError && err.code < 500) throw failed(`${err.type}: ${err.message}`);
+        throw err;
+      }
+      const { errors, warnings } = answer;
+      if (Array.isArray(errors) && errors.length > 0) throw failed(errors.map(String).join('; '));
+      if (Array.isArray(warnings) && warnings.length > 0)
+        this.host.log('warn', `The ${card.type} card on table ${table}: ${warnings.map(String).join('; ')}`);
+      return answer;
+    };
+    const object = async (name: string, value: Json): Promise<JsonObject> => {
+      const rendered = await this.field(frame, name, value);
+      if (!isJsonObject(rendered))
+        throw failed(`its ${name} must be an object, not ${JSON.stringify(rendered)}`);
+      return rendered;
+    };
+    const first = (rows: Json | undefined): Json => (Array.isArray(rows) ? (rows[0] ?? null) : null);
+    let result: Json;
+    switch (card.type) {
+      case 'tableFind': {
+        const filter = card.filter === undefined ? undefined : await object('filter', card.filter);
+        const { rows } = await call('findTableRows', {
+          ...(filter && { filter }),
+          ...(card.orderBy !== undefined && { orderBy: card.orderBy }),
+          ...(card.orderDirection !== undefined && { orderDirection: card.orderDirection }),
+          limit: card.limit ?? 20,
+        });
+        const found = Array.isArray(rows) ? rows : [];
+        if (card.variable) await this.host.setVariable(card.variable, found);
+        return found.length === 0 && card.onNotFound !== undefined
+          ? { kind: 'goto', node: card.onNotFound }
+          : { kind: 'next' };
+      }
+      case 'tableInsert':
+        result = first((await call('createTableRows', { rows: [await object('row', card.row)] })).rows);
+        break;
+      case 'tableUpdate': {
+        const given = await this.field(frame, 'rowId', card.rowId);
+        const id = rowId(given);
+        if (id === undefined)
+          throw failed(`its rowId must be a row id (a whole number), not ${JSON.stringify(given)}`);
+        const values = await object('values', card.values);
+        result = first((await call('updateTableRows', { rows: [{ ...values, id }] })).rows);
+        break;
+      }
+      case 'tableUpsert': {
+        const keyColumn = card.keyColumn ?? definition?.keyColumn;
+        const row = await object('row', card.row);
+        const { inserted, updated } = await call('upsertTableRows', {
+          rows: [row],
+          ...(keyColumn !== undefined && { keyColumn }),
+        });
+        result = first(inserted) ?? first(updated);
+        break;
+      }
+      case 'tableDelete':
+        result =
+          (await call('deleteTableRows', { filter: await object('filter', card.filter) })).deletedRows ?? 0;
+        break;
+    }
+    if (card.variable) await this.host.setVariable(card.variable, result);
+    return { kind: 'next' };
   }
 
   private async knowledge(frame: Frame, card: Extract<Card, { type: 'knowledge' }>): Promise<CardResult> {
@@ -287,6 +379,12 @@ export class DialogRunner {
 }
 
 const NOT_FOUND = 'Sorry, I found nothing about that.';
+
+/** A row id from a template's value: a whole number, or text that is one. */
+function rowId(value: Json): number | undefined {
+  const id = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : undefined;
+}
 
 /** A template's value as text: a string as is, anything else as JSON. */
 function textOf(value: Json): string {

@@ -342,6 +342,13 @@ export class Turn implements DialogHost, TurnScope {
     return result.output;
   }
 
+  async callClient(operation: string, args: JsonObject): Promise<JsonObject> {
+    // A side effect: the checkpoint before it, as before an action.
+    await this.checkpoint();
+    const answer = await this.s.client.call(this.caller, operation, args);
+    return isJsonObject(answer) ? answer : {};
+  }
+
   async searchKnowledge(
     knowledgeBase: string,
     question: string | undefined,

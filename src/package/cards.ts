@@ -18,7 +18,16 @@ export type TypedCard =
   | Branch<5, 'action'>
   | Branch<6, 'goto'>
   | Branch<7, 'end'>
-  | Branch<8, 'knowledge'>;
+  | Branch<8, 'knowledge'>
+  | Branch<9, 'tableFind'>
+  | Branch<10, 'tableInsert'>
+  | Branch<11, 'tableUpdate'>
+  | Branch<12, 'tableUpsert'>
+  | Branch<13, 'tableDelete'>;
+
+/** The cards that call the Tables API. */
+export type TableCard = Extract<Card, { table: string }>;
+export const isTableCard = (card: Card): card is TableCard => 'table' in card;
 
 /** A card that matched CardSchema, whose `type` therefore names its branch. */
 export const typedCard = (card: Card) => card;

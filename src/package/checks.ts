@@ -1,8 +1,10 @@
 import type { ActionDefinition, BotManifest, Workflow } from './format.ts';
 import type { JsonDocument } from './json-document.ts';
-import { typedCard } from './cards.ts';
+import { isTableCard, typedCard } from './cards.ts';
 import type { Problem } from './problems.ts';
 import { pointer } from './problems.ts';
+import { checkTableCard } from './tables.ts';
+import type { PackageTable } from './tables.ts';
 import { jsonSchemaProblem } from './validate.ts';
 
 /** A JSON file that parsed and matched its schema. */
@@ -42,6 +44,8 @@ export interface PackageParts {
   codeFiles: Set<string>;
   /** Names of the knowledge bases of knowledge/. */
   knowledge: Set<string>;
+  /** The tables of tables/, by file name. */
+  tables: Map<string, PackageTable>;
 }
 
 /** Where a code card's `file` points, when it is acceptable: a .ts or .js file under code/. */
@@ -205,6 +209,16 @@ function checkWorkflow(
     (node.cards ?? []).map(typedCard).forEach((card, i) => {
       if (broken?.cards.has(`${n}/${i}`)) return;
       const cardAt = (field: string) => at('cards', i, field);
+      if (isTableCard(card)) {
+        checkTableCard(
+          card,
+          (...rest) => at('cards', i, ...rest),
+          parts.tables,
+          (field, message, key) => problems.push(doc.problem(field, message, { key: key ?? false })),
+        );
+        if (card.type === 'tableFind' && card.onNotFound !== undefined)
+          nodeRef(card.onNotFound, cardAt('onNotFound'));
+      }
       switch (card.type) {
         case 'expression':
           nodeRef(card.to, cardAt('to'));

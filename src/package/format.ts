@@ -12,6 +12,7 @@ import type { Static, TSchema } from 'typebox';
  *   workflows/<name>.json         a workflow: nodes, cards, transitions, triggers (WorkflowSchema); `main` is required
  *   code/<file>.ts | .js          code referenced by execute-code cards (`"file": "code/<file>.ts"`)
  *   knowledge/<name>.json         a knowledge base and the documents of the package it holds (KnowledgeBaseDefinitionSchema)
+ *   tables/<name>.json            a table of the Tables API: its name, columns and key (TableDefinitionSchema)
  *
  * Code is TypeScript or JavaScript, compiled at deploy time; it cannot import modules. Every code unit is
  * the body of an async function with these in scope: event, workflow, conversation, user, bot, env,
@@ -165,8 +166,18 @@ const Template = Json;
 /** A JavaScript expression, e.g. `workflow.age >= 18`. */
 const Expression = Type.String({ minLength: 1 });
 /** `<scope>.<name>`, e.g. `workflow.age`. */
-const VariableRef = Type.String({ pattern: '^(workflow|conversation|user|bot)\\.[a-zA-Z_][a-zA-Z0-9_]*$' });
+const VARIABLE_REF = '^(workflow|conversation|user|bot)\\.[a-zA-Z_][a-zA-Z0-9_]*$';
+const VariableRef = Type.String({ pattern: VARIABLE_REF });
 const NodeRef = Type.String({ minLength: 1 });
+const TableRef = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description:
+    'A table of the package (tables/<name>.json, by file name or table name), or any table’s name or id',
+});
+/** Where a table card stores its result. */
+const TableResult = (what: string) =>
+  Type.Optional(Type.String({ pattern: VARIABLE_REF, description: what }));
 
 const card = <K extends string, T extends Record<string, TSchema>>(
   type: K,
@@ -244,6 +255,60 @@ export const CardSchema = Type.Union([
     },
     'Searches a knowledge base for `question` (default: the user’s last message): the best passages go to `variable` and to event.kb; with `answer`, the best one is the reply (`notFound` when there is none); `onNotFound` is the node to go to when nothing is found',
   ),
+  card(
+    'tableFind',
+    {
+      table: TableRef,
+      filter: Type.Optional(Template),
+      orderBy: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      orderDirection: Type.Optional(Type.Enum(['asc', 'desc'])),
+      limit: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 1000, description: 'Rows kept at most (default 20)' }),
+      ),
+      variable: TableResult('The rows found (a list, maybe empty)'),
+      onNotFound: Type.Optional(NodeRef),
+    },
+    'Finds rows of a table (findTableRows) matching `filter` into `variable`; `onNotFound` is the node to go to when none matches',
+  ),
+  card(
+    'tableInsert',
+    { table: TableRef, row: Template, variable: TableResult('The row created (with its id)') },
+    'Inserts a row into a table (createTableRows)',
+  ),
+  card(
+    'tableUpdate',
+    {
+      table: TableRef,
+      rowId: Type.Union([Type.Integer({ minimum: 1 }), Type.String({ minLength: 1 })], {
+        description: 'The row’s id: a number, or a template giving one (`id` is the card’s own id)',
+      }),
+      values: Template,
+      variable: TableResult('The row as updated'),
+    },
+    'Changes the given columns of the row `rowId` (updateTableRows)',
+  ),
+  card(
+    'tableUpsert',
+    {
+      table: TableRef,
+      row: Template,
+      keyColumn: Type.Optional(
+        Type.String({
+          minLength: 1,
+          maxLength: 30,
+          description:
+            'The column that finds the row to update (default: the package table’s keyColumn, else id)',
+        }),
+      ),
+      variable: TableResult('The row inserted or updated'),
+    },
+    'Updates the row whose `keyColumn` value is the row’s, or inserts it (upsertTableRows)',
+  ),
+  card(
+    'tableDelete',
+    { table: TableRef, filter: Template, variable: TableResult('How many rows were deleted') },
+    'Deletes the rows of a table matching `filter` (deleteTableRows)',
+  ),
 ]);
 export type Card = Static<typeof CardSchema>;
 
@@ -308,6 +373,42 @@ export const KnowledgeBaseDefinitionSchema = Type.Object(
 );
 export type KnowledgeBaseDefinition = Static<typeof KnowledgeBaseDefinitionSchema>;
 
+/** The Tables API's table names: a letter or `_`, then letters, digits and `_`, at most 50 (domain/tables/tables.ts). */
+export const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,49}$/;
+
+export const TableDefinitionSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    name: Type.Optional(
+      Type.String({
+        pattern: TABLE_NAME.source,
+        description:
+          'Letters, digits and _, starting with a letter or _, e.g. OrdersTable; default: the file’s name',
+      }),
+    ),
+    schema: Type.Unsafe<JsonObject>(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description:
+          'The columns: a JSON Schema ({ "type": "object", "properties": { "status": { "type": "string" } } }; a date is { "type": "string", "format": "date-time" }), or an example row ({ "status": "shipped", "total": 12.5 })',
+      }),
+    ),
+    keyColumn: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 30,
+        description:
+          'A string, number, boolean or date column whose values are unique (upserts find rows by it)',
+      }),
+    ),
+    tags: Type.Optional(Type.Record(Type.String(), Type.String())),
+    factor: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 30, description: 'Row size limit: 4 KB × factor (default 1)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type TableDefinition = Static<typeof TableDefinitionSchema>;
+
 /**
  * What `parley deploy` uploads (as the bot's `code`): the package, validated, with every piece of code
  * compiled to a JavaScript function body ("unit"). Unit ids, by where the code stands:
@@ -316,7 +417,8 @@ export type KnowledgeBaseDefinition = Static<typeof KnowledgeBaseDefinitionSchem
  *   card:<workflow>:<node>:<i>             the code of execute-code card i of a node
  *   cond:<workflow>:<node>:<i>             card i's condition: an expression card's `condition`, a capture's `validation`
  *   when:<workflow>:<node>:<j>             the `when` of transition j of a node
- *   tpl:<workflow>:<node>:<i>:<field>      card i's field (message, prompt, retryMessage, value, input, question, notFound) when it holds `{{ }}`:
+ *   tpl:<workflow>:<node>:<i>:<field>      card i's field (message, prompt, retryMessage, value, input, question, notFound,
+ *                                          filter, row, rowId, values) when it holds `{{ }}`:
  *                                          the unit returns the field's JSON with every template rendered
  * Fields without templates get no unit: the engine uses their JSON as is.
  */
@@ -331,6 +433,8 @@ export interface CompiledPackage {
   units: Record<string, string>;
   /** Knowledge bases by name (their documents are uploaded to the Files API, not carried here). */
   knowledge?: Record<string, KnowledgeBaseDefinition>;
+  /** Tables by file name, each with its `name` (the file's name when the file gives none). */
+  tables?: Record<string, TableDefinition & { name: string }>;
 }
 
 export const unitIds = {

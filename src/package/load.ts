@@ -13,6 +13,7 @@ import type {
   CompiledPackage,
   HookType,
   KnowledgeBaseDefinition,
+  TableDefinition,
   Workflow,
 } from './format.ts';
 import { parseJson } from './json-document.ts';
@@ -20,6 +21,7 @@ import type { JsonDocument } from './json-document.ts';
 import { PackageError, pointer } from './problems.ts';
 import type { Problem } from './problems.ts';
 import type { PackageSchemaKind } from './schemas.ts';
+import { checkTables } from './tables.ts';
 import { conditionBody, templateBody, templateExpressions } from './templates.ts';
 import { validateAgainst } from './validate.ts';
 
@@ -36,6 +38,11 @@ const TEMPLATE_FIELDS: Record<string, string[]> = {
   set: ['value'],
   action: ['input'],
   knowledge: ['question', 'notFound'],
+  tableFind: ['filter'],
+  tableInsert: ['row'],
+  tableUpdate: ['rowId', 'values'],
+  tableUpsert: ['row'],
+  tableDelete: ['filter'],
 };
 
 const at = (file: string, message: string, line = 1, column = 1): Problem => ({
@@ -72,9 +79,18 @@ export async function loadPackage(dir: string): Promise<CompiledPackage> {
   const workflows = await reader.workflows();
   const codeFiles = await reader.codeFiles();
   const knowledge = await reader.knowledge();
+  const tableFiles = await reader.tables();
   const problems = reader.problems;
+  const tables = checkTables(tableFiles, problems);
   problems.push(
-    ...checkReferences({ manifest, actions, workflows, codeFiles, knowledge: new Set(knowledge.keys()) }),
+    ...checkReferences({
+      manifest,
+      actions,
+      workflows,
+      codeFiles,
+      knowledge: new Set(knowledge.keys()),
+      tables,
+    }),
   );
 
   const compiler = new UnitCompiler(problems);
@@ -111,6 +127,13 @@ export async function loadPackage(dir: string): Promise<CompiledPackage> {
     ...(knowledge.size > 0 && {
       knowledge: Object.fromEntries(
         [...knowledge].flatMap(([name, kb]) => (kb ? [[name, withoutSchemaKey(kb.value)]] : [])),
+      ),
+    }),
+    ...(tableFiles.size > 0 && {
+      tables: Object.fromEntries(
+        [...tableFiles].flatMap(([file, table]) =>
+          table ? [[file, { ...withoutSchemaKey(table.value), name: table.value.name ?? file }]] : [],
+        ),
       ),
     }),
   };
@@ -382,19 +405,28 @@ class PackageReader {
   }
 
   async workflows(): Promise<PackageParts['workflows']> {
-    const workflows: PackageParts['workflows'] = new Map();
-    for (const entry of await this.entries('workflows')) {
-      const file = `workflows/${entry.name}`;
+    return this.jsonFiles<Workflow>('workflows', 'workflow', 'workflow');
+  }
+
+  /** The <name>.json files of a folder, by name, each checked against the schema of its kind. */
+  private async jsonFiles<T>(
+    folder: string,
+    kind: PackageSchemaKind,
+    what: string,
+  ): Promise<Map<string, LoadedJson<T> | undefined>> {
+    const found = new Map<string, LoadedJson<T> | undefined>();
+    for (const entry of await this.entries(folder)) {
+      const file = `${folder}/${entry.name}`;
       const name = path.basename(entry.name, '.json');
       if (!entry.isFile() || path.extname(entry.name) !== '.json') {
-        this.problems.push(at(file, 'unexpected here: workflows/ holds <name>.json files'));
+        this.problems.push(at(file, `unexpected here: ${folder}/ holds <name>.json files`));
       } else if (!NAME.test(name)) {
-        this.problems.push(at(file, `"${name}" is not a valid workflow name: it must match ${NAME.source}`));
+        this.problems.push(at(file, `"${name}" is not a valid ${what} name: it must match ${NAME.source}`));
       } else {
-        workflows.set(name, await this.json<Workflow>(file, 'workflow'));
+        found.set(name, await this.json<T>(file, kind));
       }
     }
-    return workflows;
+    return found;
   }
 
   /**
@@ -421,6 +453,11 @@ class PackageReader {
       }
     }
     return bases;
+  }
+
+  /** tables/<name>.json: a table of the Tables API that parley deploy creates or migrates. */
+  tables(): Promise<Map<string, LoadedJson<TableDefinition> | undefined>> {
+    return this.jsonFiles<TableDefinition>('tables', 'table', 'table file');
   }
 
   private async documentProblem(document: string): Promise<string | undefined> {

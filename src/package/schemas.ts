@@ -4,6 +4,7 @@ import {
   BotManifestSchema,
   FORMAT_VERSION,
   KnowledgeBaseDefinitionSchema,
+  TableDefinitionSchema,
   WorkflowSchema,
 } from './format.ts';
 
@@ -44,6 +45,13 @@ export const PACKAGE_SCHEMAS = {
     description:
       'A knowledge base of a Parley bot package: the documents of the package folder it holds. parley deploy creates it, uploads its changed documents and indexes them; knowledge cards search it.',
     schema: KnowledgeBaseDefinitionSchema,
+  },
+  table: {
+    file: 'table.schema.json',
+    title: 'Parley table (tables/<name>.json)',
+    description:
+      'A table of a Parley bot package: its name, columns (a JSON Schema or an example row), key column, tags and factor. parley deploy creates it, or adds the columns it gained (removing or retyping a column needs --allow-destructive); table cards read and write it.',
+    schema: TableDefinitionSchema,
   },
 } as const satisfies Record<string, { file: string; title: string; description: string; schema: TSchema }>;
 

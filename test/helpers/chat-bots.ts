@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before } from 'node:test';
 import * as chat from '@botpress/chat';
 import type { Client } from '@botpress/client';
 import { runParley } from './process.ts';
+import { startTestServer } from './server.ts';
+import type { TestServer } from './server.ts';
+import type { TestStore } from './stores.ts';
 
 /** Where `parley deploy` sends a package: a server's URL, the owner's token and the workspace. */
 export interface DeployTarget {
@@ -196,4 +203,56 @@ export async function turnOutcome(
       assert.fail(`the turn of message ${messageId} did not end in ${ms} ms (${last})`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** What `chatServer` gives the tests of a suite. */
+export interface ChatServer {
+  /** The suite's server (started by its `before`). */
+  readonly t: TestServer;
+  /** A temp folder of the suite, removed after it. */
+  readonly tmp: string;
+  /** Where `parley deploy` sends packages: the server, as its owner. */
+  target: () => DeployTarget;
+  /** A new chat user in a new conversation with the bot of `webhookUrl`, listening (closed after the suite). */
+  talk: (webhookUrl: string) => Promise<ChatSession>;
+}
+
+/**
+ * For the suite it is called in (a `describe`): a test server on `store` started before its tests, a
+ * temp folder, and chat sessions, all closed and removed after them.
+ */
+export function chatServer(store: TestStore, tmpPrefix: string): ChatServer {
+  let server: TestServer | undefined;
+  let folder: string | undefined;
+  const sessions: ChatSession[] = [];
+  before(async () => {
+    server = await startTestServer(store);
+    folder = await mkdtemp(path.join(os.tmpdir(), tmpPrefix));
+  });
+  after(async () => {
+    for (const session of sessions) await session.close();
+    await server?.close();
+    if (folder) await rm(folder, { recursive: true, force: true });
+  });
+  const started = <T>(value: T | undefined): T => {
+    assert.ok(value !== undefined, 'the suite’s server has started');
+    return value;
+  };
+  return {
+    get t() {
+      return started(server);
+    },
+    get tmp() {
+      return started(folder);
+    },
+    target: () => {
+      const { url, token, workspaceId } = started(server);
+      return { url, token, workspaceId };
+    },
+    talk: async (webhookUrl) => {
+      const session = await ChatSession.open(webhookUrl);
+      sessions.push(session);
+      return session;
+    },
+  };
 }
