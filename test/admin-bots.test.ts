@@ -5,7 +5,9 @@ import { InvalidPayloadError, ResourceNotFoundError } from '@botpress/client';
 import type { Client } from '@botpress/client';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
+import { rejectsWith } from './helpers/runtime.ts';
 import { testStores } from './helpers/stores.ts';
+import { loadPackage } from '../src/package/load.ts';
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
@@ -137,9 +139,24 @@ for (const store of await testStores()) {
       assert.deepEqual((await c.getBot({ id: bot.id })).bot.secrets, ['B']);
     });
 
+    test('code Parley cannot run (an SDK bundle) is refused with the reason, and deploys nothing', async () => {
+      const c = await freshWorkspace('unrunnable');
+      await rejectsWith(
+        c.createBot({ name: 'sdk', code: 'module.exports = { handler() {} }' }),
+        InvalidPayloadError,
+        /cannot run this code/,
+      );
+      const { bot } = await c.createBot({ name: 'later' });
+      for (const code of ['export default {}', '{"not":"a package"}', '{ broken']) {
+        await rejectsWith(c.updateBot({ id: bot.id, code }), InvalidPayloadError, /cannot run this code/);
+      }
+      assert.equal((await c.getBot({ id: bot.id })).bot.deployedAt, undefined);
+    });
+
     test('deployedAt is set when code is uploaded, by createBot or updateBot', async () => {
       const c = await freshWorkspace('deploy');
-      const withCode = (await c.createBot({ name: 'deployed', code: 'export default {}' })).bot;
+      const code = JSON.stringify(await loadPackage('examples/echo-bot'));
+      const withCode = (await c.createBot({ name: 'deployed', code })).bot;
       assert.match(withCode.deployedAt ?? '', ISO_UTC);
       assert.ok((withCode.deployedAt ?? '') >= withCode.createdAt);
       assert.equal((await c.getBot({ id: withCode.id })).bot.deployedAt, withCode.deployedAt);
@@ -150,7 +167,7 @@ for (const store of await testStores()) {
       assert.equal(renamed.deployedAt, undefined, 'an update without code does not deploy');
 
       await sleep(5);
-      const deployed = (await c.updateBot({ id: plain.id, code: 'export default {}' })).bot;
+      const deployed = (await c.updateBot({ id: plain.id, code })).bot;
       assert.match(deployed.deployedAt ?? '', ISO_UTC);
       assert.ok((deployed.deployedAt ?? '') > plain.createdAt, 'deployedAt is the time of the upload');
       assert.equal((await c.getBot({ id: plain.id })).bot.deployedAt, deployed.deployedAt);

@@ -26,20 +26,27 @@ const CompiledPackageSchema = Type.Object({
 
 const validate = createAjv().compile(CompiledPackageSchema);
 
+/** Why code that is no Parley package is refused: a deploy that would never run says so. */
+export const UNRUNNABLE_CODE =
+  'This server runs bot packages deployed with `parley deploy`; it cannot run this code (an @botpress/sdk bundle built by `bp`, say) yet, so it was not deployed';
+
 /**
  * Which runtime runs this code: a compiled Parley bot package (what `parley deploy` uploads) runs in
- * the engine; anything else (an SDK bundle, for a later runtime) is kept but not run. A document that
- * claims to be a Parley package but is malformed is refused, so the engine never loads a broken one.
+ * the engine; no code (null or empty) is no runtime. Anything else is refused rather than kept unrun (a
+ * deploy that is accepted and never runs would be the worst answer); so is a document that claims to
+ * be a Parley package but is malformed, so the engine never loads a broken one.
  */
 export function runtimeOf(code: string | null): BotRuntime | null {
-  if (code === null || !code.startsWith('{')) return null;
+  if (code === null || code.trim() === '') return null;
+  if (!code.startsWith('{')) throw invalidPayload(UNRUNNABLE_CODE);
   let parsed: unknown;
   try {
     parsed = JSON.parse(code);
   } catch {
-    return null;
+    throw invalidPayload(UNRUNNABLE_CODE);
   }
-  if (typeof parsed !== 'object' || parsed === null || !('parley' in parsed)) return null;
+  if (typeof parsed !== 'object' || parsed === null || !('parley' in parsed))
+    throw invalidPayload(UNRUNNABLE_CODE);
   if (!validate(parsed)) {
     const first = validate.errors?.[0];
     throw invalidPayload(
