@@ -10,7 +10,19 @@ import { after, before, describe, test } from 'node:test';
 import { json, writePackage } from './helpers/deployed-bots.ts';
 import { runParley } from './helpers/process.ts';
 
-const COMMANDS = ['serve', 'token', 'member', 'validate', 'deploy', 'logs', 'chat', 'init'];
+const COMMANDS = [
+  'serve',
+  'token',
+  'member',
+  'validate',
+  'deploy',
+  'logs',
+  'chat',
+  'init',
+  'files',
+  'kb',
+  'tables',
+];
 
 describe('parley help, version, validate and paths', () => {
   let work: string;
@@ -76,6 +88,20 @@ describe('parley help, version, validate and paths', () => {
     ]) {
       assert.match(output, pattern);
     }
+  });
+
+  test('a file to upload that does not exist is named in a one-line error, not a stack trace', async () => {
+    const proc = runParley(
+      ['files', 'upload', 'no-such-file.txt'],
+      {
+        PARLEY_URL: 'http://127.0.0.1:9',
+        PARLEY_TOKEN: 'token',
+        PARLEY_BOT_ID: 'bot_x',
+      },
+      { cwd: work },
+    );
+    assert.equal(await proc.exited, 1);
+    assert.equal(proc.output().trim(), `parley: ${path.join(work, 'no-such-file.txt')}: no such file`);
   });
 
   test('paths are the user’s: from the current folder, and from INIT_CWD under npm run parley', async () => {

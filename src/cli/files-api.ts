@@ -55,7 +55,9 @@ export class FilesApi {
 
   /** Upserts a file and PUTs the content of a local file to its upload URL, streamed. */
   async upload(key: string, path: string, options: UploadOptions = {}): Promise<RemoteFile> {
-    const { size } = await stat(path);
+    const { size } = await stat(path).catch(() => {
+      throw new CliError(`${path}: no such file`);
+    });
     const { file } = await this.api.request<{ file: RemoteFile & { uploadUrl: string } }>(
       'PUT',
       '/v1/files',

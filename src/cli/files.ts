@@ -3,18 +3,18 @@ import { parseCommandLine } from '../config.ts';
 import { DEFAULT_URL } from './api.ts';
 import { CliError } from './errors.ts';
 import { FilesApi } from './files-api.ts';
+import { printHelp, wantsHelp } from './help.ts';
 import { knowledgeTags } from './knowledge.ts';
+import { userPath } from './paths.ts';
 
 /** The flags and settings of every command that acts as one bot (`parley files`, `kb`, `tables`). */
 export const CONNECTION = '[--bot-id B] [--url URL] [--token T]';
 export const CONNECTION_SETTINGS = `Reads PARLEY_URL (default ${DEFAULT_URL}), PARLEY_TOKEN and PARLEY_BOT_ID.`;
-const FILES_USAGE = `usage:
-  parley files upload <path>... [--key K] [--index] [--tag k=v]... [--kb <knowledge base>] ${CONNECTION}
+const FILES_USAGE = `usage: parley files upload <path>... [--key K] [--index] [--tag k=v]... [--kb <knowledge base>] ${CONNECTION}
   parley files list [--tag k=v]... ${CONNECTION}
   parley files delete <id or key>... ${CONNECTION}
 ${CONNECTION_SETTINGS}`;
-const KB_USAGE = `usage:
-  parley kb list ${CONNECTION}
+const KB_USAGE = `usage: parley kb list ${CONNECTION}
   parley kb search <knowledge base name or id> <question>... [--limit N] ${CONNECTION}
 ${CONNECTION_SETTINGS}`;
 
@@ -62,6 +62,7 @@ const print = (line: string) => process.stdout.write(`${line}\n`);
 
 /** `parley files upload|list|delete`: a bot's files through the Files API. */
 export async function filesCommand(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) return printHelp(FILES_USAGE);
   const [action, ...rest] = argv;
   if (action !== 'upload' && action !== 'list' && action !== 'delete') throw new CliError(FILES_USAGE);
   const { api, flags, positionals, tags } = connect(rest, FILES_USAGE);
@@ -98,7 +99,7 @@ export async function filesCommand(argv: string[]): Promise<number> {
             .split(path.sep)
             .join('/')
             .replace(/^(\.\/)+/, '');
-    const file = await api.upload(key, local, {
+    const file = await api.upload(key, userPath(local), {
       index: kb !== undefined || flags.index === true,
       tags: kb ? { ...knowledgeTags(kb.id, path.basename(local)), ...tags } : tags,
     });
@@ -113,6 +114,7 @@ export async function filesCommand(argv: string[]): Promise<number> {
 
 /** `parley kb list|search`: a bot's knowledge bases, and a question to try on one. */
 export async function kbCommand(argv: string[]): Promise<number> {
+  if (wantsHelp(argv)) return printHelp(KB_USAGE);
   const [action, ...rest] = argv;
   if (action !== 'list' && action !== 'search') throw new CliError(KB_USAGE);
   const { api, flags, positionals } = connect(rest, KB_USAGE);

@@ -12,8 +12,7 @@ import { CONNECTION, CONNECTION_FLAGS, CONNECTION_SETTINGS, connect } from './fi
 import { printHelp, wantsHelp } from './help.ts';
 import { userPath } from './paths.ts';
 
-const TABLES_USAGE = `usage:
-  parley tables list [--json] ${CONNECTION}
+const TABLES_USAGE = `usage: parley tables list [--json] ${CONNECTION}
   parley tables export <table> [--format csv|json] [--out FILE] [--gzip] ${CONNECTION}
   parley tables import <table> <file> ${CONNECTION}
 ${CONNECTION_SETTINGS}`;
