@@ -118,6 +118,21 @@ for (const store of await testStores()) {
       });
     });
 
+    test('a removed computed column leaves no state in the rows', async () => {
+      const table = tableName('Removed');
+      await bot.client.createTable({
+        name: table,
+        schema: orderSchema('return row.price * row.qty;'),
+        isComputeEnabled: false,
+      });
+      const { rows } = await bot.client.createTableRows({ table, rows: [{ item: 'x', price: 1, qty: 1 }] });
+      assert.deepEqual([...(rows[0]?.stale ?? [])].sort(), ['summary', 'total']);
+      await bot.client.updateTable({ table, schema: { total: null } });
+      const { row } = await bot.client.getTableRow({ table, id: rows[0]?.id ?? 0 });
+      assert.deepEqual(row.stale, ['summary']);
+      assert.deepEqual(Object.keys(row.computed), ['summary']);
+    });
+
     test('a computed column that names a missing dependency is refused', async () => {
       await rejectsWith(
         bot.client.createTable({ name: tableName('BadDeps'), schema: orderSchema('return 1', ['nope']) }),

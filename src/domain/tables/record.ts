@@ -91,13 +91,18 @@ export type StoredRow = Record<string, unknown> & {
 };
 
 export function rowView(columns: Column[], stored: StoredRow): TableRow {
+  const exists = (name: string) => columns.some((c) => c.name === name);
   const row: TableRow = {
     id: Number(stored.id),
     createdAt: stored.created_at,
     updatedAt: stored.updated_at,
-    computed:
-      typeof stored.computed === 'string' ? fromJson<JsonObject>(stored.computed) : (stored.computed ?? {}),
-    stale: stored.stale ? fromJson<string[]>(stored.stale) : [],
+    // Only columns the table has: a removed column's state may linger in rows it was never cleared from.
+    computed: Object.fromEntries(
+      Object.entries(
+        typeof stored.computed === 'string' ? fromJson<JsonObject>(stored.computed) : (stored.computed ?? {}),
+      ).filter(([name]) => exists(name)),
+    ),
+    stale: (stored.stale ? fromJson<string[]>(stored.stale) : []).filter(exists),
   };
   for (const column of columns) row[column.name] = jsonValue(column.type, stored[sqlColumn(column)]);
   return row;

@@ -401,11 +401,15 @@ export class TableRows {
     if (!computer || ids.length === 0) return;
     for (const row of await this.select(this.store.db, table, ids)) {
       const due = table.columns.filter((c) => row.stale.includes(c.name) && isRunnable(table, c));
-      if (due.length === 0) continue;
-      const outcomes = await computer.compute(actor, table, row, due);
       const now = nowIso();
       const sets = new Map<string, SqlValue>();
-      const computed: JsonObject = { ...row.computed };
+      // Only the columns the table still computes keep a state (a removed one's is dropped).
+      const computed: JsonObject = Object.fromEntries(
+        Object.entries(row.computed).filter(([name]) =>
+          table.columns.some((c) => c.name === name && computedOf(c)),
+        ),
+      );
+      const outcomes = due.length > 0 ? await computer.compute(actor, table, row, due) : {};
       for (const column of due) {
         const outcome = outcomes[column.name] ?? { error: 'the code was not run' };
         const stored =
@@ -422,7 +426,11 @@ export class TableRows {
         sets.set(sqlColumn(column), stored.value);
         computed[column.name] = { status: 'computed', updatedAt: now };
       }
-      const stale = row.stale.filter((name) => !due.some((c) => c.name === name));
+      // Nothing left to compute (its columns were removed or stopped): the row is no longer due.
+      const stale = row.stale.filter(
+        (name) =>
+          !due.some((c) => c.name === name) && table.columns.some((c) => c.name === name && computedOf(c)),
+      );
       sets.set('stale', stale.length > 0 ? JSON.stringify(stale) : null);
       sets.set('computed', JSON.stringify(computed));
       sets.set('compute_due', 0);
