@@ -618,20 +618,36 @@ function vocabulary(random: () => number): { word(): string; words: string[] } {
   return { words: list, word: () => list[Math.floor(list.length * random() ** 2.5)] as string };
 }
 
-async function searchScenario(store: StoreName, server: ParleyServer): Promise<void> {
-  const random = seeded(13);
-  const vocab = vocabulary(random);
-  const admin = { authorization: `Bearer ${server.token}`, 'x-workspace-id': server.workspaceId };
-  const call = async <T>(method: string, route: string, headers: Record<string, string>, body?: unknown) => {
+/**
+ * A request to the server under test, JSON in and out (a string body is sent as it is); anything but a
+ * 2xx throws, naming the request and the answer.
+ */
+function serverCall(server: ParleyServer) {
+  return async <T>(
+    method: string,
+    route: string,
+    headers: Record<string, string>,
+    body?: unknown,
+  ): Promise<T> => {
     const res = await fetch(`${server.url}${route}`, {
       method,
       headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) },
       ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
-    if (!res.ok) throw new Error(`${method} ${route} answered ${res.status}: ${await res.text()}`);
     const text = await res.text();
+    if (!res.ok) {
+      const sent = typeof body === 'string' ? body : JSON.stringify(body ?? '');
+      throw new Error(`${method} ${route} ${sent.slice(0, 300)} answered ${res.status}: ${text}`);
+    }
     return (text ? JSON.parse(text) : {}) as T;
   };
+}
+
+async function searchScenario(store: StoreName, server: ParleyServer): Promise<void> {
+  const random = seeded(13);
+  const vocab = vocabulary(random);
+  const admin = { authorization: `Bearer ${server.token}`, 'x-workspace-id': server.workspaceId };
+  const call = serverCall(server);
   const { bot } = await call<{ bot: { id: string } }>('POST', '/v1/admin/bots', admin, {
     name: 'search-bench',
   });
@@ -822,19 +838,7 @@ async function tablesScenario(store: StoreName, server: ParleyServer): Promise<v
   const random = seeded(29);
   const { rows: total, finds, findWarmup, upserts, upsertWarmup } = plan.tables;
   const admin = { authorization: `Bearer ${server.token}`, 'x-workspace-id': server.workspaceId };
-  const call = async <T>(method: string, route: string, headers: Record<string, string>, body?: unknown) => {
-    const res = await fetch(`${server.url}${route}`, {
-      method,
-      headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    if (!res.ok) {
-      const sent = typeof body === 'string' ? body : JSON.stringify(body ?? '');
-      throw new Error(`${method} ${route} ${sent.slice(0, 300)} answered ${res.status}: ${text}`);
-    }
-    return (text ? JSON.parse(text) : {}) as T;
-  };
+  const call = serverCall(server);
   const { bot } = await call<{ bot: { id: string } }>('POST', '/v1/admin/bots', admin, {
     name: 'tables-bench',
   });

@@ -238,13 +238,10 @@ export class TableJobs {
   /** Runs one claimed job to its end: `completed`, or `failed` with the reason. */
   async run(owner: string, job: Row<'table_jobs'>): Promise<void> {
     try {
-      const bot = await this.store.db
-        .selectFrom('bots')
-        .select('workspace_id')
-        .where('id', '=', job.bot_id)
-        .executeTakeFirstOrThrow();
       // The job acts as the bot itself, as its call did.
-      const actor: BotActor = { botId: job.bot_id, workspaceId: bot.workspace_id };
+      const actor = await this.tables.botActor(this.store.db, job.bot_id);
+      // Its bot deleted meanwhile (the job goes with it): the claim lapses.
+      if (!actor) throw new Error(`bot ${job.bot_id} of table job ${job.id} is gone`);
       if (job.attempts > MAX_JOB_ATTEMPTS) {
         throw new ImportRefused(`The job was interrupted ${MAX_JOB_ATTEMPTS} times; it is not tried again`);
       }
@@ -288,7 +285,7 @@ export class TableJobs {
     const folder = await mkdtemp(path.join(tmpdir(), 'parley-export-'));
     const file = path.join(folder, 'export');
     try {
-      const total = await this.count(table);
+      const { rows: total } = await this.tables.counts(this.store.db, table);
       let done = 0;
       const pages = this.pages(table, async (n) => {
         done += n;
@@ -314,13 +311,6 @@ export class TableJobs {
     } finally {
       await rm(folder, { recursive: true, force: true });
     }
-  }
-
-  private async count(table: TableRecord): Promise<number> {
-    const { rows } = await sql<{ n: number }>`select count(*) as n from ${sql.id(table.storage)}`.execute(
-      this.store.db,
-    );
-    return Number(rows[0]?.n ?? 0);
   }
 
   /** The rows of a table in id order, a page per statement. */

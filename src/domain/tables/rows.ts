@@ -13,6 +13,7 @@ import type { ColumnComputer } from './computed.ts';
 import { rowView, tableRecord } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
 import type { TableSearch } from './search.ts';
+import { assignments, postgresType } from './storage.ts';
 import type { Tables } from './tables.ts';
 import { storedValue, writtenRow } from './values.ts';
 import type { SqlValue } from './values.ts';
@@ -54,11 +55,6 @@ function keyRace(err: unknown): never {
     );
   }
   throw err;
-}
-
-/** The Postgres type a VALUES parameter is cast to, per column type. */
-function castType(type: string): string {
-  return { number: 'double precision', boolean: 'boolean', object: 'jsonb', array: 'jsonb' }[type] ?? 'text';
 }
 
 /** A bot's rows: writes (create, update, upsert, delete) and reads by id. Queries are in find.ts. */
@@ -117,9 +113,12 @@ export class TableRows {
       const updated: TableRow[] = [];
       const ids = new Set<number>();
       const updates = checked.accepted.filter(({ index, input }) => {
-        if (!ids.has(input.id)) return ids.add(input.id);
-        checked.errors.push(`Row ${index}: another row of this call has id ${input.id}`);
-        return false;
+        if (ids.has(input.id)) {
+          checked.errors.push(`Row ${index}: another row of this call has id ${input.id}`);
+          return false;
+        }
+        ids.add(input.id);
+        return true;
       });
       const found = new Map(
         (
@@ -376,14 +375,10 @@ export class TableRows {
         this.store.db,
       );
       if (rows.length === 0) continue;
-      const bot = await this.store.db
-        .selectFrom('bots')
-        .select('workspace_id')
-        .where('id', '=', table.botId)
-        .executeTakeFirst();
-      if (!bot) continue;
+      const actor = await this.tables.botActor(this.store.db, table.botId);
+      if (!actor) continue;
       await this.computeRows(
-        { botId: table.botId, workspaceId: bot.workspace_id },
+        actor,
         table,
         rows.map((r) => Number(r.id)),
       );
@@ -435,7 +430,7 @@ export class TableRows {
       sets.set('computed', JSON.stringify(computed));
       sets.set('compute_due', 0);
       await sql`
-        update ${sql.id(table.storage)} set ${sql.join([...sets].map(([name, value]) => sql`${sql.id(name)} = ${value}`))}
+        update ${sql.id(table.storage)} set ${assignments(sets)}
         where id = ${row.id} and updated_at = ${row.updatedAt}`.execute(this.store.db);
     }
   }
@@ -510,7 +505,9 @@ export class TableRows {
         postgres ? sql`cast(v.${sql.id(`column${n}`)} as ${sql.raw(type)})` : sql`v.${sql.id(`column${n}`)}`;
       const sets = [
         sql`updated_at = ${now}`,
-        ...names.map((name, i) => sql`${sql.id(name)} = ${source(i + 2, castType(types[i] ?? 'string'))}`),
+        ...names.map(
+          (name, i) => sql`${sql.id(name)} = ${source(i + 2, postgresType(types[i] ?? 'string'))}`,
+        ),
       ];
       const tuples = group.map(
         (u) => sql`(${sql.join([u.id, ...names.map((n) => u.values.get(n) ?? null)])})`,
@@ -533,12 +530,9 @@ export class TableRows {
     id: number,
     values: Map<string, SqlValue>,
   ): Promise<TableRow | undefined> {
-    const sets = [
-      sql`updated_at = ${nowIso()}`,
-      ...[...values].map(([name, value]) => sql`${sql.id(name)} = ${value}`),
-    ];
+    const sets = new Map<string, SqlValue>([['updated_at', nowIso()], ...values]);
     const { rows } = await sql<StoredRow>`
-      update ${sql.id(table.storage)} set ${sql.join(sets)} where id = ${id} returning *`
+      update ${sql.id(table.storage)} set ${assignments(sets)} where id = ${id} returning *`
       .execute(db)
       .catch(keyRace);
     const [stored] = rows;
@@ -547,7 +541,7 @@ export class TableRows {
     const state = row && staleState(table, staleAfter(table, changed), row);
     if (!row || !state) return row;
     const { rows: marked } = await sql<StoredRow>`
-      update ${sql.id(table.storage)} set ${sql.join([...state].map(([name, value]) => sql`${sql.id(name)} = ${value}`))}
+      update ${sql.id(table.storage)} set ${assignments(state)}
       where id = ${id} returning *`.execute(db);
     return marked[0] && rowView(table.columns, marked[0]);
   }

@@ -7,6 +7,11 @@ import type { Column, ColumnType } from './columns.ts';
 /** Every row table's name starts so: the sweep of orphans (a deleted bot's tables) finds them by it. */
 export const ROW_TABLE_PREFIX = 'tbl_rows_';
 
+/** `name = value, ...` of an UPDATE, from SQL column names to their values. */
+export function assignments(values: Map<string, unknown>): RawBuilder<unknown> {
+  return sql.join([...values].map(([name, value]) => sql`${sql.id(name)} = ${value}`));
+}
+
 /** Rows written to a Postgres row table before its statistics are gathered again. */
 export const ANALYZE_AFTER = 1000;
 
@@ -40,6 +45,10 @@ const SQL_TYPES: Record<Dialect, Record<ColumnType, string>> = {
     array: 'jsonb',
   },
 };
+
+/** The Postgres type of a column's values (its SQL type without the collation): what a parameter is cast to. */
+export const postgresType = (type: ColumnType): string =>
+  SQL_TYPES.postgres[type].replace(/ collate .*$/, '');
 
 const columnDefinition = (dialect: Dialect, column: Column): RawBuilder<unknown> =>
   sql`${sql.id(sqlColumn(column))} ${sql.raw(SQL_TYPES[dialect][column.type])}`;

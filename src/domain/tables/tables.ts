@@ -21,7 +21,7 @@ import type { Column } from './columns.ts';
 import { tableRecord, tableView } from './record.ts';
 import type { Table, TableRecord } from './record.ts';
 import { TableSearch } from './search.ts';
-import { rowTableName, RowStorage } from './storage.ts';
+import { assignments, rowTableName, RowStorage } from './storage.ts';
 import { checkConstraints } from './values.ts';
 import { checkComputed, computedOf, staleAfter, staleState } from './computed.ts';
 
@@ -304,16 +304,22 @@ export class Tables {
     return orphans.length;
   }
 
-  private async status(db: Executor, table: TableRecord): Promise<TableStatus> {
+  /** How many rows a table has, and how many of them have a stale computed column. */
+  async counts(db: Executor, table: TableRecord): Promise<{ rows: number; stale: number }> {
     const { rows } = await sql<{ n: number; stale: number }>`
       select count(*) as n, count(stale) as stale from ${sql.id(table.storage)}`.execute(db);
     const [counts] = rows;
-    return {
-      table: tableView(table),
-      rows: Number(counts?.n ?? 0),
-      stale: Number(counts?.stale ?? 0),
-      indexing: 0,
-    };
+    return { rows: Number(counts?.n ?? 0), stale: Number(counts?.stale ?? 0) };
+  }
+
+  /** The bot acting as itself (its work off any request: jobs, computed columns), if it still exists. */
+  async botActor(db: Executor, botId: string): Promise<BotActor | undefined> {
+    const bot = await db.selectFrom('bots').select('workspace_id').where('id', '=', botId).executeTakeFirst();
+    return bot && { botId, workspaceId: bot.workspace_id };
+  }
+
+  private async status(db: Executor, table: TableRecord): Promise<TableStatus> {
+    return { table: tableView(table), ...(await this.counts(db, table)), indexing: 0 };
   }
 
   /**
@@ -330,9 +336,7 @@ export class Tables {
       .map((c) => c.name);
     const state = changed.length > 0 ? staleState(after, staleAfter(after, 'all')) : undefined;
     if (!state) return [];
-    await sql`update ${sql.id(after.storage)} set ${sql.join([...state].map(([name, value]) => sql`${sql.id(name)} = ${value}`))}`.execute(
-      db,
-    );
+    await sql`update ${sql.id(after.storage)} set ${assignments(state)}`.execute(db);
     return changed;
   }
 
