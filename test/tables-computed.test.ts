@@ -4,6 +4,7 @@ import { InvalidQueryError } from '@botpress/client';
 import { createTestBot, rejectsWith, waitFor } from './helpers/runtime.ts';
 import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
+import { jobCompleted } from './helpers/tables.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
 
@@ -176,6 +177,31 @@ for (const store of await testStores()) {
       await bot.client.deleteTableRows({ table, filter: { title: 'Refund policy' } });
       const after = await bot.client.findTableRows({ table, search: 'policy' });
       assert.deepEqual(after.rows, []);
+    });
+
+    test('rows added by an import and by a duplicate are searchable', async () => {
+      const table = tableName('Imported');
+      await bot.client.createTable({
+        name: table,
+        schema: { type: 'object', properties: { note: { type: 'string', 'x-zui': { searchable: true } } } },
+      });
+      const { file } = await bot.client.uploadFile({
+        key: `${table}.csv`,
+        content: 'note\n"parcel delayed by the storm"\n"parcel delivered"\n',
+      });
+      const { job } = await bot.client.importTable({ table, fileId: file.id });
+      await jobCompleted(bot.client, table, job.id);
+      const found = await bot.client.findTableRows({ table, search: 'storm' });
+      assert.deepEqual(
+        found.rows.map((r) => String(r.note)),
+        ['parcel delayed by the storm'],
+      );
+      const { table: copy } = await bot.client.duplicateTable({
+        sourceTableId: table,
+        tableName: `${table}Copy`,
+      });
+      const inCopy = await bot.client.findTableRows({ table: copy.id, search: 'storm' });
+      assert.equal(inCopy.rows.length, 1);
     });
 
     test('search on a table without searchable columns is InvalidQuery', async () => {

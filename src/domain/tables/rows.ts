@@ -12,7 +12,7 @@ import { computedOf, isRunnable, staleAfter, staleState } from './computed.ts';
 import type { ColumnComputer } from './computed.ts';
 import { rowView, tableRecord } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
-import type { TableSearch } from './search.ts';
+import { TableSearch } from './search.ts';
 import { assignments, postgresType } from './storage.ts';
 import type { Tables } from './tables.ts';
 import { storedValue, writtenRow } from './values.ts';
@@ -253,12 +253,14 @@ export class TableRows {
   ): Promise<{ written: number; report: WriteReport }> {
     const checked = this.check(table, rows, false, offset);
     await this.refuseTakenKeys(db, table, checked);
-    await this.insert(
+    // The rows come back only to be indexed for search, when the table has searchable columns.
+    const inserted = await this.insert(
       db,
       table,
       checked.accepted.map((r) => r.values),
-      false,
+      TableSearch.searchable(table),
     );
+    await this.search.put(db, table, inserted);
     return { written: checked.accepted.length, report: report(checked) };
   }
 
