@@ -230,11 +230,12 @@ function medianCost(runs: RunResult[]): MessageCost | undefined {
     commits: mid((c) => c.commits),
     sandboxCalls: mid((c) => c.sandboxCalls),
     cpuMicros: mid((c) => c.cpuMicros),
+    sandboxCpuMicros: mid((c) => c.sandboxCpuMicros),
   };
 }
 
 function costText(cost: MessageCost): string {
-  return `${cost.statements} SQL, ${cost.commits} commits, ${cost.sandboxCalls} sandbox calls, ${num(cost.cpuMicros)} µs CPU`;
+  return `${cost.statements} SQL, ${cost.commits} commits, ${cost.sandboxCalls} sandbox calls, ${num(cost.cpuMicros)} µs CPU (${num(cost.sandboxCpuMicros)} in the sandbox)`;
 }
 const actionSeries: (Series & { ratioToCeiling?: number })[] = [];
 const searchSeries: (Series & { passages: number })[] = [];
@@ -380,11 +381,14 @@ async function costCounters(
 
 /** A Parley chat run, with what each message cost the server (statements, commits, sandbox calls, CPU). */
 async function measuredChat(server: ParleyServer, job: Job): Promise<RunResult> {
-  const cpu = () => server.pids().reduce((sum, pid) => sum + (cpuMs(pid) || 0), 0);
+  const sandboxes = () => server.pids().filter((pid) => pid !== server.proc.pid);
+  const cpu = (pids: number[]) => pids.reduce((sum, pid) => sum + (cpuMs(pid) || 0), 0);
   const before = await costCounters(server.url);
-  const cpuBefore = cpu();
+  const cpuBefore = cpu(server.pids());
+  const sandboxBefore = cpu(sandboxes());
   const result = await measured(server.pids(), job);
-  const cpuSpent = cpu() - cpuBefore;
+  const cpuSpent = cpu(server.pids()) - cpuBefore;
+  const sandboxSpent = cpu(sandboxes()) - sandboxBefore;
   const after = await costCounters(server.url);
   const messages = after.messages - before.messages;
   if (messages <= 0) return result;
@@ -398,6 +402,7 @@ async function measuredChat(server: ParleyServer, job: Job): Promise<RunResult> 
       commits: per('commits'),
       sandboxCalls: per('sandboxCalls'),
       cpuMicros: Math.round((cpuSpent * 1000) / messages),
+      sandboxCpuMicros: Math.round((sandboxSpent * 1000) / messages),
     },
   };
 }

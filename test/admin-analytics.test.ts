@@ -155,6 +155,7 @@ for (const store of await testStores()) {
         lease_owner: null,
         lease_until: null,
         attempts: 0,
+        deliveries: 0,
         created_at: iso(createdAt),
         updated_at: iso((scheduledFor ?? createdAt) + ms),
       });

@@ -132,6 +132,8 @@ export interface MessageCost {
   sandboxCalls: number;
   /** Server CPU (the API process and its sandbox processes), microseconds per message. */
   cpuMicros: number;
+  /** Of which the sandbox processes' CPU, microseconds per message. */
+  sandboxCpuMicros: number;
 }
 
 export interface FanoutOpenResult {

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { BotActor } from '../domain/workspace/actors.ts';
 import type { TurnScope } from '../domain/runtime/actions.ts';
 import type { Conversation } from '../domain/runtime/conversations.ts';
-import type { Event } from '../domain/runtime/events.ts';
+import type { ClaimedEvent } from '../domain/queue/event-queue.ts';
 import type { Domain } from '../domain/index.ts';
 import type { Message } from '../domain/runtime/messages.ts';
 import type { User } from '../domain/runtime/users.ts';
@@ -67,7 +67,7 @@ export class Turn implements DialogHost, TurnScope {
   constructor(
     private readonly s: TurnServices,
     private readonly loaded: LoadedBot,
-    private readonly event: Event,
+    private readonly event: ClaimedEvent,
   ) {
     this.actor = { botId: loaded.bot.botId, workspaceId: loaded.bot.workspaceId };
   }
@@ -274,14 +274,18 @@ export class Turn implements DialogHost, TurnScope {
       return;
     }
     const { type, ...payload } = outgoing;
-    const { message: sent } = await this.s.domain.messages.getOrCreate(this.actor, {
+    const body = {
       conversationId: this.conversation.id,
       userId: this.actor.botId,
       type: typeof type === 'string' ? type : 'text',
       payload: payload,
       tags: { [REPLY_TAG]: `${this.event.id}:${n}` },
-      discriminateByTags: [REPLY_TAG],
-    });
+    };
+    // Only a run after an interrupted one can find its replies already sent.
+    const sent = this.event.firstDelivery
+      ? await this.s.domain.messages.create(this.actor, body)
+      : (await this.s.domain.messages.getOrCreate(this.actor, { ...body, discriminateByTags: [REPLY_TAG] }))
+          .message;
     await this.hooks('after_outgoing_message', { message: toJsonValue(sent) });
   }
 

@@ -17,6 +17,7 @@ import * as webchat from './migrations/0012_webchat.ts';
 import * as userRecords from './migrations/0013_user_records.ts';
 import * as messageMetadata from './migrations/0014_message_metadata.ts';
 import * as tables from './migrations/0015_tables.ts';
+import * as pendingEvents from './migrations/0016_pending_events.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 
 export type Db = Kysely<Database>;
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0013_user_records': userRecords,
   '0014_message_metadata': messageMetadata,
   '0015_tables': tables,
+  '0016_pending_events': pendingEvents,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

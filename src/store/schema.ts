@@ -232,6 +232,8 @@ export interface EventsTable {
   lease_until: string | null;
   /** Turns of this event that failed for a reason that may pass, and will be tried again. */
   attempts: Generated<number>;
+  /** How many times the engine claimed it (a first claim has no earlier run to find replies of). */
+  deliveries: Generated<number>;
   created_at: string;
   updated_at: string;
 }

@@ -8,6 +8,8 @@ import type { Event } from '../runtime/events.ts';
 export interface ClaimedEvent extends Event {
   botId: string;
   attempts: number;
+  /** This claim is the first: no earlier run of its turn (interrupted or failed) can have done anything. */
+  firstDelivery: boolean;
 }
 
 /** Tries of an event whose turn keeps failing for reasons that may pass, before it is marked failed. */
@@ -45,7 +47,8 @@ export class EventQueue {
     const row = await this.store.db
       .selectFrom('events')
       .select((eb) => [eb.fn.countAll<number | string>().as('depth'), eb.fn.min('created_at').as('oldest')])
-      .where('status', '=', 'pending')
+      // A literal, not a parameter: only then may the store use its index of pending events.
+      .where('status', '=', sql.lit('pending'))
       .executeTakeFirst();
     const oldest = row?.oldest ? Date.parse(row.oldest) : now;
     return { depth: Number(row?.depth ?? 0), oldestAgeSeconds: Math.max(0, (now - oldest) / 1000) };
@@ -80,7 +83,11 @@ export class EventQueue {
     // processes, one wins each event.
     const rows = await this.store.db
       .updateTable('events')
-      .set({ lease_owner: owner, lease_until: new Date(Date.now() + leaseMs).toISOString() })
+      .set((eb) => ({
+        lease_owner: owner,
+        lease_until: new Date(Date.now() + leaseMs).toISOString(),
+        deliveries: eb('deliveries', '+', 1),
+      }))
       .where('id', 'in', ids)
       .where('status', '=', 'pending')
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
@@ -88,7 +95,12 @@ export class EventQueue {
       .execute();
     return rows
       .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
-      .map((row) => ({ ...toEvent(row), botId: row.bot_id, attempts: row.attempts }));
+      .map((row) => ({
+        ...toEvent(row),
+        botId: row.bot_id,
+        attempts: row.attempts,
+        firstDelivery: row.deliveries === 1,
+      }));
   }
 
   async renew(owner: string, eventIds: string[], leaseMs: number): Promise<void> {
@@ -154,7 +166,7 @@ export class EventQueue {
     await this.store.db
       .updateTable('events')
       .set({ lease_owner: null, lease_until: null })
-      .where('status', '=', 'pending')
+      .where('status', '=', sql.lit('pending'))
       .where('lease_owner', 'is not', null)
       .execute();
   }

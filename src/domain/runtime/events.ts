@@ -121,6 +121,7 @@ export class Events {
       lease_owner: null,
       lease_until: null,
       attempts: 0,
+      deliveries: 0,
       created_at: now,
       updated_at: now,
     };
