@@ -109,6 +109,31 @@ const echoBot = (): Files => ({
   }),
 });
 
+/** Asks a name, then answers with it, unless the answer is `boom`: then a code card throws. */
+const askerBot = (): Files => ({
+  'bot.json': json({ formatVersion: 1, name: 'asker' }),
+  'workflows/main.json': json({
+    variables: { name: { type: 'string' } },
+    nodes: [
+      { id: 'start', type: 'start', next: 'ask' },
+      {
+        id: 'ask',
+        type: 'standard',
+        cards: [{ type: 'capture', variable: 'workflow.name', kind: 'text', prompt: 'Your name?' }],
+        next: 'greet',
+      },
+      {
+        id: 'greet',
+        type: 'standard',
+        cards: [
+          { type: 'code', code: "if (workflow.name === 'boom') throw new Error('boom');\n" },
+          { type: 'say', message: { type: 'text', text: 'Hello {{ workflow.name }}' } },
+        ],
+      },
+    ],
+  }),
+});
+
 for (const store of await testStores()) {
   describe(`the sandbox through deployed bots (${store.name})`, { skip: store.skip }, () => {
     let t: TestServer;
@@ -320,6 +345,19 @@ for (const store of await testStores()) {
       assert.equal(next.status, 'processed', `the next turn: ${next.failureReason}`);
       assert.deepEqual(await waitForReplies(bot, c, 1), ['ok: hello again']);
       await stillWorking();
+    });
+
+    test('a turn that fails for good leaves a dialog the next message starts over from', async () => {
+      const asker = await deployPackage(t, askerBot());
+      const c = await startChat(asker);
+      await sendAndWait(asker, c, 'hi');
+      assert.deepEqual(await waitForReplies(asker, c, 1), ['Your name?']);
+      const failed = await sendAndWait(asker, c, 'boom');
+      assert.equal(failed.status, 'failed', 'the code card threw');
+      // Not taken as the answer to the question of the failed turn: the dialog starts over and asks again.
+      const next = await sendAndWait(asker, c, 'Ada');
+      assert.equal(next.status, 'processed', `the next turn: ${next.failureReason}`);
+      assert.deepEqual(await waitForReplies(asker, c, 2), ['Your name?', 'Your name?']);
     });
 
     test('the server still answers after all that', async () => {

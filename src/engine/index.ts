@@ -124,7 +124,7 @@ export class Engine implements BotActionRunner {
     turn.dialog.waiting = undefined;
     if (turn.dialog.turn) turn.dialog.turn.running = false;
     try {
-      await turn.save();
+      await turn.saveNow();
     } catch (saveErr) {
       // The event is marked failed all the same; the next message finds the dialog of the failed turn.
       this.log.error({ err: saveErr, eventId: row.id }, 'could not reset the dialog of a failed turn');

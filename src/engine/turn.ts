@@ -23,7 +23,7 @@ import type { BotClient } from './bot-client.ts';
 import type { LoadedBot } from './loaded-bot.ts';
 import { unitIds } from '../package/format.ts';
 import type { HookType, VariableScope, WorkflowNode } from '../package/format.ts';
-import type { CallContext, Json, JsonObject, Sandbox, Scopes } from './sandbox/types.ts';
+import type { CallContext, HostHandler, Json, JsonObject, Sandbox, Scopes } from './sandbox/types.ts';
 
 /** The tag that makes each reply of a turn idempotent: a resumed turn finds the replies it already sent. */
 const REPLY_TAG = 'parley:reply';
@@ -53,6 +53,8 @@ export class Turn implements DialogHost, TurnScope {
   private stored: Record<string, string> = {};
   /** A card ended since the dialog was last stored (see `save`). */
   private checkpointDue = false;
+  /** The last checkpoint write started (see `checkpoint`). */
+  private checkpointWrite: Promise<void> = Promise.resolve();
   /** The workflow run whose variables `scopes.workflow` holds. */
   private workflowOwner: { id: string; workflow: string } | undefined;
   private eventObject: JsonObject = {};
@@ -232,15 +234,24 @@ export class Turn implements DialogHost, TurnScope {
   // DialogHost
 
   async run(unit: string, extra: Partial<CallContext> = {}): Promise<Json> {
-    await this.checkpoint();
     await this.syncWorkflowScope();
     const context: CallContext = { event: this.eventObject, ...this.scopes, env: this.loaded.env, ...extra };
-    const outcome = await this.s.sandbox.call(
-      this.loaded.program,
-      unit,
-      context,
-      this.s.client.handler(this.caller, this.calls),
-    );
+    const serve = this.s.client.handler(this.caller, this.calls);
+    // Bot code's first side effect is its first host call: the checkpoint due is written before it, not
+    // before every call into bot code (most make none). It holds what it held before this call began.
+    let checkpointFailure: unknown;
+    const host: HostHandler = async (call) => {
+      try {
+        await this.checkpoint();
+      } catch (err) {
+        checkpointFailure ??= err;
+        throw new Error('the turn could not save its progress; this call was not made');
+      }
+      return serve(call);
+    };
+    const outcome = await this.s.sandbox.call(this.loaded.program, unit, context, host);
+    // Whatever the code did with the error, the turn fails, and is tried again from its last checkpoint.
+    if (checkpointFailure !== undefined) throw checkpointFailure;
     if (outcome.logs.length > 0) {
       await this.s.domain.botLogs.write(
         this.actor.botId,
@@ -299,9 +310,18 @@ export class Turn implements DialogHost, TurnScope {
     this.checkpointDue = true;
   }
 
-  /** Writes the checkpoint due, if one is. */
-  private async checkpoint(): Promise<void> {
-    if (this.checkpointDue) await this.persist();
+  /** Writes the dialog and the variables at once (what a turn that failed for good leaves behind). */
+  async saveNow(): Promise<void> {
+    await this.persist();
+  }
+
+  /**
+   * Writes the checkpoint due, if one is. Concurrent host calls of bot code all wait for the one write
+   * the first of them started.
+   */
+  private checkpoint(): Promise<void> {
+    if (this.checkpointDue) this.checkpointWrite = this.persist();
+    return this.checkpointWrite;
   }
 
   /** Stores the dialog and the variables changed since they were last stored, in one statement. */

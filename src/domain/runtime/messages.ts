@@ -338,10 +338,18 @@ export class Messages {
     options: CreateOptions,
     trx: Executor,
   ): Promise<Inserted> {
-    await this.conversations.requireRow(actor, body.conversationId, trx);
+    const now = nowIso();
+    // Counting the message is also how the conversation is found: one statement, not a read and a write.
+    const counted = await trx
+      .updateTable('conversations')
+      .set((eb) => ({ message_count: eb('message_count', '+', 1), updated_at: now }))
+      .where('id', '=', body.conversationId)
+      .where('bot_id', '=', actor.botId)
+      .returning('id')
+      .executeTakeFirst();
+    if (!counted) throw notFound('Conversation', body.conversationId);
     const outgoing = body.userId === actor.botId;
     if (!outgoing && !(await this.users.exists(actor, body.userId, trx))) throw notFound('User', body.userId);
-    const now = nowIso();
     const row: Row<'messages'> = {
       id: newId('message'),
       bot_id: actor.botId,
@@ -356,11 +364,6 @@ export class Messages {
     };
     await trx.insertInto('messages').values(row).execute();
     await insertTags(trx, row.id, body.tags ?? {});
-    await trx
-      .updateTable('conversations')
-      .set((eb) => ({ message_count: eb('message_count', '+', 1), updated_at: now }))
-      .where('id', '=', body.conversationId)
-      .execute();
     const message = toMessage(row, body.tags ?? {});
     const signals: RecordedSignal[] = [];
     const queued = !outgoing && !options.silent;
