@@ -239,12 +239,12 @@ export class Turn implements DialogHost, TurnScope {
     const serve = this.s.client.handler(this.caller, this.calls);
     // Bot code's first side effect is its first host call: the checkpoint due is written before it, not
     // before every call into bot code (most make none). It holds what it held before this call began.
-    let checkpointFailure: unknown;
+    let checkpointFailure: Error | undefined;
     const host: HostHandler = async (call) => {
       try {
         await this.checkpoint();
       } catch (err) {
-        checkpointFailure ??= err;
+        checkpointFailure ??= err instanceof Error ? err : new Error(String(err));
         throw new Error('the turn could not save its progress; this call was not made');
       }
       return serve(call);
