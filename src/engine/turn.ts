@@ -320,13 +320,21 @@ export class Turn implements DialogHost, TurnScope {
    * the first of them started.
    */
   private checkpoint(): Promise<void> {
-    if (this.checkpointDue) this.checkpointWrite = this.persist();
-    return this.checkpointWrite;
+    return this.checkpointDue ? this.persist() : this.checkpointWrite;
   }
 
-  /** Stores the dialog and the variables changed since they were last stored, in one statement. */
-  private async persist(): Promise<void> {
+  /**
+   * Stores the dialog and the variables changed since they were last stored, after any write still
+   * running (bot code may leave a host call running, and its checkpoint with it, when it returns).
+   */
+  private persist(): Promise<void> {
     this.checkpointDue = false;
+    const write = this.checkpointWrite.catch(() => undefined).then(() => this.writeProgress());
+    this.checkpointWrite = write;
+    return write;
+  }
+
+  private async writeProgress(): Promise<void> {
     await this.syncWorkflowScope();
     const entries: StateEntry[] = [];
     for (const scope of ['conversation', 'user', 'bot'] as const) {
@@ -346,6 +354,9 @@ export class Turn implements DialogHost, TurnScope {
   }
 
   async finishWorkflow(frame: Frame, status: 'completed' | 'cancelled'): Promise<void> {
+    // Its variables as they end, stored while it still counts as recorded (past this, storing them
+    // would record the run again).
+    if (this.workflowOwner?.id === frame.recordId) await this.storeWorkflowScope();
     const recorded = this.dialog.recorded ?? [];
     if (!recorded.includes(frame.recordId)) return;
     this.dialog.recorded = recorded.filter((id) => id !== frame.recordId);

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Store } from '../../store/index.ts';
+import type { Row } from '../../store/schema.ts';
 import { nowIso } from '../shared/time.ts';
 import { toEvent } from '../runtime/events.ts';
 import type { Event } from '../runtime/events.ts';
@@ -65,34 +66,25 @@ export class EventQueue {
     exclude: string[] = [],
   ): Promise<ClaimedEvent[]> {
     const now = nowIso();
-    const candidates = await sql<{ id: string }>`
-      select e.id from events e join bots b on b.id = e.bot_id
-      where e.status = 'pending' and b.runtime is not null
-        and (e.lease_until is null or e.lease_until < ${now})
-        ${exclude.length ? sql`and e.conversation_id not in (${sql.join(exclude)})` : sql``}
-        and not exists (
-          select 1 from events p
-          where p.conversation_id = e.conversation_id and p.status = 'pending'
-            and (p.created_at < e.created_at or (p.created_at = e.created_at and p.id < e.id))
-        )
-      order by e.created_at, e.id
-      limit ${limit}`.execute(this.store.db);
-    const ids = candidates.rows.map((r) => r.id);
-    if (ids.length === 0) return [];
-    // One statement for all of them, each row conditional on its lease being free: of several
-    // processes, one wins each event.
-    const rows = await this.store.db
-      .updateTable('events')
-      .set((eb) => ({
-        lease_owner: owner,
-        lease_until: new Date(Date.now() + leaseMs).toISOString(),
-        deliveries: eb('deliveries', '+', 1),
-      }))
-      .where('id', 'in', ids)
-      .where('status', '=', 'pending')
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-      .returningAll()
-      .execute();
+    const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
+    // One statement: the candidates, and the claim of each whose lease is still free when it is taken
+    // (of several processes, one wins each event; on Postgres a loser re-reads the row and skips it).
+    const { rows } = await sql<Row<'events'>>`
+      update events set lease_owner = ${owner}, lease_until = ${leaseUntil}, deliveries = deliveries + 1
+      where id in (
+        select e.id from events e join bots b on b.id = e.bot_id
+        where e.status = 'pending' and b.runtime is not null
+          and (e.lease_until is null or e.lease_until < ${now})
+          ${exclude.length ? sql`and e.conversation_id not in (${sql.join(exclude)})` : sql``}
+          and not exists (
+            select 1 from events p
+            where p.conversation_id = e.conversation_id and p.status = 'pending'
+              and (p.created_at < e.created_at or (p.created_at = e.created_at and p.id < e.id))
+          )
+        order by e.created_at, e.id
+        limit ${limit})
+        and status = 'pending' and (lease_until is null or lease_until < ${now})
+      returning *`.execute(this.store.db);
     return rows
       .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
       .map((row) => ({
