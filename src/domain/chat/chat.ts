@@ -353,7 +353,7 @@ export class Chat {
     const message = await this.s.messages.create(
       session.bot,
       { conversationId, userId: session.userId, type, payload: content, tags: {} },
-      {},
+      { participant: true },
     );
     return {
       id: message.id,

@@ -80,6 +80,8 @@ export interface CreateOptions {
   createdAt?: string;
   /** Imported history is not news: it queues no event for the bot and reaches no listener. */
   silent?: boolean;
+  /** The caller has just checked that the user takes part in the conversation (the Chat API does). */
+  participant?: boolean;
 }
 
 const Discriminate = { discriminateByTags: Type.Optional(Type.Array(Type.String())) };
@@ -367,7 +369,7 @@ export class Messages {
     const message = toMessage(row, body.tags ?? {});
     const signals: RecordedSignal[] = [];
     const queued = !outgoing && !options.silent;
-    if (!outgoing) {
+    if (!outgoing && !options.participant) {
       const joined = await this.conversations.ensureParticipant(body.conversationId, body.userId, trx);
       if (joined) signals.push(joined);
     }
