@@ -56,6 +56,8 @@ const botA: BotProgram = {
     recursion: 'function f() { return f() + 1; } return f()',
     bigint: 'return 10n',
     func: 'return () => 1',
+    // The variables come back as JSON: a toJSON that turns a scope into a number must not pass as one.
+    scopeToJson: 'workflow.toJSON = () => 5; return 1',
     syntaxError: 'return (',
     hang: 'await client.hang(); return "never"',
     ctorEscape: "return this.constructor.constructor('return process')()",
@@ -310,6 +312,7 @@ test('infinite recursion fails with a stack overflow', async () => {
 test('values that are not JSON, syntax errors and unknown units fail the call', async () => {
   await assertFailsAlone('bigint', 'runtime', /BigInt/);
   await assertFailsAlone('func', 'runtime', /not JSON/);
+  await assertFailsAlone('scopeToJson', 'runtime', /the workflow variables are not an object/);
   await assertFailsAlone('syntaxError', 'runtime', /^SyntaxError/);
   await assertFailsAlone('nope', 'runtime', /no code unit "nope"/);
 });

@@ -41,7 +41,11 @@ function onCall(message: Extract<ParentMessage, { type: 'call' }>): void {
   callRuntimes.set(id, runtime);
   void runtime.call(id, unit, context, timeoutMs).then((outcome) => {
     callRuntimes.delete(id);
-    send({ type: 'result', id, outcome });
+    send(
+      outcome.ok
+        ? { type: 'returned', id, text: outcome.text, logs: outcome.logs }
+        : { type: 'result', id, outcome },
+    );
   });
 }
 

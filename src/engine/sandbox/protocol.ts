@@ -4,7 +4,7 @@
  * sends is checked here before the parent acts on it; the parent is trusted, so the child's checks
  * are only there to fail loudly on a programming error.
  */
-import type { CallContext, CallOutcome, FailureKind, HostCall, Json, LogLine } from './types.ts';
+import type { CallOutcome, FailureKind, HostCall, Json, LogLine } from './types.ts';
 
 /** The part of a program a sandbox process needs to build (and rebuild) its isolate. */
 export interface ProgramSource {
@@ -25,7 +25,8 @@ export type ParentMessage =
       versionId: string;
       unit: string;
       timeoutMs: number;
-      context: CallContext;
+      /** The CallContext as JSON: parsed once, in the isolate. */
+      context: string;
       program?: ProgramSource;
     }
   | { type: 'hostAnswer'; id: number; requestId: number; answer: HostAnswer }
@@ -35,7 +36,9 @@ export type ChildMessage =
   | { type: 'ready' }
   /** Bot code of call `id` asks the host something; the parent answers with a `hostAnswer` of the same ids. */
   | { type: 'host'; id: number; requestId: number; call: HostCall }
-  | { type: 'result'; id: number; outcome: CallOutcome };
+  | { type: 'result'; id: number; outcome: CallOutcome }
+  /** The code returned: its result as the isolate wrote it (JSON text), read once, by the parent. */
+  | { type: 'returned'; id: number; text: string; logs: LogLine[] };
 
 type Fields = Record<string, unknown>;
 
@@ -109,6 +112,13 @@ export function readChildMessage(value: unknown): ChildMessage | undefined {
       if (!isCount(value.id) || !isCount(value.requestId) || !call) return undefined;
       return { type: 'host', id: value.id, requestId: value.requestId, call };
     }
+    case 'returned':
+      return isCount(value.id) &&
+        typeof value.text === 'string' &&
+        Array.isArray(value.logs) &&
+        value.logs.every(isLogLine)
+        ? { type: 'returned', id: value.id, text: value.text, logs: value.logs }
+        : undefined;
     case 'result': {
       const outcome = value.outcome;
       if (!isCount(value.id) || !isOutcome(outcome)) return undefined;
@@ -129,7 +139,7 @@ export function readParentMessage(value: unknown): ParentMessage | undefined {
         typeof value.versionId === 'string' &&
         typeof value.unit === 'string' &&
         typeof value.timeoutMs === 'number' &&
-        isObject(value.context)
+        typeof value.context === 'string'
         ? (value as ParentMessage)
         : undefined;
     case 'hostAnswer':
@@ -141,4 +151,39 @@ export function readParentMessage(value: unknown): ParentMessage | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * What the isolate's `run` returned (JSON text of `{ ok, value, scopes }` or `{ ok: false, message }`),
+ * as a call's outcome. The text comes from untrusted code: anything malformed is a runtime failure.
+ */
+export function readReturned(text: string, logs: LogLine[]): CallOutcome {
+  const failure = (message: string): CallOutcome => ({ ok: false, kind: 'runtime', message, logs });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return failure('the sandbox returned a result that is not JSON');
+  }
+  if (!isObject(parsed)) return failure('the sandbox returned a malformed result');
+  if (parsed.ok !== true) {
+    return failure(typeof parsed.message === 'string' ? parsed.message : 'the code failed');
+  }
+  const scopes = parsed.scopes;
+  if (!isObject(scopes)) return failure('the sandbox returned a malformed result');
+  const wrong = SCOPE_NAMES.find((name) => !isJsonObject(scopes[name]));
+  if (wrong) return failure(`the ${wrong} variables are not an object`);
+  const { workflow, conversation, user, bot, turn } = scopes;
+  if (
+    !isJsonObject(workflow) ||
+    !isJsonObject(conversation) ||
+    !isJsonObject(user) ||
+    !isJsonObject(bot) ||
+    !isJsonObject(turn)
+  ) {
+    return failure('the sandbox returned a malformed result');
+  }
+  // JSON.parse gave it, so it is JSON.
+  const value = (parsed.value as Json | undefined) ?? null;
+  return { ok: true, value, scopes: { workflow, conversation, user, bot, turn }, logs };
 }

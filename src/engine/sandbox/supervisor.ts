@@ -8,7 +8,7 @@ import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { FROM_SOURCE } from '../../paths.ts';
 import { OVER_MEMORY_EXIT_CODE, STUCK_PROCESS_GRACE_MS } from './limits.ts';
-import { readChildMessage } from './protocol.ts';
+import { readChildMessage, readReturned } from './protocol.ts';
 import type { ChildMessage, HostAnswer, ParentMessage } from './protocol.ts';
 import { DEFAULT_LIMITS } from './types.ts';
 import type { BotProgram, CallContext, CallOutcome, HostCall, HostHandler } from './types.ts';
@@ -149,11 +149,17 @@ export class SandboxProcess {
     const memoryMb = positive(program.limits.memoryMb, DEFAULT_LIMITS.memoryMb);
     const timeoutMs = positive(program.limits.timeoutMs, DEFAULT_LIMITS.timeoutMs);
     const id = this.nextId++;
-    const message: ParentMessage = { type: 'call', id, versionId, unit, timeoutMs, context };
-    if (this.loaded.get(versionId) !== memoryMb) {
-      message.program = { versionId, botId, units, memoryMb };
-      this.loaded.set(versionId, memoryMb);
-    }
+    const fresh = this.loaded.get(versionId) !== memoryMb;
+    if (fresh) this.loaded.set(versionId, memoryMb);
+    const message: ParentMessage = {
+      type: 'call',
+      id,
+      versionId,
+      unit,
+      timeoutMs,
+      context: JSON.stringify(context),
+      ...(fresh && { program: { versionId, botId, units, memoryMb } }),
+    };
     return new Promise((resolve) => {
       // The child's watchdog answers at timeoutMs; if even that does not come, the process is stuck.
       const backstop = setTimeout(() => this.onStuck(child, id), timeoutMs + STUCK_PROCESS_GRACE_MS);
@@ -229,6 +235,9 @@ export class SandboxProcess {
         break;
       case 'result':
         this.finish(message.id, message.outcome);
+        break;
+      case 'returned':
+        this.finish(message.id, readReturned(message.text, message.logs));
         break;
       case 'host':
         this.onHostCall(child, message);

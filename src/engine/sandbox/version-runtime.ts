@@ -18,10 +18,9 @@ import {
 } from './limits.ts';
 import { readHostCall } from './protocol.ts';
 import type { HostAnswer, ProgramSource } from './protocol.ts';
-import type { CallContext, CallOutcome, FailureKind, HostCall, Json, JsonObject, Scopes } from './types.ts';
+import type { FailureKind, HostCall, LogLine } from './types.ts';
 
 const BOOTSTRAP = readFileSync(new URL('./isolate-bootstrap.js', import.meta.url), 'utf8');
-const SCOPE_NAMES = ['workflow', 'conversation', 'user', 'bot', 'turn'] as const;
 /** isolated-vm's message when its own `timeout` interrupts synchronous code (the isolate survives). */
 const IVM_TIMEOUT_MESSAGE = 'Script execution timed out.';
 
@@ -29,7 +28,10 @@ const IVM_TIMEOUT_MESSAGE = 'Script execution timed out.';
 export type HostForwarder = (callId: number, requestId: number, call: HostCall) => void;
 
 type Failure = { ok: false; kind: FailureKind; message: string };
-type Result = { ok: true; value: Json; scopes: Scopes } | Failure;
+/** The code returned: the JSON text the bootstrap's `run` resolved with (the parent reads it). */
+type Result = { ok: true; text: string } | Failure;
+/** A call's end, with the log lines of the code. */
+export type RunOutcome = Result & { logs: LogLine[] };
 
 /** One live isolate of the version, with the References to the bootstrap's functions inside it. */
 interface Instance {
@@ -60,31 +62,6 @@ function failure(kind: FailureKind, message: string): Failure {
   return { ok: false, kind, message };
 }
 
-function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Reads the JSON string the bootstrap's `run` resolves with. */
-function readResult(text: unknown): Result {
-  if (typeof text !== 'string') return failure('runtime', 'the sandbox returned no result');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return failure('runtime', 'the sandbox returned a result that is not JSON');
-  }
-  if (!isJsonObject(parsed)) return failure('runtime', 'the sandbox returned a malformed result');
-  if (parsed.ok !== true) {
-    return failure('runtime', typeof parsed.message === 'string' ? parsed.message : 'the code failed');
-  }
-  const scopes = parsed.scopes;
-  if (!isJsonObject(scopes)) return failure('runtime', 'the sandbox returned a malformed result');
-  for (const name of SCOPE_NAMES) {
-    if (!isJsonObject(scopes[name])) return failure('runtime', `the ${name} variables are not an object`);
-  }
-  return { ok: true, value: parsed.value ?? null, scopes: scopes as unknown as Scopes };
-}
-
 /** V8 has lost control of an isolate: isolated-vm asks the process to end, and the parent restarts it. */
 function onCatastrophicError(message: string): void {
   process.stderr.write(`sandbox: catastrophic isolate error, aborting: ${message}\n`);
@@ -103,7 +80,7 @@ export class VersionRuntime {
   ) {}
 
   /** Runs one unit; never rejects. The watchdog runs from now, so loading the program counts too. */
-  call(id: number, unit: string, context: CallContext, timeoutMs: number): Promise<CallOutcome> {
+  call(id: number, unit: string, context: string, timeoutMs: number): Promise<RunOutcome> {
     const startedAt = performance.now();
     const limitMs = Math.max(1, Math.ceil(timeoutMs));
     return new Promise((resolve) => {
@@ -148,13 +125,7 @@ export class VersionRuntime {
     this.disposeIfRetiredAndIdle();
   }
 
-  private start(
-    call: ActiveCall,
-    instance: Instance,
-    unit: string,
-    context: CallContext,
-    remainingMs: number,
-  ) {
+  private start(call: ActiveCall, instance: Instance, unit: string, context: string, remainingMs: number) {
     if (call.done) return; // the watchdog fired while the program was loading
     if (instance.disposal) {
       call.finish(this.collateral(instance.disposal));
@@ -163,13 +134,18 @@ export class VersionRuntime {
     call.instance = instance;
     instance.calls.add(call);
     instance.run
-      .apply(undefined, [call.id, unit, JSON.stringify(context)], {
+      .apply(undefined, [call.id, unit, context], {
         result: { promise: true, copy: true },
         // V8's own limit: it interrupts synchronous code, but not code that runs after an `await`.
         timeout: Math.max(1, Math.ceil(remainingMs)),
       })
       .then(
-        (text: unknown) => call.finish(readResult(text)),
+        (text: unknown) =>
+          call.finish(
+            typeof text === 'string'
+              ? { ok: true, text }
+              : failure('runtime', 'the sandbox returned no result'),
+          ),
         (error: unknown) => this.onIsolateError(instance, call, error),
       );
   }
