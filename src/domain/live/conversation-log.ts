@@ -65,7 +65,19 @@ export class ConversationLog {
       .where('id', '=', conversationId)
       .returning('signal_seq')
       .executeTakeFirstOrThrow();
-    const seq = Number(counter.signal_seq);
+    return this.recordAt(db, conversationId, Number(counter.signal_seq), signal);
+  }
+
+  /**
+   * Records a signal under a number the caller took itself, by advancing the conversation's `signal_seq`
+   * in the same transaction (in a statement that changed the conversation anyway, saving one).
+   */
+  async recordAt(
+    db: Executor,
+    conversationId: string,
+    seq: number,
+    signal: LiveSignal,
+  ): Promise<RecordedSignal> {
     const frame = JSON.stringify(await this.toWire(db, conversationId, signal));
     await db
       .insertInto('conversation_signals')

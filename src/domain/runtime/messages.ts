@@ -15,7 +15,7 @@ import { newId } from '../shared/ids.ts';
 import { fromJson, toJson, withoutNulls } from '../shared/json.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import { JsonObject, TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
-import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
+import type { ConversationLog, LiveSignal, RecordedSignal } from '../live/conversation-log.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
@@ -341,17 +341,26 @@ export class Messages {
     trx: Executor,
   ): Promise<Inserted> {
     const now = nowIso();
+    const outgoing = body.userId === actor.botId;
+    const joins = !outgoing && !options.participant;
+    // The message's signal is the first this insert records unless its user joins the conversation
+    // (that signal comes first): then counting the message also takes the signal's number.
+    const numbersSignal = !options.silent && !joins;
     // Counting the message is also how the conversation is found: one statement, not a read and a write.
     const counted = await trx
       .updateTable('conversations')
-      .set((eb) => ({ message_count: eb('message_count', '+', 1), updated_at: now }))
+      .set((eb) => ({
+        message_count: eb('message_count', '+', 1),
+        updated_at: now,
+        ...(numbersSignal && { signal_seq: eb('signal_seq', '+', 1) }),
+      }))
       .where('id', '=', body.conversationId)
       .where('bot_id', '=', actor.botId)
-      .returning('id')
+      .returning('signal_seq')
       .executeTakeFirst();
     if (!counted) throw notFound('Conversation', body.conversationId);
-    const outgoing = body.userId === actor.botId;
-    if (!outgoing && !(await this.users.exists(actor, body.userId, trx))) throw notFound('User', body.userId);
+    // A user the caller found taking part in the conversation exists: no need to look again.
+    if (joins && !(await this.users.exists(actor, body.userId, trx))) throw notFound('User', body.userId);
     const row: Row<'messages'> = {
       id: newId('message'),
       bot_id: actor.botId,
@@ -369,7 +378,7 @@ export class Messages {
     const message = toMessage(row, body.tags ?? {});
     const signals: RecordedSignal[] = [];
     const queued = !outgoing && !options.silent;
-    if (!outgoing && !options.participant) {
+    if (joins) {
       const joined = await this.conversations.ensureParticipant(body.conversationId, body.userId, trx);
       if (joined) signals.push(joined);
     }
@@ -387,7 +396,7 @@ export class Messages {
       );
     }
     if (options.silent) return { message, signals, queued };
-    const signal = await this.log.record(trx, body.conversationId, {
+    const created: LiveSignal = {
       type: 'message_created',
       message: {
         id: message.id,
@@ -397,7 +406,10 @@ export class Messages {
         userId: message.userId,
       },
       isBot: outgoing,
-    });
+    };
+    const signal = numbersSignal
+      ? await this.log.recordAt(trx, body.conversationId, Number(counted.signal_seq), created)
+      : await this.log.record(trx, body.conversationId, created);
     return { message, signals: [...signals, signal], queued };
   }
 }
