@@ -18,6 +18,7 @@ import * as userRecords from './migrations/0013_user_records.ts';
 import * as messageMetadata from './migrations/0014_message_metadata.ts';
 import * as tables from './migrations/0015_tables.ts';
 import * as pendingEvents from './migrations/0016_pending_events.ts';
+import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 
 export type Db = Kysely<Database>;
@@ -64,6 +65,7 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
   const onError = hooks.onError ?? (() => {});
   const log = statementLog(hooks.onStatement);
   const db = config.kind === 'sqlite' ? openSqlite(config.file, log) : openPostgres(config, onError, log);
+  const checkpointer = config.kind === 'sqlite' ? startCheckpointer(config.file, onError) : undefined;
   // On Postgres the health check has a connection of its own: when slow queries hold every pooled
   // connection, /readyz still tells whether the database answers, instead of queueing behind them.
   const health = config.kind === 'postgres' ? healthCheckPool(config, onError) : undefined;
@@ -75,6 +77,7 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
       else await sql`select 1`.execute(db);
     },
     close: async () => {
+      await checkpointer?.stop();
       await db.destroy();
       await health?.end();
     },
@@ -82,6 +85,7 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
   try {
     await migrate(db, config.kind);
   } catch (err) {
+    await checkpointer?.stop();
     await db.destroy();
     await health?.end();
     throw err;
@@ -132,6 +136,8 @@ function openSqlite(file: string, log: KyselyLog): Db {
   const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
+  // Checkpoints run on a thread of their own (sqlite-checkpointer.ts); this one is the backstop.
+  database.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
   cachePreparedStatements(database);

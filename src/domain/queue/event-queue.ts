@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { RawBuilder } from 'kysely';
 import type { Store } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
 import { nowIso } from '../shared/time.ts';
@@ -67,24 +68,34 @@ export class EventQueue {
   ): Promise<ClaimedEvent[]> {
     const now = nowIso();
     const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
-    // One statement: the candidates, and the claim of each whose lease is still free when it is taken
-    // (of several processes, one wins each event; on Postgres a loser re-reads the row and skips it).
-    const { rows } = await sql<Row<'events'>>`
+    const candidates = sql<{ id: string }>`
+      select e.id from events e join bots b on b.id = e.bot_id
+      where e.status = 'pending' and b.runtime is not null
+        and (e.lease_until is null or e.lease_until < ${now})
+        ${exclude.length ? sql`and e.conversation_id not in (${sql.join(exclude)})` : sql``}
+        and not exists (
+          select 1 from events p
+          where p.conversation_id = e.conversation_id and p.status = 'pending'
+            and (p.created_at < e.created_at or (p.created_at = e.created_at and p.id < e.id))
+        )
+      order by e.created_at, e.id
+      limit ${limit}`;
+    // Each candidate is claimed only if its lease is still free when it is taken: of several processes,
+    // one wins each event (on Postgres a loser re-reads the row and skips it).
+    const claimOf = (ids: RawBuilder<unknown>) => sql<Row<'events'>>`
       update events set lease_owner = ${owner}, lease_until = ${leaseUntil}, deliveries = deliveries + 1
-      where id in (
-        select e.id from events e join bots b on b.id = e.bot_id
-        where e.status = 'pending' and b.runtime is not null
-          and (e.lease_until is null or e.lease_until < ${now})
-          ${exclude.length ? sql`and e.conversation_id not in (${sql.join(exclude)})` : sql``}
-          and not exists (
-            select 1 from events p
-            where p.conversation_id = e.conversation_id and p.status = 'pending'
-              and (p.created_at < e.created_at or (p.created_at = e.created_at and p.id < e.id))
-          )
-        order by e.created_at, e.id
-        limit ${limit})
-        and status = 'pending' and (lease_until is null or lease_until < ${now})
-      returning *`.execute(this.store.db);
+      where id in (${ids}) and status = 'pending' and (lease_until is null or lease_until < ${now})
+      returning *`;
+    let rows: Row<'events'>[];
+    if (this.store.dialect === 'postgres') {
+      // One round trip.
+      rows = (await claimOf(candidates).execute(this.store.db)).rows;
+    } else {
+      // On SQLite an UPDATE takes the one write lock even when it changes nothing, and many looks at
+      // the queue find nothing: a read first, and a write only when there is something to claim.
+      const ids = (await candidates.execute(this.store.db)).rows.map((r) => r.id);
+      rows = ids.length ? (await claimOf(sql.join(ids)).execute(this.store.db)).rows : [];
+    }
     return rows
       .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
       .map((row) => ({
