@@ -92,13 +92,15 @@ export class Turn implements DialogHost, TurnScope {
     const isMessage = this.event.type === 'message_created' && this.event.messageId !== undefined;
     // Only what no longer exists ends a turn here; a store that fails to answer fails the turn, which is tried again.
     // Read at once: on PostgreSQL, one wait for the three instead of one each.
+    // The variables and the dialog too: their keys are the event's ids.
     const { messageId, conversationId, userId } = this.event;
-    const [message, conversation, user] = await Promise.all([
+    const [message, conversation, user, states] = await Promise.all([
       isMessage && messageId !== undefined
         ? unlessMissing(domain.messages.get(this.actor, messageId))
         : undefined,
       conversationId ? unlessMissing(domain.conversations.get(this.actor, conversationId)) : undefined,
       userId ? unlessMissing(domain.users.get(this.actor, userId)) : undefined,
+      domain.states.readMany(this.actor, this.scopeStateKeys(conversationId, userId)),
     ]);
     // The message (or its conversation) was deleted before its turn: nothing to answer.
     if (isMessage && !message) return 'ignored';
@@ -107,7 +109,7 @@ export class Turn implements DialogHost, TurnScope {
     this.conversation = conversation;
     this.user = user;
 
-    await this.loadScopes();
+    await this.loadScopes(states);
     // This turn ran to its end before, but the end was not recorded (the store failed, or the process died).
     if (this.dialog.turn?.eventId === this.event.id && !this.dialog.turn.running) return 'processed';
     const resuming = this.dialog.turn?.eventId === this.event.id && this.dialog.turn.running;
@@ -458,19 +460,25 @@ export class Turn implements DialogHost, TurnScope {
 
   // Variables
 
-  /** The turn's variables and dialog, in one read. */
-  private async loadScopes(): Promise<void> {
+  /** The keys of the states `loadScopes` reads: the variables of the event's records, and the dialog. */
+  private scopeStateKeys(conversationId: string | undefined, userId: string | undefined): StateKey[] {
+    const keys: StateKey[] = [{ type: 'bot', id: this.actor.botId, name: VARIABLES_STATE }];
+    if (userId) keys.push({ type: 'user', id: userId, name: VARIABLES_STATE });
+    if (conversationId) {
+      keys.push({ type: 'conversation', id: conversationId, name: VARIABLES_STATE });
+      keys.push({ type: 'conversation', id: conversationId, name: DIALOG_STATE });
+    }
+    return keys;
+  }
+
+  /** The turn's variables and dialog, from the states read with the event's records. */
+  private async loadScopes(found: Map<string, JsonObject>): Promise<void> {
     const vars = this.pkg.manifest.variables ?? {};
     const defaults = (scope: 'conversation' | 'user' | 'bot') =>
       Object.fromEntries(Object.entries(vars[scope] ?? {}).map(([k, v]) => [k, v.default ?? null]));
     const keys = (['conversation', 'user', 'bot'] as const).map(
       (scope) => [scope, this.scopeKey(scope)] as const,
     );
-    const wanted = [
-      ...keys.flatMap(([, key]) => (key ? [key] : [])),
-      ...(this.conversation ? [this.dialogKey(this.conversation)] : []),
-    ];
-    const found = await this.s.domain.states.readMany(this.actor, wanted);
     for (const [scope, key] of keys) {
       const current = key && found.get(stateKeyText(key));
       this.scopes[scope] = { ...defaults(scope), ...(current ?? {}) };
