@@ -43,6 +43,8 @@ export function startCheckpointer(file: string, onError: (err: Error) => void): 
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: { file, driver, intervalMs: CHECKPOINT_INTERVAL_MS },
+    // It holds nothing but a connection: a small heap keeps its memory small.
+    resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
   });
   worker.on('message', (message: unknown) => onError(new Error(`WAL checkpoint failed: ${String(message)}`)));
   worker.on('error', onError);
