@@ -223,21 +223,24 @@ for (const store of await testStores()) {
       assert.equal((await variables(botId, 'bot', botId)).conversationsStarted, 1);
 
       // A later message starts over: a second visit, and the bot remembers the user's name.
-      await s.say('hello again');
+      const hello = await s.say('hello again');
       assert.deepEqual(payloads(await s.nextReplies(2)), [
         { type: 'text', text: 'Welcome to Parley Inc., Ada! This is visit 2.' },
         MENU,
       ]);
+      // The variables are stored when the turn ends, which may be after its replies arrive.
+      await expectTurn(botId, hello, 'processed');
       assert.equal((await variables(botId, 'conversation', conversationId)).visits, 2);
       assert.equal((await variables(botId, 'bot', botId)).conversationsStarted, 1);
 
       // Another conversation of the same user: the user's name is there, the visits are the conversation's.
       const again = await talk(webhookUrl, s.userKey);
-      await again.say('hi');
+      const hiAgain = await again.say('hi');
       assert.deepEqual(payloads(await again.nextReplies(2)), [
         { type: 'text', text: 'Welcome to Parley Inc., Ada! This is visit 1.' },
         MENU,
       ]);
+      await expectTurn(botId, hiAgain, 'processed');
       assert.equal((await variables(botId, 'bot', botId)).conversationsStarted, 2);
 
       // The after_turn_end hook logs every turn.
