@@ -17,6 +17,9 @@ export interface ProgramSource {
 /** The answer to one host call: its JSON result, or the message of the Error bot code will see. */
 export type HostAnswer = { ok: true; value: Json } | { ok: false; message: string };
 
+/** A call's outcome when it failed: what the sandbox process reports itself (its successes are `returned`). */
+export type FailedCall = Extract<CallOutcome, { ok: false }>;
+
 export type ParentMessage =
   /** Runs one unit. `program` is sent with the first call of a version to this process (and after a restart). */
   | {
@@ -36,7 +39,8 @@ export type ChildMessage =
   | { type: 'ready' }
   /** Bot code of call `id` asks the host something; the parent answers with a `hostAnswer` of the same ids. */
   | { type: 'host'; id: number; requestId: number; call: HostCall }
-  | { type: 'result'; id: number; outcome: CallOutcome }
+  /** The call failed (the code threw, ran out of time or memory, or could not run). */
+  | { type: 'result'; id: number; outcome: FailedCall }
   /** The code returned: its result as the isolate wrote it (JSON text), read once, by the parent. */
   | { type: 'returned'; id: number; text: string; logs: LogLine[] };
 
@@ -69,13 +73,8 @@ function isLogLine(value: unknown): value is LogLine {
 
 const SCOPE_NAMES = ['workflow', 'conversation', 'user', 'bot', 'turn'] as const;
 
-function isOutcome(value: unknown): value is CallOutcome {
+function isFailedCall(value: unknown): value is FailedCall {
   if (!isObject(value) || !Array.isArray(value.logs) || !value.logs.every(isLogLine)) return false;
-  if (value.ok === true) {
-    const scopes = value.scopes;
-    // IPC drops an undefined `value`, so a missing one is checked (and restored) by the caller.
-    return isObject(scopes) && SCOPE_NAMES.every((name) => isJsonObject(scopes[name]));
-  }
   return (
     value.ok === false &&
     typeof value.kind === 'string' &&
@@ -121,8 +120,7 @@ export function readChildMessage(value: unknown): ChildMessage | undefined {
         : undefined;
     case 'result': {
       const outcome = value.outcome;
-      if (!isCount(value.id) || !isOutcome(outcome)) return undefined;
-      if (outcome.ok && outcome.value === undefined) outcome.value = null;
+      if (!isCount(value.id) || !isFailedCall(outcome)) return undefined;
       return { type: 'result', id: value.id, outcome };
     }
     default:
