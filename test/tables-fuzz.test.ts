@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
+import { FILTER_OPERATORS } from '../src/domain/tables/filter.ts';
 import { createTestBot, rawRuntime } from './helpers/runtime.ts';
 import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
@@ -34,23 +35,8 @@ const nasty = fc.oneof(
 const anyValue = fc.oneof({ maxDepth: 3 }, fc.jsonValue({ maxDepth: 3 }), nasty);
 const key = fc.oneof(fc.constantFrom(...COLUMNS, 'id', 'createdAt', 'unknown', 'info.a', '$or'), fc.string());
 const row = fc.dictionary(key, anyValue, { maxKeys: 6 });
-const operator = fc.constantFrom(
-  '$eq',
-  '$ne',
-  '$gt',
-  '$gte',
-  '$lt',
-  '$lte',
-  '$in',
-  '$nin',
-  '$exists',
-  '$mod',
-  '$size',
-  '$regex',
-  '$options',
-  '$not',
-  'gte',
-);
+// Every operator, and one written without its `$`.
+const operator = fc.constantFrom(...FILTER_OPERATORS, 'gte');
 const filter = fc.letrec((tie) => ({
   filter: fc.dictionary(
     fc.oneof(fc.constantFrom(...COLUMNS, 'id', 'createdAt', 'info.a.b', '$and', '$or', '$not'), fc.string()),

@@ -55,7 +55,8 @@ export function resolveField(columns: Column[], name: string, where: string, pat
 
 const validSegment = (segment: string) => segment.length > 0 && !/["\\]/.test(segment);
 
-const OPERATORS = [
+/** Every operator the filter language knows (docs/tables.md). */
+export const FILTER_OPERATORS = [
   '$eq',
   '$ne',
   '$gt',
@@ -71,8 +72,8 @@ const OPERATORS = [
   '$options',
   '$not',
 ] as const;
-type Operator = (typeof OPERATORS)[number];
-const isOperator = (key: string): key is Operator => (OPERATORS as readonly string[]).includes(key);
+type Operator = (typeof FILTER_OPERATORS)[number];
+const isOperator = (key: string): key is Operator => (FILTER_OPERATORS as readonly string[]).includes(key);
 
 const COMPARISONS = { $eq: '=', $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 
