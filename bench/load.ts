@@ -10,6 +10,7 @@ import { loadParleyWebSocket, loadWebSocket } from './lib/bench-modules.ts';
 import type { WebSocketLike } from './lib/bench-modules.ts';
 import { chatUserAndConversation } from './lib/chat-api.ts';
 import { HttpConnection } from './lib/http-client.ts';
+import { serveJobs } from './lib/job-process.ts';
 import type {
   ChatJob,
   FanoutDeliverJob,
@@ -23,8 +24,6 @@ import type {
   Job,
   JobResult,
   ListenProtocol,
-  Request,
-  Response,
   RunBounds,
   RunResult,
 } from './lib/protocol.ts';
@@ -774,16 +773,4 @@ function handle(job: Job): Promise<JobResult> {
   }
 }
 
-if (!process.send) {
-  process.stderr.write('bench/load.ts is started by bench/run.ts (it takes jobs over IPC)\n');
-  process.exit(2);
-}
-process.on('message', (request: Request) => {
-  handle(request.job).then(
-    (result) => process.send?.({ id: request.id, result } satisfies Response),
-    (err: unknown) =>
-      process.send?.({ id: request.id, error: (err as Error).stack ?? String(err) } satisfies Response),
-  );
-});
-process.on('disconnect', () => process.exit(0));
-process.send({ id: 0, result: {} } satisfies Response);
+serveJobs('bench/load.ts', handle);

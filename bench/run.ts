@@ -25,7 +25,8 @@ import {
 import type { ParleyServer, StoreName } from './lib/parley.ts';
 import { summarizeProfiles } from './lib/profile.ts';
 import type { ProfileSummary } from './lib/profile.ts';
-import type { TablesLoadJob, TablesLoadRequest, TablesLoadResponse } from './lib/tables-load.ts';
+import type { TablesLoadJob } from './lib/tables-load.ts';
+import { JobProcess } from './lib/job-process.ts';
 import {
   cpuMs,
   killAllNow,
@@ -38,7 +39,6 @@ import {
   stop,
   stopAll,
 } from './lib/procs.ts';
-import type { Started } from './lib/procs.ts';
 import type {
   FanoutDeliverResult,
   FanoutOpenResult,
@@ -47,8 +47,6 @@ import type {
   JobResult,
   ListenProtocol,
   MessageCost,
-  Request,
-  Response,
   RunResult,
 } from './lib/protocol.ts';
 import { median, round, summarize } from './lib/stats.ts';
@@ -139,56 +137,9 @@ watchdog.unref();
 // ---------------------------------------------------------------------------------------------------
 // The load process: a separate node process on its own core, jobs over IPC.
 
-class LoadProcess {
-  private next = 1;
-  private readonly waiting = new Map<
-    number,
-    { resolve: (r: JobResult) => void; reject: (e: Error) => void }
-  >();
-  private constructor(readonly proc: Started) {
-    proc.child.on('message', (message: Response) => {
-      const w = this.waiting.get(message.id);
-      if (!w) return;
-      this.waiting.delete(message.id);
-      if (message.error !== undefined) w.reject(new Error(`load process: ${message.error}`));
-      else w.resolve(message.result ?? {});
-    });
-    void proc.exited.then((code) => {
-      for (const w of this.waiting.values()) w.reject(new Error(`the load process exited (${code})`));
-      this.waiting.clear();
-    });
-  }
-
-  static async start(): Promise<LoadProcess> {
-    const proc = start(
-      'load generator',
-      process.execPath,
-      ['--import', 'tsx', path.join(BENCH_DIR, 'load.ts')],
-      {
-        cwd: ROOT,
-        cpu: LOAD_CPU,
-        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      },
-    );
-    const load = new LoadProcess(proc);
-    await new Promise<void>((resolve, reject) => {
-      load.waiting.set(0, { resolve: () => resolve(), reject });
-      setTimeout(
-        () => reject(new Error(`the load process did not start:\n${proc.output()}`)),
-        30_000,
-      ).unref();
-    });
-    return load;
-  }
-
-  run<T extends JobResult>(job: Job): Promise<T> {
-    const id = this.next++;
-    return new Promise<T>((resolve, reject) => {
-      this.waiting.set(id, { resolve: (r) => resolve(r as T), reject });
-      this.proc.child.send({ id, job } satisfies Request);
-    });
-  }
-}
+/** bench/load.ts: the chat, action and fan-out clients. */
+const startLoad = () =>
+  JobProcess.start<Job, JobResult>('load generator', path.join(BENCH_DIR, 'load.ts'), ROOT);
 
 // ---------------------------------------------------------------------------------------------------
 // Results.
@@ -344,21 +295,27 @@ async function installPeers(): Promise<boolean> {
   return true;
 }
 
-/** Runs a job and adds the CPU share the system under test (its processes `pids`) used meanwhile. */
-async function measured<T extends RunResult | HeldRunResult = RunResult>(
+/** Runs a job of bench/load.ts and adds the CPU share the system under test (its processes `pids`) used meanwhile. */
+function measured<T extends RunResult | HeldRunResult = RunResult>(pids: number[], job: Job): Promise<T> {
+  return measuredOn<Job, JobResult, T>(load, pids, job);
+}
+
+/** Runs a job on a load process and adds the CPU shares of `pids` and of the load process meanwhile. */
+async function measuredOn<J, R, T extends R & (RunResult | HeldRunResult)>(
+  jobs: JobProcess<J, R>,
   pids: number[],
-  job: Job,
+  job: J,
 ): Promise<T> {
   const cpu = () => pids.reduce((sum, pid) => sum + (cpuMs(pid) || 0), 0);
   const before = cpu();
   const started = performance.now();
-  const loadBefore = cpuMs(load.proc.pid);
-  const result = await load.run<T>(job);
+  const loadBefore = cpuMs(jobs.proc.pid);
+  const result = await jobs.run<T>(job);
   const wall = performance.now() - started;
   return {
     ...result,
     serverCores: (cpu() - before) / wall,
-    loadCores: (cpuMs(load.proc.pid) - loadBefore) / wall,
+    loadCores: (cpuMs(jobs.proc.pid) - loadBefore) / wall,
   };
 }
 
@@ -788,57 +745,6 @@ function orderRow(random: () => number, n: number): Record<string, unknown> {
   };
 }
 
-/** Starts bench/lib/tables-load.ts on the load core; `run` hands it a job and adds the CPU shares. */
-async function startTablesLoad(
-  server: ParleyServer,
-): Promise<{ run(job: TablesLoadJob): Promise<RunResult>; stop(): Promise<void> }> {
-  const proc = start(
-    'tables load generator',
-    process.execPath,
-    ['--import', 'tsx', path.join(BENCH_DIR, 'lib', 'tables-load.ts')],
-    { cwd: ROOT, cpu: LOAD_CPU, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
-  );
-  cleanupTasks.push(() => stop(proc.pid));
-  const waiting = new Map<number, (answer: TablesLoadResponse) => void>();
-  proc.child.on('message', (answer: TablesLoadResponse) => {
-    waiting.get(answer.id)?.(answer);
-    waiting.delete(answer.id);
-  });
-  void proc.exited.then((code) => {
-    for (const w of waiting.values()) w({ id: -1, error: `the tables load process exited (${code})` });
-    waiting.clear();
-  });
-  const ask = (request: TablesLoadRequest) =>
-    new Promise<TablesLoadResponse>((resolve) => {
-      waiting.set(request.id, resolve);
-      if (request.id !== 0) proc.child.send(request);
-    });
-  const ready = await Promise.race([
-    ask({ id: 0 } as TablesLoadRequest),
-    sleep(30_000).then(() => ({ id: 0, error: 'timed out' })),
-  ]);
-  if (ready.error !== undefined)
-    throw new Error(`the tables load process did not start (${ready.error}):\n${proc.output()}`);
-  let next = 1;
-  return {
-    async run(job) {
-      const cpu = () => server.pids().reduce((sum, pid) => sum + (cpuMs(pid) || 0), 0);
-      const before = cpu();
-      const loadBefore = cpuMs(proc.pid);
-      const started = performance.now();
-      const answer = await ask({ id: next++, job });
-      const wall = performance.now() - started;
-      if (!answer.result) throw new Error(`tables load process: ${answer.error}`);
-      return {
-        ...answer.result,
-        serverCores: (cpu() - before) / wall,
-        loadCores: (cpuMs(proc.pid) - loadBefore) / wall,
-      };
-    },
-    stop: () => stop(proc.pid),
-  };
-}
-
 async function tablesScenario(store: StoreName, server: ParleyServer): Promise<void> {
   const random = seeded(29);
   const { rows: total, finds, findWarmup, upserts, upsertWarmup } = plan.tables;
@@ -915,7 +821,13 @@ async function tablesScenario(store: StoreName, server: ParleyServer): Promise<v
     tableRows: 0,
   });
 
-  const load = await startTablesLoad(server);
+  const tablesLoad = await JobProcess.start<TablesLoadJob, RunResult>(
+    'tables load generator',
+    path.join(BENCH_DIR, 'lib', 'tables-load.ts'),
+    ROOT,
+  );
+  cleanupTasks.push(() => stop(tablesLoad.proc.pid));
+  const measuredTables = (job: TablesLoadJob) => measuredOn(tablesLoad, server.pids(), job);
   try {
     // findTableRows: a customer's orders, each request another customer that has some.
     const known = [...customers];
@@ -927,7 +839,7 @@ async function tablesScenario(store: StoreName, server: ParleyServer): Promise<v
           limit: 20,
         }),
       );
-      const result = await load.run({
+      const result = await measuredTables({
         url: `${server.url}/v1/tables/${TABLES_NAME}/rows/find`,
         headers: botHeaders,
         bodies,
@@ -965,7 +877,7 @@ async function tablesScenario(store: StoreName, server: ParleyServer): Promise<v
       ];
       return JSON.stringify({ rows, keyColumn: 'orderId' });
     });
-    const upsert = await load.run({
+    const upsert = await measuredTables({
       url: `${server.url}/v1/tables/${TABLES_NAME}/rows/upsert`,
       headers: botHeaders,
       bodies,
@@ -991,7 +903,7 @@ async function tablesScenario(store: StoreName, server: ParleyServer): Promise<v
     if (after.rows !== fresh)
       throw new Error(`getTable counts ${after.rows} rows after the upserts, not ${fresh}`);
   } finally {
-    await load.stop();
+    await stop(tablesLoad.proc.pid);
   }
 }
 
@@ -1456,7 +1368,7 @@ function machine() {
 
 // ---------------------------------------------------------------------------------------------------
 
-let load: LoadProcess;
+let load: JobProcess<Job, JobResult>;
 
 async function main(): Promise<number> {
   const command = `npm run bench${quick ? ' -- --quick' : ''}`;
@@ -1474,7 +1386,7 @@ async function main(): Promise<number> {
   const wantPeers = scenarios.has('chat');
   const havePeers = wantPeers ? await installPeers() : false;
 
-  load = await LoadProcess.start();
+  load = await startLoad();
   cleanupTasks.push(() => stop(load.proc.pid));
   const peers: Peers = {};
   if (scenarios.has('actions'))

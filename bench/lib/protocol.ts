@@ -183,6 +183,3 @@ export interface HeldRunResult {
 
 export type JobResult =
   RunResult | FanoutOpenResult | FanoutDeliverResult | HeldRunResult | Record<string, never>;
-
-export type Request = { id: number; job: Job };
-export type Response = { id: number; result?: JobResult; error?: string };

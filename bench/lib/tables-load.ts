@@ -2,6 +2,7 @@
 // bench/load.ts is), it takes jobs over IPC, POSTs their prepared JSON bodies with plain fetch,
 // `concurrency` in flight, checks every answer and times it. It logs nothing per request.
 import { performance } from 'node:perf_hooks';
+import { serveJobs } from './job-process.ts';
 import type { RunResult } from './protocol.ts';
 import { summarize } from './stats.ts';
 
@@ -19,9 +20,6 @@ export interface TablesLoadJob {
    */
   expect: { kind: 'found' } | { kind: 'upserted'; inserted: number; updated: number };
 }
-
-export type TablesLoadRequest = { id: number; job: TablesLoadJob };
-export type TablesLoadResponse = { id: number; result?: RunResult; error?: string };
 
 const TIMEOUT_MS = 60_000;
 
@@ -97,19 +95,4 @@ async function run(job: TablesLoadJob): Promise<RunResult> {
   };
 }
 
-if (!process.send) {
-  process.stderr.write('bench/lib/tables-load.ts is started by bench/run.ts (it takes jobs over IPC)\n');
-  process.exit(2);
-}
-process.on('message', (request: TablesLoadRequest) => {
-  run(request.job).then(
-    (result) => process.send?.({ id: request.id, result } satisfies TablesLoadResponse),
-    (err: unknown) =>
-      process.send?.({
-        id: request.id,
-        error: (err as Error).stack ?? String(err),
-      } satisfies TablesLoadResponse),
-  );
-});
-process.on('disconnect', () => process.exit(0));
-process.send({ id: 0 } satisfies TablesLoadResponse);
+serveJobs('bench/lib/tables-load.ts', run);
