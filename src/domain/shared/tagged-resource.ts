@@ -4,11 +4,18 @@ import type { Executor, Store } from '../../store/index.ts';
 import type { Database, Row, StateType } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { notFound } from './errors.ts';
-import { fromJson } from './json.ts';
 import { withKeyLock } from './locks.ts';
 import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest, SortDirection } from './pagination.ts';
-import { deleteTags, hasAllTags, loadTags, updateTags, withTags } from './tags.ts';
+import {
+  deleteTags,
+  hasAllTags,
+  loadTags,
+  tagPairsColumn,
+  tagsFromPairs,
+  updateTags,
+  withTags,
+} from './tags.ts';
 import type { TagChanges, Tags } from './tags.ts';
 
 /** The tables of records that belong to one bot and carry tags. */
@@ -63,18 +70,12 @@ export class TaggedResource<T extends TaggedTable, Item> {
 
   /** A record with its tags, read in one statement (the tags as a JSON array of `[key, value]` pairs). */
   async get(actor: BotActor, id: string, db: Executor = this.store.db): Promise<Item> {
-    const pairs =
-      this.store.dialect === 'postgres'
-        ? sql<string>`(select coalesce(json_agg(json_build_array(g.key, g.value)), '[]')::text
-            from tags g where g.resource_id = r.id)`
-        : sql<string>`(select json_group_array(json_array(g.key, g.value)) from tags g where g.resource_id = r.id)`;
+    const pairs = tagPairsColumn(this.store.dialect, sql.ref('r.id'));
     const { rows } = await sql<TaggedRow<T> & { tag_pairs: string }>`select r.*, ${pairs} as tag_pairs
       from ${sql.table(this.spec.table)} r where r.id = ${id} and r.bot_id = ${actor.botId}`.execute(db);
     const row = rows[0];
     if (!row) throw notFound(this.spec.name, id);
-    const tags: Tags = {};
-    for (const [key, value] of fromJson<[string, string][]>(row.tag_pairs)) tags[key] = value;
-    return this.spec.toItem(row, tags);
+    return this.spec.toItem(row, tagsFromPairs(row.tag_pairs));
   }
 
   async withTags(row: TaggedRow<T>, db: Executor = this.store.db): Promise<Item> {

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
-import type { Executor } from '../../store/index.ts';
+import type { Dialect, Executor } from '../../store/index.ts';
 import { isUniqueViolation } from '../../store/index.ts';
+import { fromJson } from './json.ts';
 import type { Page } from './pagination.ts';
 
 export type Tags = Record<string, string>;
@@ -40,6 +41,23 @@ export async function updateTags(db: Executor, resourceId: string, changes: TagC
 export async function deleteTags(db: Executor, resourceIds: string[]): Promise<void> {
   if (resourceIds.length === 0) return;
   await db.deleteFrom('tags').where('resource_id', 'in', resourceIds).execute();
+}
+
+/**
+ * A column expression of the tags of the row `resourceId` names (say `r.id`), for a query that reads a
+ * record with its tags in one statement: a JSON array of `[key, value]` pairs, read by `tagsFromPairs`.
+ */
+export function tagPairsColumn(dialect: Dialect, resourceId: RawBuilder<unknown>): RawBuilder<string> {
+  return dialect === 'postgres'
+    ? sql<string>`(select coalesce(json_agg(json_build_array(g.key, g.value)), '[]')::text
+        from tags g where g.resource_id = ${resourceId})`
+    : sql<string>`(select json_group_array(json_array(g.key, g.value)) from tags g where g.resource_id = ${resourceId})`;
+}
+
+export function tagsFromPairs(pairs: string): Tags {
+  const tags: Tags = {};
+  for (const [key, value] of fromJson<[string, string][]>(pairs)) tags[key] = value;
+  return tags;
 }
 
 export async function loadTags(db: Executor, resourceIds: string[]): Promise<Map<string, Tags>> {
