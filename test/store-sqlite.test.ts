@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import SqliteDatabase from 'better-sqlite3';
 import { openStore } from '../src/store/index.ts';
 
 test('what is written reaches the database file within a second or two, with no commit checkpointing it', async () => {
@@ -35,5 +36,106 @@ test('what is written reaches the database file within a second or two, with no 
   } finally {
     await store.close();
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+/** A store in a temp folder, the statements it runs counted, and a second connection to read its file. */
+async function countedStore() {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'parley-store-'));
+  const file = path.join(dir, 'parley.db');
+  const statements: string[] = [];
+  const store = await openStore({ kind: 'sqlite', file }, { onStatement: (s) => statements.push(s) });
+  const reader = new SqliteDatabase(file, { readonly: true });
+  /** What another connection sees: only what was committed. */
+  const committedTags = (resourceId: string) =>
+    reader.prepare('select count(*) as n from tags where resource_id = ?').get(resourceId) as { n: number };
+  return {
+    store,
+    commits: () => statements.filter((s) => s === 'commit').length,
+    committedTags,
+    close: async () => {
+      reader.close();
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+test('transactions that arrive together share one commit, and each is durable when it resolves', async () => {
+  const { store, commits, committedTags, close } = await countedStore();
+  try {
+    const before = commits();
+    const writes = Array.from({ length: 20 }, (_, i) =>
+      store.db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('tags')
+          .values({ resource_id: 'group', key: `k${i}`, value: 'v' })
+          .execute();
+        // Each sees what the ones before it wrote: they run one at a time.
+        const seen = await trx
+          .selectFrom('tags')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('resource_id', '=', 'group')
+          .executeTakeFirstOrThrow();
+        return Number(seen.n);
+      }),
+    );
+    const seen = [];
+    for (const write of writes) {
+      seen.push(await write);
+      // Resolved means committed: another connection sees at least this one's row.
+      assert.ok(committedTags('group').n >= seen.length);
+    }
+    assert.deepEqual(
+      seen,
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
+    assert.ok(commits() - before < 5, `20 transactions took ${commits() - before} commits`);
+  } finally {
+    await close();
+  }
+});
+
+test('a transaction that fails in a group rolls back alone; a write outside a transaction is durable when it resolves', async () => {
+  const { store, committedTags, close } = await countedStore();
+  try {
+    const insert = (trx: typeof store.db, key: string) =>
+      trx.insertInto('tags').values({ resource_id: 'mixed', key, value: 'v' }).execute();
+    const results = await Promise.allSettled([
+      store.db.transaction().execute((trx) => insert(trx, 'a')),
+      store.db.transaction().execute(async (trx) => {
+        await insert(trx, 'b');
+        throw new Error('the caller gives up');
+      }),
+      insert(store.db, 'c'),
+      store.db.transaction().execute((trx) => insert(trx, 'd')),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+    );
+    const keys = await store.db
+      .selectFrom('tags')
+      .select('key')
+      .where('resource_id', '=', 'mixed')
+      .orderBy('key')
+      .execute();
+    assert.deepEqual(
+      keys.map((k) => k.key),
+      ['a', 'c', 'd'],
+    );
+    assert.equal(committedTags('mixed').n, 3);
+    // A unique violation fails its own statement; the group's other writes stand.
+    const again = await Promise.allSettled([
+      store.db.transaction().execute((trx) => insert(trx, 'e')),
+      insert(store.db, 'a'),
+    ]);
+    assert.deepEqual(
+      again.map((r) => r.status),
+      ['fulfilled', 'rejected'],
+    );
+    assert.equal(committedTags('mixed').n, 4);
+  } finally {
+    await close();
   }
 });

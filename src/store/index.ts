@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type { KyselyConfig, Migration, MigrationProvider, Transaction } from 'kysely';
 import type { StoreConfig } from '../config.ts';
 import type { Database } from './schema.ts';
@@ -20,6 +20,7 @@ import * as tables from './migrations/0015_tables.ts';
 import * as pendingEvents from './migrations/0016_pending_events.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
+import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
 
 export type Db = Kysely<Database>;
 /** The database or a transaction on it: what repository functions run against. */
@@ -64,7 +65,10 @@ export interface StoreHooks {
 export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Promise<Store> {
   const onError = hooks.onError ?? (() => {});
   const log = statementLog(hooks.onStatement);
-  const db = config.kind === 'sqlite' ? openSqlite(config.file, log) : openPostgres(config, onError, log);
+  const db =
+    config.kind === 'sqlite'
+      ? openSqlite(config.file, log, hooks.onStatement)
+      : openPostgres(config, onError, log);
   const checkpointer = config.kind === 'sqlite' ? startCheckpointer(config.file, onError) : undefined;
   // On Postgres the health check has a connection of its own: when slow queries hold every pooled
   // connection, /readyz still tells whether the database answers, instead of queueing behind them.
@@ -131,7 +135,7 @@ function statementLog(onStatement: ((sql: string) => void) | undefined): KyselyL
   };
 }
 
-function openSqlite(file: string, log: KyselyLog): Db {
+function openSqlite(file: string, log: KyselyLog, onStatement?: (sql: string) => void): Db {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
@@ -142,7 +146,10 @@ function openSqlite(file: string, log: KyselyLog): Db {
   database.pragma('busy_timeout = 5000');
   cachePreparedStatements(database);
   defineSqliteFunctions(database);
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database }), ...(log && { log }) });
+  return new Kysely<Database>({
+    dialect: new GroupCommitSqliteDialect(database, onStatement),
+    ...(log && { log }),
+  });
 }
 
 /** Statements kept prepared: enough for every query Parley makes, which are few distinct texts. */

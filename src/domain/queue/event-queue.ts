@@ -14,6 +14,13 @@ export interface ClaimedEvent extends Event {
   firstDelivery: boolean;
 }
 
+/** The condition "an older event of `event`'s conversation is still pending" (one indexed probe). */
+function olderPending(event: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`select 1 from events p
+    where p.conversation_id = ${event}.conversation_id and p.status = 'pending'
+      and (p.created_at < ${event}.created_at or (p.created_at = ${event}.created_at and p.id < ${event}.id))`;
+}
+
 /** Tries of an event whose turn keeps failing for reasons that may pass, before it is marked failed. */
 export const MAX_ATTEMPTS = 8;
 /** The longest a failure reason is kept (the hosted API's bound). */
@@ -30,16 +37,19 @@ export function retryDelayMs(attempts: number): number {
  * renewed (its process died) lapses, and the event is claimed again: delivery is at least once.
  */
 export class EventQueue {
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Set<(queued?: string[]) => void>();
 
   constructor(private readonly store: Store) {}
 
-  /** Called when this process queues an event, so its engine need not wait for its next poll. */
-  notify(): void {
-    for (const wake of this.waiters) wake();
+  /**
+   * Called when this process queues events (after their commit), so its engine need not wait for its
+   * next poll; `queued` names them when the caller knows which.
+   */
+  notify(queued?: string[]): void {
+    for (const wake of this.waiters) wake(queued);
   }
 
-  onQueued(wake: () => void): () => void {
+  onQueued(wake: (queued?: string[]) => void): () => void {
     this.waiters.add(wake);
     return () => this.waiters.delete(wake);
   }
@@ -59,43 +69,79 @@ export class EventQueue {
   /**
    * Claims up to `limit` events a runtime can work on now: pending, of a bot whose code a runtime here
    * runs, not claimed (or claimed by a lapsed lease), and each the oldest pending event of its conversation.
+   * This looks through the whole queue; `claimQueued` and `claimNext` are the cheap claims of the
+   * events the engine knows of.
    */
-  async claim(
-    owner: string,
-    leaseMs: number,
-    limit: number,
-    exclude: string[] = [],
-  ): Promise<ClaimedEvent[]> {
+  async claim(owner: string, leaseMs: number, limit: number): Promise<ClaimedEvent[]> {
     const now = nowIso();
-    const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
     const candidates = sql<{ id: string }>`
       select e.id from events e join bots b on b.id = e.bot_id
       where e.status = 'pending' and b.runtime is not null
         and (e.lease_until is null or e.lease_until < ${now})
-        ${exclude.length ? sql`and e.conversation_id not in (${sql.join(exclude)})` : sql``}
-        and not exists (
-          select 1 from events p
-          where p.conversation_id = e.conversation_id and p.status = 'pending'
-            and (p.created_at < e.created_at or (p.created_at = e.created_at and p.id < e.id))
-        )
+        and not exists (${olderPending(sql.ref('e'))})
       order by e.created_at, e.id
       limit ${limit}`;
-    // Each candidate is claimed only if its lease is still free when it is taken: of several processes,
-    // one wins each event (on Postgres a loser re-reads the row and skips it).
-    const claimOf = (ids: RawBuilder<unknown>) => sql<Row<'events'>>`
-      update events set lease_owner = ${owner}, lease_until = ${leaseUntil}, deliveries = deliveries + 1
-      where id in (${ids}) and status = 'pending' and (lease_until is null or lease_until < ${now})
-      returning *`;
-    let rows: Row<'events'>[];
     if (this.store.dialect === 'postgres') {
       // One round trip.
-      rows = (await claimOf(candidates).execute(this.store.db)).rows;
-    } else {
-      // On SQLite an UPDATE takes the one write lock even when it changes nothing, and many looks at
-      // the queue find nothing: a read first, and a write only when there is something to claim.
-      const ids = (await candidates.execute(this.store.db)).rows.map((r) => r.id);
-      rows = ids.length ? (await claimOf(sql.join(ids)).execute(this.store.db)).rows : [];
+      return this.take(owner, leaseMs, now, sql`id in (${candidates})`);
     }
+    // On SQLite an UPDATE takes the one write lock even when it changes nothing, and many looks at
+    // the queue find nothing: a read first, and a write only when there is something to claim.
+    const ids = (await candidates.execute(this.store.db)).rows.map((r) => r.id);
+    return ids.length ? this.take(owner, leaseMs, now, sql`id in (${sql.join(ids)})`) : [];
+  }
+
+  /**
+   * Claims the named events (just queued by this process) that can be worked on now, in one statement
+   * over their own rows: those of a conversation with an older event still pending wait for
+   * `claimNext` after its turn.
+   */
+  async claimQueued(owner: string, leaseMs: number, eventIds: string[]): Promise<ClaimedEvent[]> {
+    if (eventIds.length === 0) return [];
+    const now = nowIso();
+    return this.take(
+      owner,
+      leaseMs,
+      now,
+      sql`id in (${sql.join(eventIds)}) and not exists (${olderPending(sql.ref('events'))})
+        and exists (select 1 from bots b where b.id = events.bot_id and b.runtime is not null)`,
+    );
+  }
+
+  /** After an event's turn: claims the next pending event of its conversation, if it can be worked on now. */
+  async claimNext(owner: string, leaseMs: number, after: ClaimedEvent): Promise<ClaimedEvent[]> {
+    if (after.conversationId === undefined) return [];
+    const now = nowIso();
+    // The oldest pending event of the conversation, through its partial index: nothing to claim unless
+    // it is free (the turn that just ended left it, or it is the next one).
+    const next = sql<{ id: string }>`select p.id from events p
+      where p.conversation_id = ${after.conversationId} and p.status = 'pending'
+      order by p.created_at, p.id limit 1`;
+    const runnable = sql`exists (select 1 from bots b where b.id = events.bot_id and b.runtime is not null)`;
+    if (this.store.dialect === 'postgres') {
+      return this.take(owner, leaseMs, now, sql`id = (${next}) and ${runnable}`);
+    }
+    // On SQLite, as in `claim`: most turns leave nothing behind them, and a read takes no write lock.
+    const id = (await next.execute(this.store.db)).rows[0]?.id;
+    return id === undefined ? [] : this.take(owner, leaseMs, now, sql`id = ${id} and ${runnable}`);
+  }
+
+  /**
+   * Takes the pending, unclaimed events `which` selects: each only if its lease is still free when it
+   * is taken, so of several processes one wins each event (on Postgres a loser re-reads the row and
+   * skips it).
+   */
+  private async take(
+    owner: string,
+    leaseMs: number,
+    now: string,
+    which: RawBuilder<unknown>,
+  ): Promise<ClaimedEvent[]> {
+    const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
+    const { rows } = await sql<Row<'events'>>`
+      update events set lease_owner = ${owner}, lease_until = ${leaseUntil}, deliveries = deliveries + 1
+      where ${which} and status = 'pending' and (lease_until is null or lease_until < ${now})
+      returning *`.execute(this.store.db);
     return rows
       .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
       .map((row) => ({

@@ -87,7 +87,7 @@ export class Events {
   constructor(
     private readonly store: Store,
     private readonly log: ConversationLog,
-    private readonly queueWatch: { notify(): void },
+    private readonly queueWatch: { notify(queued?: string[]): void },
   ) {}
 
   private get db() {
@@ -97,10 +97,11 @@ export class Events {
   /**
    * Tells the engine that pending events were committed, so it looks for work at once instead of at its
    * next poll. Callers that queue inside a transaction call this after the commit: before it, another
-   * connection (Postgres) would not see the event yet.
+   * connection (Postgres) would not see the event yet. `queued` names the events, when the caller knows
+   * them: the engine can then claim just those, instead of looking through the whole queue.
    */
-  notifyQueued(): void {
-    this.queueWatch.notify();
+  notifyQueued(queued?: string[]): void {
+    this.queueWatch.notify(queued);
   }
 
   /** Stores an event for the bot: `pending` (queued now) or `scheduled` (queued when due). */
@@ -153,7 +154,7 @@ export class Events {
       return { created: stored, signal: recorded };
     });
     if (signal) this.log.publish([signal]);
-    if (!queued.scheduledFor) this.notifyQueued();
+    if (!queued.scheduledFor) this.notifyQueued([created.id]);
     return created;
   }
 

@@ -143,8 +143,8 @@ function toMessage(row: Row<'messages'>, tags: Record<string, string>): Message 
 interface Inserted {
   message: Message;
   signals: RecordedSignal[];
-  /** An event was queued for the bot. */
-  queued: boolean;
+  /** The id of the event queued for the bot, if one was. */
+  queued?: string;
 }
 
 export class Messages {
@@ -331,7 +331,8 @@ export class Messages {
   /** After the commit: the signals to the listeners, and a wake-up to the engine for queued events. */
   private announce(inserted: Inserted[]): void {
     this.log.publish(inserted.flatMap((i) => i.signals));
-    if (inserted.some((i) => i.queued)) this.events.notifyQueued();
+    const queued = inserted.flatMap((i) => (i.queued ? [i.queued] : []));
+    if (queued.length > 0) this.events.notifyQueued(queued);
   }
 
   private async insert(
@@ -377,13 +378,13 @@ export class Messages {
     await insertTags(trx, row.id, body.tags ?? {});
     const message = toMessage(row, body.tags ?? {});
     const signals: RecordedSignal[] = [];
-    const queued = !outgoing && !options.silent;
+    let queued: string | undefined;
     if (joins) {
       const joined = await this.conversations.ensureParticipant(body.conversationId, body.userId, trx);
       if (joined) signals.push(joined);
     }
-    if (queued) {
-      await this.events.queue(
+    if (!outgoing && !options.silent) {
+      const event = await this.events.queue(
         actor.botId,
         {
           type: 'message_created',
@@ -394,8 +395,9 @@ export class Messages {
         },
         trx,
       );
+      queued = event.id;
     }
-    if (options.silent) return { message, signals, queued };
+    if (options.silent) return { message, signals, ...(queued && { queued }) };
     const created: LiveSignal = {
       type: 'message_created',
       message: {
@@ -410,6 +412,6 @@ export class Messages {
     const signal = numbersSignal
       ? await this.log.recordAt(trx, body.conversationId, Number(counted.signal_seq), created)
       : await this.log.record(trx, body.conversationId, created);
-    return { message, signals: [...signals, signal], queued };
+    return { message, signals: [...signals, signal], ...(queued && { queued }) };
   }
 }

@@ -1,0 +1,244 @@
+/**
+ * Kysely's SQLite driver, with group commit. SQLite has one writer, and on this one connection every
+ * commit appends the pages it changed to the WAL: a chat message's few small transactions each paid for
+ * a commit of their own, the largest cost of its SQL. Here the transactions (and the writes outside one)
+ * that arrive while a commit is due share it: each runs alone on the connection, as before, inside a
+ * savepoint of one open transaction, which is committed once the event loop has run what was ready.
+ *
+ * What holds, as with a commit each:
+ * - a transaction's `execute` (or a write outside one) resolves only after the commit that made it
+ *   durable, and a commit that fails fails every transaction it held (none was acknowledged);
+ * - a transaction that fails rolls back to its savepoint: the others of its group are untouched;
+ * - transactions run one at a time, each seeing what the ones before it wrote.
+ * A read outside a transaction runs at once and sees what the open group wrote: this process's own
+ * writes, committed within the same turn of the event loop.
+ */
+import type SqliteDatabase from 'better-sqlite3';
+import { CompiledQuery, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import type { DatabaseConnection, Dialect, Driver, Kysely, QueryResult } from 'kysely';
+
+/** The savepoint each transaction of a group runs in (one at a time, so one name serves). */
+const SAVEPOINT = 'parley_group_member';
+
+/** A FIFO lock: the connection is used by one transaction (or statement) at a time, in arrival order. */
+class Lock {
+  private held = false;
+  private readonly waiting: (() => void)[] = [];
+
+  acquire(): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held = false;
+  }
+}
+
+interface Group {
+  committed: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+function openGroup(): Group {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const committed = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A group whose members all rolled back has no one waiting on it.
+  committed.catch(() => undefined);
+  return { committed, resolve, reject };
+}
+
+/** One use of the connection, from its acquisition to its release. */
+class Handle implements DatabaseConnection {
+  /** Between the begin and the commit (or rollback) of a transaction. */
+  inTransaction = false;
+  /** Gave the lock up before its release: it waits for its group's commit. */
+  gaveUp = false;
+
+  constructor(private readonly driver: GroupCommitDriver) {}
+
+  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    return this.driver.execute<R>(this, compiledQuery);
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries is not supported on SQLite');
+  }
+}
+
+/** Kysely hands back the connections the driver gave it. */
+function handleOf(connection: DatabaseConnection): Handle {
+  if (!(connection instanceof Handle)) throw new Error('not a connection of this driver');
+  return connection;
+}
+
+class GroupCommitDriver implements Driver {
+  private readonly lock = new Lock();
+  /** Handles are reused: Kysely wraps each new one for its log. */
+  private readonly idle: Handle[] = [];
+  /** The open transaction that the next commit ends, if one is open. */
+  private group: Group | undefined;
+
+  constructor(
+    private readonly database: SqliteDatabase.Database,
+    private readonly onStatement: (sql: string) => void,
+  ) {}
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    await this.lock.acquire();
+    const handle = this.idle.pop() ?? new Handle(this);
+    handle.inTransaction = false;
+    handle.gaveUp = false;
+    return handle;
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const handle = handleOf(connection);
+    if (!handle.gaveUp) this.lock.release();
+    this.idle.push(handle);
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await this.holdLock(handleOf(connection));
+    this.joinGroup();
+    handleOf(connection).inTransaction = true;
+    await connection.executeQuery(CompiledQuery.raw(`savepoint ${SAVEPOINT}`));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(`release ${SAVEPOINT}`));
+    const handle = handleOf(connection);
+    handle.inTransaction = false;
+    await this.untilCommitted(handle);
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(`rollback to ${SAVEPOINT}`));
+    await connection.executeQuery(CompiledQuery.raw(`release ${SAVEPOINT}`));
+    handleOf(connection).inTransaction = false;
+  }
+
+  async destroy(): Promise<void> {
+    // What is still open is committed before the database closes.
+    await this.group?.committed.catch(() => undefined);
+    this.database.close();
+  }
+
+  execute<R>(handle: Handle, compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    if (handle.gaveUp) return this.holdLock(handle).then(() => this.execute<R>(handle, compiledQuery));
+    const statement = this.database.prepare(compiledQuery.sql);
+    const alone = !handle.inTransaction && !statement.readonly;
+    if (alone) this.joinGroup();
+    let result: QueryResult<R>;
+    try {
+      result = run<R>(statement, compiledQuery.parameters);
+    } catch (error) {
+      this.checkGroup();
+      throw error;
+    }
+    // A write outside a transaction is acknowledged, like a transaction, once its group is committed.
+    return alone ? this.untilCommitted(handle).then(() => result) : Promise.resolve(result);
+  }
+
+  /** Makes sure a group is open, with its commit scheduled, for what the holder of the lock writes next. */
+  private joinGroup(): void {
+    this.checkGroup();
+    if (this.group) return;
+    this.own('begin');
+    this.group = openGroup();
+    // After the callbacks the event loop has ready: the transactions they start join this group.
+    setImmediate(() => void this.commitGroup());
+  }
+
+  /**
+   * Some errors (a full disk, an I/O error) make SQLite roll the whole transaction back: the group is
+   * lost, and its members are told, before anything joins a transaction that no longer exists.
+   */
+  private checkGroup(): void {
+    if (!this.group || this.database.inTransaction) return;
+    this.group.reject(new Error('the transaction was rolled back by the database'));
+    this.group = undefined;
+  }
+
+  /** A connection reserved for several statements gave the lock up after a write: it takes it again. */
+  private async holdLock(handle: Handle): Promise<void> {
+    if (!handle.gaveUp) return;
+    await this.lock.acquire();
+    handle.gaveUp = false;
+  }
+
+  /** Gives up the lock, so that others may join the group, and waits for the group's commit. */
+  private async untilCommitted(handle: Handle): Promise<void> {
+    const group = this.group;
+    handle.gaveUp = true;
+    this.lock.release();
+    if (group) await group.committed;
+  }
+
+  private async commitGroup(): Promise<void> {
+    await this.lock.acquire();
+    const group = this.group;
+    this.group = undefined;
+    try {
+      if (!group) return;
+      try {
+        this.own('commit');
+        group.resolve();
+      } catch (error) {
+        if (this.database.inTransaction) this.own('rollback');
+        group.reject(error);
+      }
+    } finally {
+      this.lock.release();
+    }
+  }
+
+  /** The driver's own statements (begin, commit, rollback), told to the store's log like the others. */
+  private own(statement: 'begin' | 'commit' | 'rollback'): void {
+    this.database.prepare(statement).run();
+    this.onStatement(statement);
+  }
+}
+
+function run<R>(statement: SqliteDatabase.Statement, parameters: readonly unknown[]): QueryResult<R> {
+  if (statement.reader) return { rows: statement.all(parameters) as R[] };
+  const { changes, lastInsertRowid } = statement.run(parameters);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+}
+
+/** Kysely's SQLite dialect, on the group-committing driver. */
+export class GroupCommitSqliteDialect implements Dialect {
+  constructor(
+    private readonly database: SqliteDatabase.Database,
+    private readonly onStatement: (sql: string) => void = () => undefined,
+  ) {}
+
+  createDriver(): Driver {
+    return new GroupCommitDriver(this.database, this.onStatement);
+  }
+
+  createQueryCompiler() {
+    return new SqliteQueryCompiler();
+  }
+
+  createAdapter() {
+    return new SqliteAdapter();
+  }
+
+  createIntrospector(db: Kysely<unknown>) {
+    return new SqliteIntrospector(db);
+  }
+}
