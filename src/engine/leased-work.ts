@@ -2,17 +2,28 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 
+/** Items queued by this process remembered by id while they wait for room; past this, the queue is looked through. */
+const KNOWN_ITEMS_MAX = 10_000;
+
+/** An item this process queued: its id, and the claim it took on it as it was stored, if it took one. */
+export interface Queued<Item> {
+  id: string;
+  claimed?: Item;
+}
+
 /** A durable queue whose items are claimed with leases: the events of bots, the files to index. */
 export interface LeasedQueue<Item extends { id: string }> {
   /** At start: claims this process's earlier runs left behind (where only one process can have made them). */
   releaseStaleClaims(): Promise<void>;
-  /** Items this process may work on now, claimed for `leaseMs`. */
-  claim(owner: string, leaseMs: number, limit: number): Promise<Item[]>;
+  /** Up to `limit` items this process may work on now, claimed for `leaseMs`; `more`: others wait. */
+  claim(owner: string, leaseMs: number, limit: number): Promise<{ items: Item[]; more: boolean }>;
   renew(owner: string, ids: string[], leaseMs: number): Promise<void>;
   /** The named items (queued by this process) that may be worked on now: cheaper than a `claim`. */
   claimQueued?(owner: string, leaseMs: number, ids: string[]): Promise<Item[]>;
   /** What may be worked on now that `item`'s work is done (its successor), cheaper than a `claim`. */
   claimNext?(owner: string, leaseMs: number, item: Item): Promise<Item[]>;
+  /** Items queued by this process are claimed for it as they are stored, while it `accepting()` work. */
+  serveLocally?(worker: { owner: string; leaseMs: number; accepting(): boolean }): () => void;
 }
 
 export interface LeasedWorkOptions<Item> {
@@ -25,8 +36,8 @@ export interface LeasedWorkOptions<Item> {
   renewMs: number;
   /** How often the queue is looked at when nothing woke the worker. */
   pollMs: number;
-  /** Calls `wake` when items are queued (with their ids when known); answers how to stop. */
-  subscribe(wake: (queued?: string[]) => void): () => void;
+  /** Calls `wake` when items are queued (with what is known of them); answers how to stop. */
+  subscribe(wake: (queued?: Queued<Item>[]) => void): () => void;
   /** Works on one claimed item; never rejects (it records its own failures). */
   work(item: Item, owner: string): Promise<void>;
 }
@@ -37,22 +48,25 @@ export interface LeasedWorkOptions<Item> {
  * died are taken up by another once its leases lapse.
  *
  * Looking through the whole queue (`claim`) is its most expensive query, so it runs only when something
- * may wait that nothing else names: at start, at each poll, after a wake-up without ids, and when work
- * was left for want of room. Otherwise the queue's cheap claims take what is known: the items this
- * process just queued (`claimQueued`), and each finished item's successor (`claimNext`).
+ * may wait that nothing else names: at start, at each poll, after a wake-up without ids, and while it
+ * finds more than there was room for. Otherwise what is known is taken cheaply: the items claimed for
+ * this process as it queued them (no query at all), the others it queued (`claimQueued`), and each
+ * finished item's successor (`claimNext`).
  */
 export class LeasedWork<Item extends { id: string }> {
   private readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly inFlight = new Map<string, Promise<void>>();
   private timers: NodeJS.Timeout[] = [];
-  private unsubscribe: (() => void) | undefined;
+  private unsubscribes: (() => void)[] = [];
   private pumping: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   /** Items may wait that only a look through the whole queue finds. */
   private backlog = true;
-  /** Items this process queued, not claimed yet. */
-  private queued = new Set<string>();
+  /** Items claimed for this process as it queued them, waiting for room (their claims are renewed). */
+  private readonly ready: Item[] = [];
+  /** Items this process queued, not claimed yet, in the order they were queued. */
+  private readonly queued = new Set<string>();
   /** Items whose work ended, whose successors are not claimed yet. */
   private finished: Item[] = [];
 
@@ -63,13 +77,16 @@ export class LeasedWork<Item extends { id: string }> {
   ) {}
 
   async start(): Promise<void> {
-    const { name, leaseMs, renewMs, pollMs } = this.options;
+    const { name, leaseMs, renewMs, pollMs, concurrency } = this.options;
     await this.queue.releaseStaleClaims();
-    this.unsubscribe = this.options.subscribe((queued) => {
-      if (queued && this.queue.claimQueued) for (const id of queued) this.queued.add(id);
-      else this.backlog = true;
-      this.wake();
+    this.unsubscribes.push(this.options.subscribe((queued) => this.onQueued(queued)));
+    const local = this.queue.serveLocally?.({
+      owner: this.owner,
+      leaseMs,
+      // Room now, and as much again waiting: past that, what is queued waits in the store for any process.
+      accepting: () => !this.stopped && this.inFlight.size + this.ready.length < 2 * concurrency,
     });
+    if (local) this.unsubscribes.push(local);
     this.timers.push(
       setInterval(() => {
         this.backlog = true;
@@ -78,21 +95,36 @@ export class LeasedWork<Item extends { id: string }> {
     );
     this.timers.push(
       setInterval(() => {
+        const held = [...this.inFlight.keys(), ...this.ready.map((item) => item.id)];
         void this.queue
-          .renew(this.owner, [...this.inFlight.keys()], leaseMs)
+          .renew(this.owner, held, leaseMs)
           .catch((err: unknown) => this.log.warn({ err }, `could not renew ${name} claims`));
       }, renewMs),
     );
     this.wake();
   }
 
-  /** Stops taking items and waits for the work in flight. */
+  /** Stops taking items and waits for the work in flight (what waits for room is left to lapse). */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.unsubscribe?.();
+    for (const unsubscribe of this.unsubscribes) unsubscribe();
     for (const timer of this.timers) clearInterval(timer);
     await this.pumping;
     await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  private onQueued(queued: Queued<Item>[] | undefined): void {
+    if (!queued || !this.queue.claimQueued) this.backlog = true;
+    for (const { id, claimed } of queued ?? []) {
+      if (claimed) this.ready.push(claimed);
+      else if (this.queue.claimQueued) this.queued.add(id);
+    }
+    // More known than work would soon take: the look through the queue finds them.
+    if (this.queued.size > KNOWN_ITEMS_MAX) {
+      this.queued.clear();
+      this.backlog = true;
+    }
+    this.wake();
   }
 
   private wake(): void {
@@ -110,32 +142,40 @@ export class LeasedWork<Item extends { id: string }> {
     });
   }
 
+  private room(): number {
+    return this.options.concurrency - this.inFlight.size;
+  }
+
   private async pump(): Promise<void> {
-    const queued = [...this.queued];
+    // Claimed already: they only wait for room.
+    for (let next = this.ready[0]; next && this.room() > 0; next = this.ready[0]) {
+      this.ready.shift();
+      this.begin(next);
+    }
     const finished = this.finished;
-    this.queued = new Set();
     this.finished = [];
+    const { owner } = this;
+    const { leaseMs } = this.options;
     try {
-      const room = this.options.concurrency - this.inFlight.size;
-      if (room <= 0) {
-        // What is known to wait is left to the look through the queue once work ends.
-        if (queued.length > 0 || finished.length > 0) this.backlog = true;
+      if (this.backlog || !this.queue.claimNext) {
+        // The whole queue holds whatever the cheap claims would have found.
+        const room = this.room();
+        if (room <= 0) return; // still a backlog: looked through when work ends
+        const { items, more } = await this.queue.claim(owner, leaseMs, room);
+        this.backlog = more;
+        for (const item of items) this.begin(item);
         return;
       }
-      const { owner } = this;
-      const { leaseMs } = this.options;
-      let claimed: Item[] = [];
-      if (this.backlog || !this.queue.claimNext || queued.length + finished.length > room) {
-        // The whole queue holds whatever the cheap claims would have found.
-        this.backlog = false;
-        claimed = await this.queue.claim(owner, leaseMs, room);
-        if (claimed.length === room) this.backlog = true;
-      } else {
-        if (queued.length > 0 && this.queue.claimQueued)
-          claimed.push(...(await this.queue.claimQueued(owner, leaseMs, queued)));
-        for (const item of finished) claimed.push(...(await this.queue.claimNext(owner, leaseMs, item)));
+      // Each finished item left a place for its successor.
+      for (const item of finished)
+        for (const next of await this.queue.claimNext(owner, leaseMs, item)) this.begin(next);
+      const room = this.room();
+      if (room > 0 && this.queued.size > 0 && this.queue.claimQueued) {
+        // The oldest known first; the others wait for the next place.
+        const ids = [...this.queued].slice(0, room);
+        for (const id of ids) this.queued.delete(id);
+        for (const item of await this.queue.claimQueued(owner, leaseMs, ids)) this.begin(item);
       }
-      for (const item of claimed) this.begin(item);
     } catch (err) {
       this.backlog = true;
       this.log.error({ err }, `could not claim ${this.options.name} work; trying again`);
@@ -146,6 +186,7 @@ export class LeasedWork<Item extends { id: string }> {
     // This process's own claim that lapsed while its work still runs (a stalled event loop): the
     // claim is renewed again, and the work is not started twice.
     if (this.inFlight.has(item.id)) return;
+    this.queued.delete(item.id);
     const work = this.options.work(item, this.owner).finally(() => {
       this.inFlight.delete(item.id);
       if (this.queue.claimNext) this.finished.push(item);

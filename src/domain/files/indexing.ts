@@ -38,7 +38,12 @@ export class IndexingQueue {
   ) {}
 
   /** Claims up to `limit` files waiting for indexing, not claimed or with a lapsed claim. */
-  async claim(owner: string, leaseMs: number, limit: number): Promise<Row<'files'>[]> {
+  /** Claims up to `limit` items; `more` tells whether others wait. */
+  async claim(
+    owner: string,
+    leaseMs: number,
+    limit: number,
+  ): Promise<{ items: Row<'files'>[]; more: boolean }> {
     const now = nowIso();
     const candidates = await this.store.db
       .selectFrom('files')
@@ -46,11 +51,11 @@ export class IndexingQueue {
       .where('status', '=', 'indexing_pending')
       .where((eb) => eb.or([eb('index_lease_until', 'is', null), eb('index_lease_until', '<', now)]))
       .orderBy('updated_at')
-      .limit(limit)
+      .limit(limit + 1)
       .execute();
     const claimed: Row<'files'>[] = [];
     const until = new Date(Date.now() + leaseMs).toISOString();
-    for (const { id } of candidates) {
+    for (const { id } of candidates.slice(0, limit)) {
       // Conditional on the claim being free: of several processes, one wins each file.
       const row = await this.store.db
         .updateTable('files')
@@ -66,7 +71,7 @@ export class IndexingQueue {
         .executeTakeFirst();
       if (row) claimed.push(row);
     }
-    return claimed;
+    return { items: claimed, more: candidates.length > limit };
   }
 
   async renew(owner: string, fileIds: string[], leaseMs: number): Promise<void> {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
-import type { Store } from '../../store/index.ts';
+import type { Executor, Store } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
 import { nowIso } from '../shared/time.ts';
 import { toEvent } from '../runtime/events.ts';
@@ -21,6 +21,28 @@ function olderPending(event: RawBuilder<unknown>): RawBuilder<unknown> {
       and (p.created_at < ${event}.created_at or (p.created_at = ${event}.created_at and p.id < ${event}.id))`;
 }
 
+/** Its bot has code a runtime runs: what every claim requires of an event (`events` is the claimed row). */
+const RUNNABLE = sql`exists (select 1 from bots b where b.id = events.bot_id and b.runtime is not null)`;
+
+/** The named events, each if nothing of its conversation is pending before it and its bot runs code. */
+function claimable(eventIds: string[]): RawBuilder<unknown> {
+  return sql`id in (${sql.join(eventIds)}) and not exists (${olderPending(sql.ref('events'))}) and ${RUNNABLE}`;
+}
+
+/** An event queued by this process: its id, and the claim its engine took on it as it was stored. */
+export interface QueuedNotice {
+  id: string;
+  claimed?: ClaimedEvent;
+}
+
+/** This process's engine, which takes events as they are queued here (see `claimAtInsert`). */
+export interface LocalWorker {
+  owner: string;
+  leaseMs: number;
+  /** Whether it takes more work now. */
+  accepting(): boolean;
+}
+
 /** Tries of an event whose turn keeps failing for reasons that may pass, before it is marked failed. */
 export const MAX_ATTEMPTS = 8;
 /** The longest a failure reason is kept (the hosted API's bound). */
@@ -37,21 +59,42 @@ export function retryDelayMs(attempts: number): number {
  * renewed (its process died) lapses, and the event is claimed again: delivery is at least once.
  */
 export class EventQueue {
-  private readonly waiters = new Set<(queued?: string[]) => void>();
+  private readonly waiters = new Set<(queued?: QueuedNotice[]) => void>();
+  private worker: LocalWorker | undefined;
 
   constructor(private readonly store: Store) {}
 
   /**
    * Called when this process queues events (after their commit), so its engine need not wait for its
-   * next poll; `queued` names them when the caller knows which.
+   * next poll; `queued` names them when the caller knows which, with the claims taken as they were stored.
    */
-  notify(queued?: string[]): void {
+  notify(queued?: QueuedNotice[]): void {
     for (const wake of this.waiters) wake(queued);
   }
 
-  onQueued(wake: (queued?: string[]) => void): () => void {
+  onQueued(wake: (queued?: QueuedNotice[]) => void): () => void {
     this.waiters.add(wake);
     return () => this.waiters.delete(wake);
+  }
+
+  /** The engine of this process takes the events queued here as they are stored, while it accepts work. */
+  serveLocally(worker: LocalWorker): () => void {
+    this.worker = worker;
+    return () => {
+      if (this.worker === worker) this.worker = undefined;
+    };
+  }
+
+  /**
+   * Claims an event just inserted, in the transaction that inserts it, for this process's engine (if it
+   * accepts work): no claim to make once it is committed. Only if it can be worked on now, as in
+   * `claimQueued`; otherwise it is left to the claims after the commit.
+   */
+  async claimAtInsert(db: Executor, eventId: string): Promise<ClaimedEvent | undefined> {
+    const worker = this.worker;
+    if (!worker?.accepting()) return undefined;
+    const [claimed] = await this.take(worker.owner, worker.leaseMs, nowIso(), claimable([eventId]), db);
+    return claimed;
   }
 
   /** Events waiting for a turn, and how long the oldest has waited (for the metrics). */
@@ -72,23 +115,24 @@ export class EventQueue {
    * This looks through the whole queue; `claimQueued` and `claimNext` are the cheap claims of the
    * events the engine knows of.
    */
-  async claim(owner: string, leaseMs: number, limit: number): Promise<ClaimedEvent[]> {
+  async claim(
+    owner: string,
+    leaseMs: number,
+    limit: number,
+  ): Promise<{ items: ClaimedEvent[]; more: boolean }> {
     const now = nowIso();
-    const candidates = sql<{ id: string }>`
+    // One more than it may take, to tell whether others wait. A read first: many looks find nothing,
+    // and on SQLite an UPDATE takes the one write lock even when it changes nothing.
+    const { rows } = await sql<{ id: string }>`
       select e.id from events e join bots b on b.id = e.bot_id
       where e.status = 'pending' and b.runtime is not null
         and (e.lease_until is null or e.lease_until < ${now})
         and not exists (${olderPending(sql.ref('e'))})
       order by e.created_at, e.id
-      limit ${limit}`;
-    if (this.store.dialect === 'postgres') {
-      // One round trip.
-      return this.take(owner, leaseMs, now, sql`id in (${candidates})`);
-    }
-    // On SQLite an UPDATE takes the one write lock even when it changes nothing, and many looks at
-    // the queue find nothing: a read first, and a write only when there is something to claim.
-    const ids = (await candidates.execute(this.store.db)).rows.map((r) => r.id);
-    return ids.length ? this.take(owner, leaseMs, now, sql`id in (${sql.join(ids)})`) : [];
+      limit ${limit + 1}`.execute(this.store.db);
+    const ids = rows.slice(0, limit).map((r) => r.id);
+    const items = ids.length ? await this.take(owner, leaseMs, now, sql`id in (${sql.join(ids)})`) : [];
+    return { items, more: rows.length > limit };
   }
 
   /**
@@ -99,13 +143,7 @@ export class EventQueue {
   async claimQueued(owner: string, leaseMs: number, eventIds: string[]): Promise<ClaimedEvent[]> {
     if (eventIds.length === 0) return [];
     const now = nowIso();
-    return this.take(
-      owner,
-      leaseMs,
-      now,
-      sql`id in (${sql.join(eventIds)}) and not exists (${olderPending(sql.ref('events'))})
-        and exists (select 1 from bots b where b.id = events.bot_id and b.runtime is not null)`,
-    );
+    return this.take(owner, leaseMs, now, claimable(eventIds));
   }
 
   /** After an event's turn: claims the next pending event of its conversation, if it can be worked on now. */
@@ -117,13 +155,12 @@ export class EventQueue {
     const next = sql<{ id: string }>`select p.id from events p
       where p.conversation_id = ${after.conversationId} and p.status = 'pending'
       order by p.created_at, p.id limit 1`;
-    const runnable = sql`exists (select 1 from bots b where b.id = events.bot_id and b.runtime is not null)`;
     if (this.store.dialect === 'postgres') {
-      return this.take(owner, leaseMs, now, sql`id = (${next}) and ${runnable}`);
+      return this.take(owner, leaseMs, now, sql`id = (${next}) and ${RUNNABLE}`);
     }
     // On SQLite, as in `claim`: most turns leave nothing behind them, and a read takes no write lock.
     const id = (await next.execute(this.store.db)).rows[0]?.id;
-    return id === undefined ? [] : this.take(owner, leaseMs, now, sql`id = ${id} and ${runnable}`);
+    return id === undefined ? [] : this.take(owner, leaseMs, now, sql`id = ${id} and ${RUNNABLE}`);
   }
 
   /**
@@ -136,12 +173,13 @@ export class EventQueue {
     leaseMs: number,
     now: string,
     which: RawBuilder<unknown>,
+    db: Executor = this.store.db,
   ): Promise<ClaimedEvent[]> {
     const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
     const { rows } = await sql<Row<'events'>>`
       update events set lease_owner = ${owner}, lease_until = ${leaseUntil}, deliveries = deliveries + 1
       where ${which} and status = 'pending' and (lease_until is null or lease_until < ${now})
-      returning *`.execute(this.store.db);
+      returning *`.execute(db);
     return rows
       .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
       .map((row) => ({

@@ -11,6 +11,7 @@ import { Keyset, pageSizeOf } from '../shared/pagination.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import { DurationMs, JsonObject, Timestamp } from '../shared/schemas.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
+import type { EventQueue, QueuedNotice } from '../queue/event-queue.ts';
 import { nowIso } from '../shared/time.ts';
 
 export const EVENT_STATUSES = ['pending', 'processed', 'ignored', 'failed', 'scheduled', 'canceled'] as const;
@@ -87,7 +88,7 @@ export class Events {
   constructor(
     private readonly store: Store,
     private readonly log: ConversationLog,
-    private readonly queueWatch: { notify(queued?: string[]): void },
+    private readonly queueWatch: Pick<EventQueue, 'notify' | 'claimAtInsert'>,
   ) {}
 
   private get db() {
@@ -98,10 +99,24 @@ export class Events {
    * Tells the engine that pending events were committed, so it looks for work at once instead of at its
    * next poll. Callers that queue inside a transaction call this after the commit: before it, another
    * connection (Postgres) would not see the event yet. `queued` names the events, when the caller knows
-   * them: the engine can then claim just those, instead of looking through the whole queue.
+   * them (`queueForTurn`): the engine then runs or claims just those, instead of looking through the queue.
    */
-  notifyQueued(queued?: string[]): void {
+  notifyQueued(queued?: QueuedNotice[]): void {
     this.queueWatch.notify(queued);
+  }
+
+  /**
+   * Queues a pending event in `db`'s transaction, claimed at once for this process's engine when it can
+   * be: the notice to give `notifyQueued` after the commit.
+   */
+  async queueForTurn(
+    botId: string,
+    event: Omit<QueuedEvent, 'scheduledFor'>,
+    db: Executor,
+  ): Promise<{ event: Event; notice: QueuedNotice }> {
+    const stored = await this.queue(botId, event, db);
+    const claimed = await this.queueWatch.claimAtInsert(db, stored.id);
+    return { event: stored, notice: { id: stored.id, ...(claimed && { claimed }) } };
   }
 
   /** Stores an event for the bot: `pending` (queued now) or `scheduled` (queued when due). */
@@ -146,15 +161,14 @@ export class Events {
    */
   async createFrom(actor: BotActor, event: QueuedEvent & { isBot: boolean }): Promise<Event> {
     const { isBot, ...queued } = event;
-    const { created, signal } = await this.db.transaction().execute(async (trx) => {
-      const stored = await this.queue(actor.botId, queued, trx);
-      const recorded = queued.scheduledFor
-        ? undefined
-        : await this.recordSignal(trx, actor.botId, stored, isBot);
-      return { created: stored, signal: recorded };
+    const { created, notice, signal } = await this.db.transaction().execute(async (trx) => {
+      if (queued.scheduledFor) return { created: await this.queue(actor.botId, queued, trx) };
+      const stored = await this.queueForTurn(actor.botId, queued, trx);
+      const recorded = await this.recordSignal(trx, actor.botId, stored.event, isBot);
+      return { created: stored.event, notice: stored.notice, signal: recorded };
     });
     if (signal) this.log.publish([signal]);
-    if (!queued.scheduledFor) this.notifyQueued([created.id]);
+    if (notice) this.notifyQueued([notice]);
     return created;
   }
 

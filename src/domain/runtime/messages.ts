@@ -16,6 +16,7 @@ import { fromJson, toJson, withoutNulls } from '../shared/json.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import { JsonObject, TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
 import type { ConversationLog, LiveSignal, RecordedSignal } from '../live/conversation-log.ts';
+import type { QueuedNotice } from '../queue/event-queue.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
@@ -143,8 +144,8 @@ function toMessage(row: Row<'messages'>, tags: Record<string, string>): Message 
 interface Inserted {
   message: Message;
   signals: RecordedSignal[];
-  /** The id of the event queued for the bot, if one was. */
-  queued?: string;
+  /** The event queued for the bot, if one was. */
+  queued?: QueuedNotice;
 }
 
 export class Messages {
@@ -378,13 +379,13 @@ export class Messages {
     await insertTags(trx, row.id, body.tags ?? {});
     const message = toMessage(row, body.tags ?? {});
     const signals: RecordedSignal[] = [];
-    let queued: string | undefined;
+    let queued: QueuedNotice | undefined;
     if (joins) {
       const joined = await this.conversations.ensureParticipant(body.conversationId, body.userId, trx);
       if (joined) signals.push(joined);
     }
     if (!outgoing && !options.silent) {
-      const event = await this.events.queue(
+      const { notice } = await this.events.queueForTurn(
         actor.botId,
         {
           type: 'message_created',
@@ -395,7 +396,7 @@ export class Messages {
         },
         trx,
       );
-      queued = event.id;
+      queued = notice;
     }
     if (options.silent) return { message, signals, ...(queued && { queued }) };
     const created: LiveSignal = {

@@ -199,7 +199,12 @@ export class TableJobs {
 
   async releaseStaleClaims(): Promise<void> {}
 
-  async claim(owner: string, leaseMs: number, limit: number): Promise<Row<'table_jobs'>[]> {
+  /** Claims up to `limit` items; `more` tells whether others wait. */
+  async claim(
+    owner: string,
+    leaseMs: number,
+    limit: number,
+  ): Promise<{ items: Row<'table_jobs'>[]; more: boolean }> {
     const now = nowIso();
     const candidates = await this.store.db
       .selectFrom('table_jobs')
@@ -207,11 +212,11 @@ export class TableJobs {
       .where('status', 'in', ['pending', 'in_progress'])
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
       .orderBy('created_at')
-      .limit(limit)
+      .limit(limit + 1)
       .execute();
     const until = new Date(Date.now() + leaseMs).toISOString();
     const claimed: Row<'table_jobs'>[] = [];
-    for (const { id } of candidates) {
+    for (const { id } of candidates.slice(0, limit)) {
       const row = await this.store.db
         .updateTable('table_jobs')
         .set((eb) => ({ lease_owner: owner, lease_until: until, attempts: eb('attempts', '+', 1) }))
@@ -222,7 +227,7 @@ export class TableJobs {
         .executeTakeFirst();
       if (row) claimed.push(row);
     }
-    return claimed;
+    return { items: claimed, more: candidates.length > limit };
   }
 
   async renew(owner: string, ids: string[], leaseMs: number): Promise<void> {
