@@ -3,6 +3,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Store } from '../../store/index.ts';
+import { prepare } from '../../store/prepared.ts';
 import type { Caches } from '../shared/caches.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import type { ChatChannel, ChatChannels, ReachedChannel } from './channels.ts';
@@ -113,6 +114,21 @@ const keyEncoder = new TextEncoder();
  * ids of the clients' choosing mapped to Parley's, conversations owned by their creator, and
  * participants the only ones who read and write them.
  */
+/** On every chat message: the conversation a client-chosen id names, and whether the user takes part in it. */
+const participantConversation = prepare(
+  ['botId', 'userId', 'foreignId'],
+  (db, { botId, userId, foreignId }: { botId: string; userId: string; foreignId: string }) =>
+    db
+      .selectFrom('chat_ids as c')
+      .leftJoin('participants as p', (join) =>
+        join.onRef('p.conversation_id', '=', 'c.internal_id').on('p.user_id', '=', userId),
+      )
+      .select(['c.internal_id', 'p.user_id'])
+      .where('c.bot_id', '=', botId)
+      .where('c.kind', '=', 'conversation')
+      .where('c.foreign_id', '=', foreignId),
+);
+
 export class Chat {
   private sharedSecret: Promise<string> | undefined;
 
@@ -481,16 +497,12 @@ export class Chat {
 
   /** The conversation a foreign id names, if the user takes part in it: one query, on every message. */
   private async participantConversation(session: ChatSession, foreignId: string): Promise<string> {
-    const row = await this.s.store.db
-      .selectFrom('chat_ids as c')
-      .leftJoin('participants as p', (join) =>
-        join.onRef('p.conversation_id', '=', 'c.internal_id').on('p.user_id', '=', session.userId),
-      )
-      .select(['c.internal_id', 'p.user_id'])
-      .where('c.bot_id', '=', session.bot.botId)
-      .where('c.kind', '=', 'conversation')
-      .where('c.foreign_id', '=', foreignId)
-      .executeTakeFirst();
+    const { rows } = await participantConversation.execute(this.s.store.db, {
+      botId: session.bot.botId,
+      userId: session.userId,
+      foreignId,
+    });
+    const row = rows[0];
     if (!row) throw notFound('Conversation', foreignId);
     if (row.user_id === null) throw forbidden(NOT_A_PARTICIPANT);
     return row.internal_id;

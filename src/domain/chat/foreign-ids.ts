@@ -1,10 +1,23 @@
 import { randomUUID } from 'node:crypto';
+import { prepare } from '../../store/prepared.ts';
 import type { Executor } from '../../store/index.ts';
 import { isUniqueViolation } from '../../store/index.ts';
 import type { ForeignKind } from '../../store/schema.ts';
 import { alreadyExists, invalidPayload } from '../shared/errors.ts';
 
 export type { ForeignKind };
+
+/** On every chat request: the record a client-chosen id names. */
+const internalIdOf = prepare(
+  ['botId', 'kind', 'foreignId'],
+  (db, { botId, kind, foreignId }: { botId: string; kind: ForeignKind; foreignId: string }) =>
+    db
+      .selectFrom('chat_ids')
+      .select('internal_id')
+      .where('bot_id', '=', botId)
+      .where('kind', '=', kind)
+      .where('foreign_id', '=', foreignId),
+);
 
 /** The longest id a Chat API client may choose, as the hosted chat server accepts. */
 export const FOREIGN_ID_MAX_LENGTH = 70;
@@ -63,14 +76,8 @@ export class ForeignIds {
     kind: ForeignKind,
     foreignId: string,
   ): Promise<string | undefined> {
-    const row = await db
-      .selectFrom('chat_ids')
-      .select('internal_id')
-      .where('bot_id', '=', botId)
-      .where('kind', '=', kind)
-      .where('foreign_id', '=', foreignId)
-      .executeTakeFirst();
-    return row?.internal_id;
+    const { rows } = await internalIdOf.execute(db, { botId, kind, foreignId });
+    return rows[0]?.internal_id;
   }
 
   /** The foreign ids of records, or their own ids for records made outside the Chat API. */

@@ -1,4 +1,6 @@
 import type { Executor, Store } from '../../store/index.ts';
+import { everyKey, prepare } from '../../store/prepared.ts';
+import type { Row } from '../../store/schema.ts';
 import { eventPayloadForChat, messageForChat } from '../chat/bot-format.ts';
 import type { ForeignIds } from '../chat/foreign-ids.ts';
 import type { JsonObject } from '../shared/json.ts';
@@ -51,6 +53,11 @@ export const BACKLOG_PAGE = 500;
  * commit order) and published after the commit; listeners deliver in number order and fetch any number
  * they missed from here.
  */
+const insertSignal = prepare(
+  everyKey<Row<'conversation_signals'>>()(['conversation_id', 'seq', 'frame', 'created_at']),
+  (db, row: Row<'conversation_signals'>) => db.insertInto('conversation_signals').values(row),
+);
+
 export class ConversationLog {
   constructor(
     private readonly store: Store,
@@ -79,10 +86,7 @@ export class ConversationLog {
     signal: LiveSignal,
   ): Promise<RecordedSignal> {
     const frame = JSON.stringify(await this.toWire(db, conversationId, signal));
-    await db
-      .insertInto('conversation_signals')
-      .values({ conversation_id: conversationId, seq, frame, created_at: nowIso() })
-      .execute();
+    await insertSignal.execute(db, { conversation_id: conversationId, seq, frame, created_at: nowIso() });
     return {
       conversationId,
       seq,

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import type { Executor, Store } from '../../store/index.ts';
+import { prepare } from '../../store/prepared.ts';
 import type { Row } from '../../store/schema.ts';
 import { nowIso } from '../shared/time.ts';
 import { toEvent } from '../runtime/events.ts';
@@ -27,6 +28,59 @@ const RUNNABLE = sql`exists (select 1 from bots b where b.id = events.bot_id and
 /** The named events, each if nothing of its conversation is pending before it and its bot runs code. */
 function claimable(eventIds: string[]): RawBuilder<unknown> {
   return sql`id in (${sql.join(eventIds)}) and not exists (${olderPending(sql.ref('events'))}) and ${RUNNABLE}`;
+}
+
+/** Claims the events `which` selects, each if its lease is free: what every claim of the queue runs. */
+function claimWhere(owner: string, leaseUntil: string, now: string, which: RawBuilder<unknown>) {
+  return sql<Row<'events'>>`
+    update events set lease_owner = ${owner}, lease_until = ${leaseUntil}, deliveries = deliveries + 1
+    where ${which} and status = 'pending' and (lease_until is null or lease_until < ${now})
+    returning *`;
+}
+
+type ClaimArgs = { owner: string; leaseUntil: string; now: string; id: string };
+
+/** The claims of one event by id on the hot path, prepared: as it is queued, and as its predecessor ends. */
+const claimClaimable = prepare(['owner', 'leaseUntil', 'now', 'id'], (_db, a: ClaimArgs) =>
+  claimWhere(a.owner, a.leaseUntil, a.now, claimable([a.id])),
+);
+const claimRunnable = prepare(['owner', 'leaseUntil', 'now', 'id'], (_db, a: ClaimArgs) =>
+  claimWhere(a.owner, a.leaseUntil, a.now, sql`id = ${a.id} and ${RUNNABLE}`),
+);
+
+const finishEvent = prepare(
+  ['eventId', 'status', 'failureReason', 'now'],
+  (
+    db,
+    a: {
+      eventId: string;
+      status: 'processed' | 'ignored' | 'failed';
+      failureReason: string | null;
+      now: string;
+    },
+  ) =>
+    db
+      .updateTable('events')
+      .set({
+        status: a.status,
+        failure_reason: a.failureReason,
+        lease_owner: null,
+        lease_until: null,
+        updated_at: a.now,
+      })
+      .where('id', '=', a.eventId),
+);
+
+/** Claimed rows as the engine's events, in queue order. */
+function toClaimed(rows: Row<'events'>[]): ClaimedEvent[] {
+  return rows
+    .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
+    .map((row) => ({
+      ...toEvent(row),
+      botId: row.bot_id,
+      attempts: row.attempts,
+      firstDelivery: row.deliveries === 1,
+    }));
 }
 
 /** An event queued by this process: its id, and the claim its engine took on it as it was stored. */
@@ -93,8 +147,7 @@ export class EventQueue {
   async claimAtInsert(db: Executor, eventId: string): Promise<ClaimedEvent | undefined> {
     const worker = this.worker;
     if (!worker?.accepting()) return undefined;
-    const [claimed] = await this.take(worker.owner, worker.leaseMs, nowIso(), claimable([eventId]), db);
-    return claimed;
+    return this.takeOne(claimClaimable, worker.owner, worker.leaseMs, eventId, db);
   }
 
   /** Events waiting for a turn, and how long the oldest has waited (for the metrics). */
@@ -160,7 +213,8 @@ export class EventQueue {
     }
     // On SQLite, as in `claim`: most turns leave nothing behind them, and a read takes no write lock.
     const id = (await next.execute(this.store.db)).rows[0]?.id;
-    return id === undefined ? [] : this.take(owner, leaseMs, now, sql`id = ${id} and ${RUNNABLE}`);
+    const claimed = id === undefined ? undefined : await this.takeOne(claimRunnable, owner, leaseMs, id);
+    return claimed ? [claimed] : [];
   }
 
   /**
@@ -176,18 +230,21 @@ export class EventQueue {
     db: Executor = this.store.db,
   ): Promise<ClaimedEvent[]> {
     const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
-    const { rows } = await sql<Row<'events'>>`
-      update events set lease_owner = ${owner}, lease_until = ${leaseUntil}, deliveries = deliveries + 1
-      where ${which} and status = 'pending' and (lease_until is null or lease_until < ${now})
-      returning *`.execute(db);
-    return rows
-      .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
-      .map((row) => ({
-        ...toEvent(row),
-        botId: row.bot_id,
-        attempts: row.attempts,
-        firstDelivery: row.deliveries === 1,
-      }));
+    const { rows } = await claimWhere(owner, leaseUntil, now, which).execute(db);
+    return toClaimed(rows);
+  }
+
+  /** `take` of one event by id, with one of the prepared claims (the hot path's). */
+  private async takeOne(
+    claim: typeof claimClaimable,
+    owner: string,
+    leaseMs: number,
+    id: string,
+    db: Executor = this.store.db,
+  ): Promise<ClaimedEvent | undefined> {
+    const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
+    const { rows } = await claim.execute(db, { owner, leaseUntil, now: nowIso(), id });
+    return toClaimed(rows)[0];
   }
 
   async renew(owner: string, eventIds: string[], leaseMs: number): Promise<void> {
@@ -231,17 +288,12 @@ export class EventQueue {
     status: 'processed' | 'ignored' | 'failed',
     failureReason?: string,
   ): Promise<void> {
-    await this.store.db
-      .updateTable('events')
-      .set({
-        status,
-        failure_reason: failureReason?.slice(0, FAILURE_REASON_MAX) ?? null,
-        lease_owner: null,
-        lease_until: null,
-        updated_at: nowIso(),
-      })
-      .where('id', '=', eventId)
-      .execute();
+    await finishEvent.execute(this.store.db, {
+      eventId,
+      status,
+      failureReason: failureReason?.slice(0, FAILURE_REASON_MAX) ?? null,
+      now: nowIso(),
+    });
   }
 
   /**

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
+import { everyKey, prepare } from '../../store/prepared.ts';
 import type { Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { invalidPayload, notFound } from '../shared/errors.ts';
@@ -83,6 +84,29 @@ export function toEvent(row: Row<'events'>): Event {
 
 const keyset = new Keyset('events.created_at', 'desc', 'events.id');
 
+const insertEvent = prepare(
+  everyKey<Row<'events'>>()([
+    'id',
+    'bot_id',
+    'type',
+    'payload',
+    'conversation_id',
+    'user_id',
+    'message_id',
+    'workflow_id',
+    'status',
+    'failure_reason',
+    'scheduled_for',
+    'lease_owner',
+    'lease_until',
+    'attempts',
+    'deliveries',
+    'created_at',
+    'updated_at',
+  ]),
+  (db, row: Row<'events'>) => db.insertInto('events').values(row),
+);
+
 /** The bot's events: its durable queue (`pending` until processed) and their history. */
 export class Events {
   constructor(
@@ -141,7 +165,7 @@ export class Events {
       created_at: now,
       updated_at: now,
     };
-    await db.insertInto('events').values(row).execute();
+    await insertEvent.execute(db, row);
     return toEvent(row);
   }
 

@@ -3,6 +3,7 @@ import type { Transaction } from 'kysely';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
+import { everyKey, prepare } from '../../store/prepared.ts';
 import { MESSAGE_DIRECTIONS } from '../../store/schema.ts';
 import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
@@ -147,6 +148,41 @@ interface Inserted {
   /** The event queued for the bot, if one was. */
   queued?: QueuedNotice;
 }
+
+/** A message counted in its conversation, which is how the conversation is found (`numbersSignal`: its signal numbered too). */
+const countMessageIn = (numbersSignal: boolean) =>
+  prepare(
+    ['conversationId', 'botId', 'now'],
+    (db, { conversationId, botId, now }: { conversationId: string; botId: string; now: string }) =>
+      db
+        .updateTable('conversations')
+        .set((eb) => ({
+          message_count: eb('message_count', '+', 1),
+          updated_at: now,
+          ...(numbersSignal && { signal_seq: eb('signal_seq', '+', 1) }),
+        }))
+        .where('id', '=', conversationId)
+        .where('bot_id', '=', botId)
+        .returning('signal_seq'),
+  );
+const countMessage = countMessageIn(false);
+const countMessageAndSignal = countMessageIn(true);
+
+const insertMessage = prepare(
+  everyKey<Row<'messages'>>()([
+    'id',
+    'bot_id',
+    'conversation_id',
+    'user_id',
+    'type',
+    'payload',
+    'direction',
+    'origin',
+    'created_at',
+    'updated_at',
+  ]),
+  (db, row: Row<'messages'>) => db.insertInto('messages').values(row),
+);
 
 export class Messages {
   private readonly resource: TaggedResource<'messages', Message>;
@@ -349,17 +385,10 @@ export class Messages {
     // (that signal comes first): then counting the message also takes the signal's number.
     const numbersSignal = !options.silent && !joins;
     // Counting the message is also how the conversation is found: one statement, not a read and a write.
-    const counted = await trx
-      .updateTable('conversations')
-      .set((eb) => ({
-        message_count: eb('message_count', '+', 1),
-        updated_at: now,
-        ...(numbersSignal && { signal_seq: eb('signal_seq', '+', 1) }),
-      }))
-      .where('id', '=', body.conversationId)
-      .where('bot_id', '=', actor.botId)
-      .returning('signal_seq')
-      .executeTakeFirst();
+    const counting = numbersSignal ? countMessageAndSignal : countMessage;
+    const [counted] = (
+      await counting.execute(trx, { conversationId: body.conversationId, botId: actor.botId, now })
+    ).rows;
     if (!counted) throw notFound('Conversation', body.conversationId);
     // A user the caller found taking part in the conversation exists: no need to look again.
     if (joins && !(await this.users.exists(actor, body.userId, trx))) throw notFound('User', body.userId);
@@ -375,7 +404,7 @@ export class Messages {
       created_at: options.createdAt ?? now,
       updated_at: now,
     };
-    await trx.insertInto('messages').values(row).execute();
+    await insertMessage.execute(trx, row);
     await insertTags(trx, row.id, body.tags ?? {});
     const message = toMessage(row, body.tags ?? {});
     const signals: RecordedSignal[] = [];

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { RawBuilder, Transaction } from 'kysely';
 import type { Executor, Store } from '../../store/index.ts';
+import { prepare } from '../../store/prepared.ts';
 import type { Database, Row, StateType } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { notFound } from './errors.ts';
@@ -54,10 +55,21 @@ export interface ListOptions<T extends TaggedTable> {
  * update its tags, delete it with its tags and states. Each resource keeps only what is its own.
  */
 export class TaggedResource<T extends TaggedTable, Item> {
+  /** A record with its tags (as a JSON array of `[key, value]` pairs): on the hot path of every turn. */
+  private readonly getWithTags;
+
   constructor(
     private readonly store: Store,
     private readonly spec: TaggedResourceSpec<T, Item>,
-  ) {}
+  ) {
+    const pairs = tagPairsColumn(store.dialect, sql.ref('r.id'));
+    this.getWithTags = prepare(
+      ['id', 'botId'],
+      (_db, { id, botId }: { id: string; botId: string }) =>
+        sql<TaggedRow<T> & { tag_pairs: string }>`select r.*, ${pairs} as tag_pairs
+          from ${sql.table(spec.table)} r where r.id = ${id} and r.bot_id = ${botId}`,
+    );
+  }
 
   /** The row of a record of this bot; another bot's record does not exist for it. */
   async requireRow(actor: BotActor, id: string, db: Executor = this.store.db): Promise<TaggedRow<T>> {
@@ -70,9 +82,7 @@ export class TaggedResource<T extends TaggedTable, Item> {
 
   /** A record with its tags, read in one statement (the tags as a JSON array of `[key, value]` pairs). */
   async get(actor: BotActor, id: string, db: Executor = this.store.db): Promise<Item> {
-    const pairs = tagPairsColumn(this.store.dialect, sql.ref('r.id'));
-    const { rows } = await sql<TaggedRow<T> & { tag_pairs: string }>`select r.*, ${pairs} as tag_pairs
-      from ${sql.table(this.spec.table)} r where r.id = ${id} and r.bot_id = ${actor.botId}`.execute(db);
+    const { rows } = await this.getWithTags.execute(db, { id, botId: actor.botId });
     const row = rows[0];
     if (!row) throw notFound(this.spec.name, id);
     return this.spec.toItem(row, tagsFromPairs(row.tag_pairs));
