@@ -51,6 +51,8 @@ export class Turn implements DialogHost, TurnScope {
   private scopes: Scopes = { workflow: {}, conversation: {}, user: {}, bot: {}, turn: {} };
   /** JSON of each scope as last stored, to store only what changed. */
   private stored: Record<string, string> = {};
+  /** JSON of scope objects, which are replaced, never changed in place (the dialog is changed in place). */
+  private readonly texts = new WeakMap<object, string>();
   /** A card ended since the dialog was last stored (see `save`). */
   private checkpointDue = false;
   /** The last checkpoint write started (see `checkpoint`). */
@@ -482,7 +484,7 @@ export class Turn implements DialogHost, TurnScope {
     for (const [scope, key] of keys) {
       const current = key && found.get(stateKeyText(key));
       this.scopes[scope] = { ...defaults(scope), ...(current ?? {}) };
-      if (key) this.stored[stateKeyText(key)] = JSON.stringify(this.scopes[scope]);
+      if (key) this.stored[stateKeyText(key)] = this.json(this.scopes[scope]);
     }
     if (this.conversation) {
       const dialogKey = stateKeyText(this.dialogKey(this.conversation));
@@ -498,7 +500,7 @@ export class Turn implements DialogHost, TurnScope {
   /** Stores the states the turn owns that changed since they were read or last stored, in one statement. */
   private async store(entries: StateEntry[]): Promise<void> {
     const changed = entries
-      .map((entry) => ({ ...entry, id: stateKeyText(entry.key), text: JSON.stringify(entry.payload) }))
+      .map((entry) => ({ ...entry, id: stateKeyText(entry.key), text: this.json(entry.payload) }))
       .filter((entry) => this.stored[entry.id] !== entry.text);
     await this.s.domain.states.write(this.actor, changed);
     for (const entry of changed) this.stored[entry.id] = entry.text;
@@ -514,7 +516,7 @@ export class Turn implements DialogHost, TurnScope {
     const owner = this.workflowOwner;
     if (!owner) return undefined;
     const key: StateKey = { type: 'workflow', id: owner.id, name: VARIABLES_STATE };
-    if (this.stored[stateKeyText(key)] === JSON.stringify(this.scopes.workflow)) return undefined;
+    if (this.stored[stateKeyText(key)] === this.json(this.scopes.workflow)) return undefined;
     const recorded = this.dialog.recorded ?? [];
     if (!recorded.includes(owner.id)) {
       await this.s.domain.workflows.create(
@@ -555,7 +557,18 @@ export class Turn implements DialogHost, TurnScope {
       ? (await this.s.domain.states.readMany(this.actor, [key])).get(stateKeyText(key))
       : undefined;
     this.scopes.workflow = { ...defaults, ...(current ?? {}) };
-    this.stored[stateKeyText(key)] = JSON.stringify(this.scopes.workflow);
+    this.stored[stateKeyText(key)] = this.json(this.scopes.workflow);
+  }
+
+  /** A state's JSON, written once per scope object (a turn compares and stores its scopes several times). */
+  private json(payload: object): string {
+    if (payload === this.dialog) return JSON.stringify(payload);
+    let text = this.texts.get(payload);
+    if (text === undefined) {
+      text = JSON.stringify(payload);
+      this.texts.set(payload, text);
+    }
+    return text;
   }
 
   private scopeKey(scope: VariableScope): StateKey | undefined {

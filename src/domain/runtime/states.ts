@@ -16,6 +16,8 @@ import { nowIso } from '../shared/time.ts';
 export interface StateEntry {
   key: StateKey;
   payload: object;
+  /** The payload's JSON, when the caller has it already. */
+  text?: string;
 }
 
 /** Largest state payload, as serialised JSON. */
@@ -137,13 +139,13 @@ export class States {
     await this.db
       .insertInto('states')
       .values(
-        entries.map(({ key, payload }) => ({
+        entries.map(({ key, payload, text }) => ({
           id: newId('state'),
           bot_id: actor.botId,
           type: key.type,
           resource_id: key.id,
           name: key.name,
-          payload: this.serialise(payload),
+          payload: this.serialise(payload, text),
           expiry: null,
           expires_at: null,
           created_at: now,
@@ -335,8 +337,8 @@ export class States {
     return toState(row);
   }
 
-  private serialise(payload: object): string {
-    const text = toJson(payload);
+  private serialise(payload: object, serialised?: string): string {
+    const text = serialised ?? toJson(payload);
     if (Buffer.byteLength(text) > STATE_PAYLOAD_LIMIT) {
       throw payloadTooLarge(`A state payload is limited to ${STATE_PAYLOAD_LIMIT / 1024} KB`);
     }
