@@ -83,8 +83,13 @@ export class LeasedWork<Item extends { id: string }> {
     const local = this.queue.serveLocally?.({
       owner: this.owner,
       leaseMs,
-      // Room now, and as much again waiting: past that, what is queued waits in the store for any process.
-      accepting: () => !this.stopped && this.inFlight.size + this.ready.length < 2 * concurrency,
+      // Only with room now, and nothing known waiting before it: what is queued when work is full waits
+      // its turn in arrival order (`queued`, then the look through the queue), not behind newer events.
+      accepting: () =>
+        !this.stopped &&
+        !this.backlog &&
+        this.queued.size === 0 &&
+        this.inFlight.size + this.ready.length < concurrency,
     });
     if (local) this.unsubscribes.push(local);
     this.timers.push(
