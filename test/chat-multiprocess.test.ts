@@ -34,14 +34,17 @@ interface Tap {
   close(): Promise<void>;
 }
 
+/** The conversations of the signals one transport message carries (a batch of them). */
+function conversationsOf(text: string): string[] {
+  return (JSON.parse(text) as { conversationId: string }[]).map((signal) => signal.conversationId);
+}
+
 async function tapRedis(): Promise<Tap> {
   const seen: string[] = [];
   const sub = new Redis(REDIS_URL, { lazyConnect: true });
   await sub.connect();
   await sub.subscribe('parley:signals');
-  sub.on('message', (_channel: string, text: string) => {
-    seen.push((JSON.parse(text) as { conversationId: string }).conversationId);
-  });
+  sub.on('message', (_channel: string, text: string) => seen.push(...conversationsOf(text)));
   return { count: (id) => seen.filter((x) => x === id).length, close: async () => sub.disconnect() };
 }
 
@@ -51,7 +54,7 @@ async function tapPostgres(): Promise<Tap> {
   await client.connect();
   await client.query('listen parley_signals');
   client.on('notification', (n) => {
-    if (n.payload) seen.push((JSON.parse(n.payload) as { conversationId: string }).conversationId);
+    if (n.payload) seen.push(...conversationsOf(n.payload));
   });
   return { count: (id) => seen.filter((x) => x === id).length, close: () => client.end() };
 }

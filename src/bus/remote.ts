@@ -17,10 +17,16 @@ export type FrameLoader = (conversationId: string, seq: number) => Promise<Recor
 /**
  * A bus across processes: local subscribers are served in-process at once, and every signal is also
  * sent to the other processes, which serve their own subscribers. A transport sends and receives text.
+ *
+ * The signals published during one turn of the event loop travel together, as one JSON array of as many
+ * as fit in a transport message: on Postgres each message is a NOTIFY, a transaction of its own, which
+ * under load cost more than the changes it reported.
  */
 export abstract class RemoteBus implements LiveBus {
   private readonly local = new MemoryBus();
   private readonly origin = randomUUID();
+  /** Wire texts of the signals published since the last send. */
+  private outgoing: string[] = [];
 
   constructor(
     private readonly loadFrame: FrameLoader,
@@ -42,19 +48,52 @@ export abstract class RemoteBus implements LiveBus {
       seq: signal.seq,
       ...(signal.removedUserId !== undefined && { removedUserId: signal.removedUserId }),
     };
-    // What is measured is what is sent: the frame escaped inside the wire text, in bytes.
+    // What is measured is what is sent: the frame escaped inside the wire text, in bytes (with the
+    // brackets of the batch around it).
     const carried = JSON.stringify({ ...reference, frame: signal.frame });
-    this.send(Buffer.byteLength(carried) <= this.maxWireBytes ? carried : JSON.stringify(reference));
+    const text = Buffer.byteLength(carried) + 2 <= this.maxWireBytes ? carried : JSON.stringify(reference);
+    if (this.outgoing.length === 0) setImmediate(() => this.flush());
+    this.outgoing.push(text);
+  }
+
+  /** Sends what was published, in as few transport messages as fit. */
+  private flush(): void {
+    const texts = this.outgoing;
+    this.outgoing = [];
+    let batch: string[] = [];
+    let bytes = 2; // the brackets
+    for (const text of texts) {
+      const size = Buffer.byteLength(text);
+      // Each text fits alone (see publish); a comma goes before all but the first.
+      if (batch.length > 0 && bytes + 1 + size > this.maxWireBytes) {
+        this.send(`[${batch.join(',')}]`);
+        batch = [];
+        bytes = 2;
+      }
+      bytes += size + (batch.length > 0 ? 1 : 0);
+      batch.push(text);
+    }
+    if (batch.length > 0) this.send(`[${batch.join(',')}]`);
   }
 
   subscribe(conversationId: string, handler: (signal: RecordedSignal) => void): () => void {
     return this.local.subscribe(conversationId, handler);
   }
 
-  /** Called by the transport with each text it receives. */
+  /** Called by the transport with each text it receives: a batch of signals (or one, as sent before batches). */
   protected async receive(text: string): Promise<void> {
+    let parsed: unknown;
     try {
-      const wire = JSON.parse(text) as WireSignal;
+      parsed = JSON.parse(text);
+    } catch (err) {
+      this.onError(err);
+      return;
+    }
+    for (const wire of Array.isArray(parsed) ? parsed : [parsed]) await this.receiveOne(wire as WireSignal);
+  }
+
+  private async receiveOne(wire: WireSignal): Promise<void> {
+    try {
       if (wire.origin === this.origin || !this.local.hasSubscribers(wire.conversationId)) return;
       const signal =
         wire.frame !== undefined

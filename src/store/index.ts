@@ -21,6 +21,7 @@ import * as pendingEvents from './migrations/0016_pending_events.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
+import { namedStatementPool } from './postgres-named-statements.ts';
 
 export type Db = Kysely<Database>;
 /** The database or a transaction on it: what repository functions run against. */
@@ -196,7 +197,10 @@ function openPostgres(
       if (client.listenerCount('error') === 1) onError(err);
     });
   });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(log && { log }) });
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: namedStatementPool(pool) }),
+    ...(log && { log }),
+  });
 }
 
 function healthCheckPool(config: Extract<StoreConfig, { kind: 'postgres' }>, onError: StoreErrorReporter) {

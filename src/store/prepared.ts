@@ -4,15 +4,18 @@
  * trip); the text of these queries never changes, only their values. A prepared query is written with
  * the query builder like any other (so its types and its SQL on each dialect come from Kysely): it is
  * compiled once per dialect with a marker in place of each argument, and each run puts the arguments
- * where the markers were. The SQLite store keeps the statement itself prepared (store/index.ts).
+ * where the markers were. The database prepares the statement once too: the SQLite store keeps every
+ * statement prepared (store/index.ts), and on Postgres these run as named statements
+ * (store/postgres-named-statements.ts).
  *
  * Only values may vary: a query whose shape depends on the arguments (a list, an optional filter, a
  * column set) needs one prepared query per shape. Each run checks that it was given exactly the
  * arguments the query was built with.
  */
-import { createQueryId } from 'kysely';
+import { createQueryId, PostgresAdapter } from 'kysely';
 import type { CompiledQuery, QueryResult, RootOperationNode } from 'kysely';
 import type { Executor } from './index.ts';
+import { nameStatement } from './postgres-named-statements.ts';
 
 /** What an argument may be: a value bound as one parameter. */
 export type Scalar = string | number | null;
@@ -64,13 +67,13 @@ export class PreparedQuery<Args extends Record<string, Scalar>, Result> {
     const adapter = db.getExecutor().adapter;
     let template = this.templates.get(adapter);
     if (!template) {
-      template = this.compileTemplate(db);
+      template = this.compileTemplate(db, adapter);
       this.templates.set(adapter, template);
     }
     return template;
   }
 
-  private compileTemplate(db: Executor): Template {
+  private compileTemplate(db: Executor, adapter: object): Template {
     const markers = Object.fromEntries(this.names.map((name) => [name, `${MARKER}${name}`]));
     // The markers stand in for the arguments only while the query is built: the builder passes values on
     // without looking at them.
@@ -83,6 +86,8 @@ export class PreparedQuery<Args extends Record<string, Scalar>, Result> {
     const unused = this.names.filter((name) => !used.has(name));
     if (unused.length > 0)
       throw new Error(`a prepared query does not use its arguments ${unused.join(', ')}`);
+    // On Postgres its text runs as a named statement, parsed and planned once per connection.
+    if (adapter instanceof PostgresAdapter) nameStatement(compiled.sql);
     return { sql: compiled.sql, query: compiled.query, slots };
   }
 }
