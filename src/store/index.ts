@@ -18,6 +18,7 @@ import * as userRecords from './migrations/0013_user_records.ts';
 import * as messageMetadata from './migrations/0014_message_metadata.ts';
 import * as tables from './migrations/0015_tables.ts';
 import * as pendingEvents from './migrations/0016_pending_events.ts';
+import * as scheduledEvents from './migrations/0017_scheduled_events.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0014_message_metadata': messageMetadata,
   '0015_tables': tables,
   '0016_pending_events': pendingEvents,
+  '0017_scheduled_events': scheduledEvents,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
@@ -249,7 +250,8 @@ export class Events {
     const due = await this.db
       .selectFrom('events')
       .select('id')
-      .where('status', '=', 'scheduled')
+      // A literal, not a parameter: only then may the store use its index of scheduled events.
+      .where('status', '=', sql.lit('scheduled'))
       .where('scheduled_for', '<=', now)
       .orderBy('scheduled_for')
       .limit(500)
