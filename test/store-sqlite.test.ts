@@ -7,6 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
+import { sql } from 'kysely';
 import { openStore } from '../src/store/index.ts';
 
 test('what is written reaches the database file within a second or two, with no commit checkpointing it', async () => {
@@ -135,6 +136,44 @@ test('a transaction that fails in a group rolls back alone; a write outside a tr
       ['fulfilled', 'rejected'],
     );
     assert.equal(committedTags('mixed').n, 4);
+  } finally {
+    await close();
+  }
+});
+
+test('a commit that fails fails every transaction of its group, none of their writes stays, and the next group works', async () => {
+  const { store, close } = await countedStore();
+  try {
+    // A deferred foreign key is checked at the commit: the one way to make a commit fail on purpose.
+    await sql`create table parent (id text primary key)`.execute(store.db);
+    await sql`create table child (id text primary key, parent_id text references parent (id) deferrable initially deferred)`.execute(
+      store.db,
+    );
+    const insertChild = (id: string, parent: string) =>
+      store.db
+        .transaction()
+        .execute((trx) => sql`insert into child (id, parent_id) values (${id}, ${parent})`.execute(trx));
+    await sql`insert into parent (id) values ('p')`.execute(store.db);
+    const results = await Promise.allSettled([
+      insertChild('a', 'p'),
+      insertChild('b', 'missing'),
+      insertChild('c', 'p'),
+    ]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected', 'rejected'],
+    );
+    for (const result of results) {
+      assert.match(String(result.status === 'rejected' && result.reason), /FOREIGN KEY constraint failed/);
+    }
+    const rows = await sql<{ id: string }>`select id from child`.execute(store.db);
+    assert.deepEqual(rows.rows, []);
+    await insertChild('d', 'p');
+    const after = await sql<{ id: string }>`select id from child`.execute(store.db);
+    assert.deepEqual(
+      after.rows.map((r) => r.id),
+      ['d'],
+    );
   } finally {
     await close();
   }

@@ -126,9 +126,13 @@ class GroupCommitDriver implements Driver {
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const handle = handleOf(connection);
+    // Kysely rolls back after a failed commit too: the savepoint was released then, the lock given up,
+    // and the group's own rollback undid its work. Touching a savepoint now would be another's.
+    if (!handle.inTransaction) return;
     await connection.executeQuery(CompiledQuery.raw(`rollback to ${SAVEPOINT}`));
     await connection.executeQuery(CompiledQuery.raw(`release ${SAVEPOINT}`));
-    handleOf(connection).inTransaction = false;
+    handle.inTransaction = false;
   }
 
   async destroy(): Promise<void> {
