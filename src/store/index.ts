@@ -147,34 +147,11 @@ function openSqlite(file: string, log: KyselyLog, onStatement?: (sql: string) =>
   database.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  cachePreparedStatements(database);
   defineSqliteFunctions(database);
   return new Kysely<Database>({
     dialect: new GroupCommitSqliteDialect(database, onStatement),
     ...(log && { log }),
   });
-}
-
-/** Statements kept prepared: enough for every query Parley makes, which are few distinct texts. */
-const PREPARED_STATEMENTS = 1000;
-
-/**
- * Kysely's SQLite driver prepares every statement again on each query; a profile showed that costing
- * more than running them. Parley's queries are a small set of texts (values are bound), so the prepared
- * statements are kept and reused. One connection runs one query at a time, so reuse is safe.
- */
-function cachePreparedStatements(database: SqliteDatabase.Database): void {
-  const prepare = database.prepare.bind(database);
-  const prepared = new Map<string, SqliteDatabase.Statement>();
-  database.prepare = ((source: string) => {
-    let statement = prepared.get(source);
-    if (!statement) {
-      if (prepared.size >= PREPARED_STATEMENTS) prepared.clear();
-      statement = prepare(source);
-      prepared.set(source, statement);
-    }
-    return statement;
-  }) as typeof database.prepare;
 }
 
 function openPostgres(

@@ -5,7 +5,7 @@
  * the query builder like any other (so its types and its SQL on each dialect come from Kysely): it is
  * compiled once per dialect with a marker in place of each argument, and each run puts the arguments
  * where the markers were. The database prepares the statement once too: the SQLite store keeps every
- * statement prepared (store/index.ts), and on Postgres these run as named statements
+ * statement prepared (store/sqlite-group-commit.ts), and on Postgres these run as named statements
  * (store/postgres-named-statements.ts).
  *
  * Only values may vary: a query whose shape depends on the arguments (a list, an optional filter, a

@@ -17,6 +17,9 @@ import type SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { DatabaseConnection, Dialect, Driver, Kysely, QueryResult } from 'kysely';
 
+/** Statements kept prepared: enough for every query Parley makes, which are few distinct texts. */
+const PREPARED_STATEMENTS = 1000;
+
 /** The savepoint each transaction of a group runs in (one at a time, so one name serves). */
 const SAVEPOINT = 'parley_group_member';
 
@@ -89,6 +92,11 @@ class GroupCommitDriver implements Driver {
   private readonly idle: Handle[] = [];
   /** The open transaction that the next commit ends, if one is open. */
   private group: Group | undefined;
+  /**
+   * Statements by text, prepared once: preparing each query again cost more than running it (a profile),
+   * and Parley's queries are a small set of texts (values are bound). One statement runs at a time here.
+   */
+  private readonly statements = new Map<string, SqliteDatabase.Statement>();
 
   constructor(
     private readonly database: SqliteDatabase.Database,
@@ -143,7 +151,7 @@ class GroupCommitDriver implements Driver {
 
   execute<R>(handle: Handle, compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     if (handle.gaveUp) return this.holdLock(handle).then(() => this.execute<R>(handle, compiledQuery));
-    const statement = this.database.prepare(compiledQuery.sql);
+    const statement = this.prepared(compiledQuery.sql);
     const alone = !handle.inTransaction && !statement.readonly;
     if (alone) this.joinGroup();
     let result: QueryResult<R>;
@@ -155,6 +163,16 @@ class GroupCommitDriver implements Driver {
     }
     // A write outside a transaction is acknowledged, like a transaction, once its group is committed.
     return alone ? this.untilCommitted(handle).then(() => result) : Promise.resolve(result);
+  }
+
+  private prepared(sql: string): SqliteDatabase.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      if (this.statements.size >= PREPARED_STATEMENTS) this.statements.clear();
+      statement = this.database.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   /** Makes sure a group is open, with its commit scheduled, for what the holder of the lock writes next. */
@@ -212,7 +230,7 @@ class GroupCommitDriver implements Driver {
 
   /** The driver's own statements (begin, commit, rollback), told to the store's log like the others. */
   private own(statement: 'begin' | 'commit' | 'rollback'): void {
-    this.database.prepare(statement).run();
+    this.prepared(statement).run();
     this.onStatement(statement);
   }
 }
