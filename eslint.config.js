@@ -3,7 +3,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'data/', 'coverage/', 'dist/', 'test/e2e/artifacts/', 'bench/node_modules/'],
+    ignores: [
+      'node_modules/',
+      'data/',
+      'coverage/',
+      'dist/',
+      '.tmp/',
+      'test/e2e/artifacts/',
+      'bench/node_modules/',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
@@ -41,7 +49,13 @@ export default tseslint.config(
   },
   // Plain JavaScript, and bot code (function bodies the sandbox runs, outside any TypeScript project).
   {
-    files: ['**/*.js', '**/*.mjs', 'examples/**', 'test/fixtures/**'],
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs', 'examples/**', 'test/fixtures/**'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  // CommonJS (the runner of SDK bot processes, which may read nothing but itself and its bundle).
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

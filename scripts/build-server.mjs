@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Compiles the server (src/) to JavaScript in dist/server, which `npm start` and the installed `parley`
-// command run, and copies the files that are read as they are (the sandbox's isolate bootstrap).
+// command run, and copies the files that are read as they are (the sandbox's isolate bootstrap, the
+// runner of SDK bot processes).
 import { spawnSync } from 'node:child_process';
 import { cpSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -18,7 +19,7 @@ function plainJs(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) return plainJs(full);
-    return entry.name.endsWith('.js') ? [full] : [];
+    return /\.c?js$/.test(entry.name) ? [full] : [];
   });
 }
 const src = path.join(root, 'src');

@@ -93,6 +93,34 @@ export const SETTINGS = {
     description:
       'Most memory a sandbox process may hold, in MB: all its isolates together, WebAssembly and buffers included. Past it the process is restarted and the calls it held fail.',
   },
+  sdkBotProcesses: {
+    env: 'PARLEY_SDK_BOT_PROCESSES',
+    flag: 'sdk-bot-processes',
+    default: '20',
+    description:
+      'Processes of bots deployed with `bp deploy` (one per bot) running at once; past it the one idle longest stops, and if none is idle the event waits (a warning in the log says so).',
+  },
+  sdkBotIdleSeconds: {
+    env: 'PARLEY_SDK_BOT_IDLE_SECONDS',
+    flag: 'sdk-bot-idle-seconds',
+    default: '300',
+    description:
+      'A `bp deploy` bot whose process had nothing to do for this long is stopped; its next event starts it again.',
+  },
+  sdkBotMemoryMb: {
+    env: 'PARLEY_SDK_BOT_MEMORY_MB',
+    flag: 'sdk-bot-memory-mb',
+    default: '256',
+    description:
+      'Most resident memory a `bp deploy` bot process may hold, in MB (buffers included); past it the process is stopped and the event it handled fails.',
+  },
+  sdkBotTimeoutSeconds: {
+    env: 'PARLEY_SDK_BOT_TIMEOUT_SECONDS',
+    flag: 'sdk-bot-timeout-seconds',
+    default: '60',
+    description:
+      'Longest a `bp deploy` bot may take to handle one event (unless the bot sets its own `maxExecutionTime`); past it the process is stopped and the event fails.',
+  },
   rateLimits: {
     env: 'PARLEY_RATE_LIMITS',
     flag: 'rate-limits',
@@ -182,6 +210,8 @@ export interface Config {
   redisUrl: string | undefined;
   sandboxProcesses: number;
   sandboxMaxMemoryMb: number;
+  /** Bots deployed as `@botpress/sdk` bundles, each in a process of its own. */
+  sdkBots: { maxProcesses: number; idleMs: number; memoryMb: number; callTimeoutMs: number };
   /** How long what piles up is kept. */
   retention: { signalsMs: number; botLogsMs: number; botLogLines: number };
   /** Requests a minute per caller; undefined: no limits. */
@@ -278,6 +308,12 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
     redisUrl: redisFrom(values.redisUrl),
     sandboxProcesses: positiveInteger(values, 'sandboxProcesses'),
     sandboxMaxMemoryMb: positiveInteger(values, 'sandboxMaxMemoryMb'),
+    sdkBots: {
+      maxProcesses: positiveInteger(values, 'sdkBotProcesses'),
+      idleMs: positiveInteger(values, 'sdkBotIdleSeconds') * 1000,
+      memoryMb: positiveInteger(values, 'sdkBotMemoryMb'),
+      callTimeoutMs: positiveInteger(values, 'sdkBotTimeoutSeconds') * 1000,
+    },
     retention: {
       signalsMs: positiveInteger(values, 'signalRetentionHours') * 3600_000,
       botLogsMs: positiveInteger(values, 'botLogRetentionDays') * 86_400_000,

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { buildApp } from './api/app.ts';
@@ -89,6 +90,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
       sandboxMaxMemoryMb: config.sandboxMaxMemoryMb,
       concurrency: config.engineConcurrency,
       metrics,
+      sdkBots: {
+        ...config.sdkBots,
+        bundlesDir: path.join(config.dataDir, 'sdk-bots'),
+        apiUrl: loopbackUrl(config.host, listeningPort(app)),
+      },
     });
     await engine.start();
     const indexer = new FileIndexer(domain, app.log);
@@ -124,6 +130,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await store.close();
     throw err;
   }
+}
+
+/** Where processes of this machine reach this server (SDK bots call back over loopback). */
+function loopbackUrl(host: string, port: number): string {
+  const anyInterface = host === '0.0.0.0' || host === '::' || host === '';
+  const address = anyInterface ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${address}:${port}`;
 }
 
 function listeningPort(app: FastifyInstance): number {

@@ -139,18 +139,33 @@ for (const store of await testStores()) {
       assert.deepEqual((await c.getBot({ id: bot.id })).bot.secrets, ['B']);
     });
 
-    test('code Parley cannot run (an SDK bundle) is refused with the reason, and deploys nothing', async () => {
+    test('code Parley cannot run is refused with the reason, and deploys nothing', async () => {
       const c = await freshWorkspace('unrunnable');
+      const NOT_RUNNABLE = /neither a Parley bot package .* nor a CommonJS bundle built by `bp build`/;
       await rejectsWith(
-        c.createBot({ name: 'sdk', code: 'module.exports = { handler() {} }' }),
+        c.createBot({ name: 'esm', code: 'export default {}' }),
         InvalidPayloadError,
-        /cannot run this code/,
+        NOT_RUNNABLE,
       );
       const { bot } = await c.createBot({ name: 'later' });
-      for (const code of ['export default {}', '{"not":"a package"}', '{ broken']) {
-        await rejectsWith(c.updateBot({ id: bot.id, code }), InvalidPayloadError, /cannot run this code/);
+      for (const code of ['export default {}', 'module.exports = {', '{"not":"a package"}', '{ broken']) {
+        await rejectsWith(c.updateBot({ id: bot.id, code }), InvalidPayloadError, NOT_RUNNABLE);
       }
-      assert.equal((await c.getBot({ id: bot.id })).bot.deployedAt, undefined);
+      const refused = (await c.getBot({ id: bot.id })).bot;
+      assert.equal(refused.deployedAt, undefined);
+      assert.equal((refused as { runtime?: string }).runtime, undefined, 'no code, no runtime');
+    });
+
+    test('getBot says which runtime runs the code: a Parley package, or an SDK bundle', async () => {
+      const c = await freshWorkspace('runtimes');
+      const pkg = JSON.stringify(await loadPackage('examples/echo-bot'));
+      const native = (await c.createBot({ name: 'native', code: pkg })).bot;
+      assert.equal((native as { runtime?: string }).runtime, 'parley');
+      const sdk = (await c.createBot({ name: 'sdk', code: 'module.exports = { handler: async () => ({}) }' }))
+        .bot;
+      assert.equal((sdk as { runtime?: string }).runtime, 'botpress-sdk');
+      const switched = (await c.updateBot({ id: sdk.id, code: pkg })).bot;
+      assert.equal((switched as { runtime?: string }).runtime, 'parley');
     });
 
     test('deployedAt is set when code is uploaded, by createBot or updateBot', async () => {

@@ -14,6 +14,8 @@ import { unitIds } from '../package/format.ts';
 import { ProcessSandbox } from './sandbox/pool.ts';
 import type { JsonObject } from './sandbox/types.ts';
 import { BotSchedules } from './bot-schedules.ts';
+import { SdkBots } from './sdk-bots/sdk-bots.ts';
+import type { SdkBotsOptions } from './sdk-bots/sdk-bots.ts';
 import { TableComputer } from './table-computer.ts';
 import { isPermanentFailure, reasonOf, UnitFailure } from './failures.ts';
 import { Turn, unitName } from './turn.ts';
@@ -28,6 +30,7 @@ export interface EngineOptions {
   /** Turns worked on at once (of different conversations). */
   concurrency: number;
   metrics: Metrics;
+  sdkBots: SdkBotsOptions;
 }
 
 /**
@@ -42,6 +45,7 @@ export class Engine implements BotActionRunner {
   private readonly dispatcher: Dispatcher;
   readonly schedules: BotSchedules;
   private readonly tableComputer: TableComputer;
+  private readonly sdkBots: SdkBots;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -71,6 +75,7 @@ export class Engine implements BotActionRunner {
     });
     this.schedules = new BotSchedules(domain, this.bots, log);
     this.tableComputer = new TableComputer(domain, this.sandbox, this.client, this.bots, log);
+    this.sdkBots = new SdkBots(domain, log, options.sdkBots);
     domain.actions.useRunner(this);
   }
 
@@ -92,12 +97,13 @@ export class Engine implements BotActionRunner {
     await this.dispatcher.stop();
     await this.tableComputer.stop();
     await this.sandbox.close();
+    await this.sdkBots.close();
   }
 
-  /** One event's turn. A bot with no code to run here leaves its events to be processed later. */
+  /** One event's turn: a Parley package's, or an SDK bundle's handler. */
   private async process(row: ClaimedEvent): Promise<'processed' | 'ignored'> {
     const loaded = await this.bots.get(row.botId);
-    if (!loaded) return 'ignored';
+    if (!loaded) return this.sdkBots.deliver(row);
     const turn = new Turn(
       { domain: this.domain, sandbox: this.sandbox, client: this.client, serverLog: this.log },
       loaded,

@@ -15,8 +15,12 @@ export type BotType = (typeof BOT_TYPES)[number];
 export const BOT_STATUSES = ['active', 'deploying', 'deleting'] as const;
 export type BotStatus = (typeof BOT_STATUSES)[number];
 
-/** The runtimes that can run a bot's uploaded code here: `parley` for a compiled Parley bot package. */
-export type BotRuntime = 'parley';
+/**
+ * The runtimes that can run a bot's uploaded code here: `parley` for a compiled Parley bot package (the
+ * engine's sandbox), `botpress-sdk` for a bundle built by `bp build` (a process of its own).
+ */
+export const BOT_RUNTIMES = ['parley', 'botpress-sdk'] as const;
+export type BotRuntime = (typeof BOT_RUNTIMES)[number];
 
 export const MESSAGE_DIRECTIONS = ['incoming', 'outgoing'] as const;
 export type MessageDirection = (typeof MESSAGE_DIRECTIONS)[number];

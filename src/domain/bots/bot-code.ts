@@ -1,3 +1,4 @@
+import { Script } from 'node:vm';
 import { createAjv } from '../shared/json-schema.ts';
 import { Type } from 'typebox';
 import {
@@ -9,9 +10,9 @@ import {
 } from '../../package/format.ts';
 import type { CompiledPackage } from '../../package/format.ts';
 import { invalidPayload } from '../shared/errors.ts';
+import type { BotRuntime } from '../../store/schema.ts';
 
-/** The runtimes that can run a bot's uploaded code here. */
-export type BotRuntime = 'parley';
+export const SDK_RUNTIME = 'botpress-sdk' satisfies BotRuntime;
 
 const CompiledPackageSchema = Type.Object({
   parley: Type.Literal(FORMAT_VERSION),
@@ -26,27 +27,24 @@ const CompiledPackageSchema = Type.Object({
 
 const validate = createAjv().compile(CompiledPackageSchema);
 
-/** Why code that is no Parley package is refused: a deploy that would never run says so. */
-export const UNRUNNABLE_CODE =
-  'This server runs bot packages deployed with `parley deploy`; it cannot run this code (an @botpress/sdk bundle built by `bp`, say) yet, so it was not deployed';
-
 /**
  * Which runtime runs this code: a compiled Parley bot package (what `parley deploy` uploads) runs in
- * the engine; no code (null or empty) is no runtime. Anything else is refused rather than kept unrun (a
- * deploy that is accepted and never runs would be the worst answer); so is a document that claims to
- * be a Parley package but is malformed, so the engine never loads a broken one.
+ * the engine; a CommonJS bundle (what `bp deploy` uploads) runs as an SDK bot; no code (null or empty)
+ * is no runtime. Code that neither could run is refused rather than kept unrun (a deploy that is
+ * accepted and never runs would be the worst answer); so is a document that claims to be a Parley
+ * package but is malformed, so the engine never loads a broken one.
  */
 export function runtimeOf(code: string | null): BotRuntime | null {
   if (code === null || code.trim() === '') return null;
-  if (!code.startsWith('{')) throw invalidPayload(UNRUNNABLE_CODE);
+  if (!code.startsWith('{')) return sdkBundle(code);
   let parsed: unknown;
   try {
     parsed = JSON.parse(code);
   } catch {
-    throw invalidPayload(UNRUNNABLE_CODE);
+    throw invalidPayload(NOT_RUNNABLE);
   }
   if (typeof parsed !== 'object' || parsed === null || !('parley' in parsed))
-    throw invalidPayload(UNRUNNABLE_CODE);
+    throw invalidPayload(NOT_RUNNABLE);
   if (!validate(parsed)) {
     const first = validate.errors?.[0];
     throw invalidPayload(
@@ -54,6 +52,22 @@ export function runtimeOf(code: string | null): BotRuntime | null {
     );
   }
   return 'parley';
+}
+
+const NOT_RUNNABLE =
+  'code is neither a Parley bot package (what `parley deploy` uploads) nor a CommonJS bundle built by `bp build` (what `bp deploy` uploads)';
+
+/**
+ * An SDK bundle is compiled here, never run: code with a syntax error is refused at deploy rather than
+ * failing each event. It is wrapped as Node wraps a CommonJS module.
+ */
+function sdkBundle(code: string): BotRuntime {
+  try {
+    new Script(`(function (exports, require, module, __filename, __dirname) {${code}\n})`);
+  } catch (err) {
+    throw invalidPayload(`${NOT_RUNNABLE}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return SDK_RUNTIME;
 }
 
 /** The package of code `runtimeOf` accepted. */

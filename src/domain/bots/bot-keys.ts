@@ -35,6 +35,25 @@ export class BotKeys {
     return { id: row.id, createdAt: row.created_at, note, value };
   }
 
+  /**
+   * A key for a process of the server's own that runs the bot's code (an SDK bundle's `BP_TOKEN`):
+   * no member makes it, and it is deleted when the process ends.
+   */
+  async createForRuntime(botId: string, note: string): Promise<{ id: string; value: string }> {
+    const value = newToken('botApiKey');
+    const id = newId('botApiKey');
+    await this.db
+      .insertInto('bot_api_keys')
+      .values({ id, bot_id: botId, note, token_hash: hashToken(value), created_at: nowIso() })
+      .execute();
+    return { id, value };
+  }
+
+  async deleteForRuntime(keyId: string): Promise<void> {
+    await this.db.deleteFrom('bot_api_keys').where('id', '=', keyId).execute();
+    this.caches.accessChanged();
+  }
+
   async list(actor: WorkspaceActor, botId: string): Promise<BotApiKey[]> {
     requireRole(actor.role, 'botKeys.manage');
     await this.requireBot(actor, botId);

@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Db, Executor } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
-import type { Row } from '../../store/schema.ts';
+import { BOT_RUNTIMES } from '../../store/schema.ts';
+import type { BotRuntime, Row } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { ApiError, notFound } from '../shared/errors.ts';
 import { CHAT_INTEGRATION } from '../chat/channels.ts';
@@ -24,7 +25,7 @@ import {
 import { applyTagChanges, insertTags, deleteTags, hasAllTags, loadTags, withTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
 import { mergeMap } from '../shared/json.ts';
-import { runtimeOf } from './bot-code.ts';
+import { runtimeOf, SDK_RUNTIME } from './bot-code.ts';
 import { checkChatConfiguration, checkOrigins } from '../webchat/appearance.ts';
 
 const BotType = Type.Union([Type.Literal('studio'), Type.Literal('adk'), Type.Literal('desk')]);
@@ -98,6 +99,12 @@ export const BotSchema = Type.Object({
   name: Type.String(),
   description: Type.Optional(Type.String()),
   deployedAt: Type.Optional(Timestamp),
+  runtime: Type.Optional(
+    Type.Enum(BOT_RUNTIMES, {
+      description:
+        'What runs its code: `parley` (a package of `parley deploy`) or `botpress-sdk` (a bundle of `bp deploy`); absent without code',
+    }),
+  ),
   dev: Type.Boolean(),
   type: BotType,
   status: Type.Union([Type.Literal('active'), Type.Literal('deploying'), Type.Literal('deleting')]),
@@ -221,7 +228,7 @@ export interface RuntimeBot {
   workspaceId: string;
   updatedAt: string;
   code: string | null;
-  runtime: string | null;
+  runtime: BotRuntime | null;
   deployedAt: string | null;
   configuration: JsonObject;
   secrets: MapOf<string>;
@@ -409,9 +416,11 @@ export class Bots {
     const now = nowIso();
     const next: Definition = {
       ...def,
-      configuration: body.configuration
-        ? { data: body.configuration.data ?? {}, schema: body.configuration.schema ?? {} }
-        : def.configuration,
+      // `bp deploy` sends the schema alone: the values set before stay.
+      configuration: {
+        data: body.configuration?.data ?? def.configuration.data,
+        schema: body.configuration?.schema ?? def.configuration.schema,
+      },
       user: { tags: mergeMap(def.user.tags, body.user?.tags) },
       conversation: { tags: mergeMap(def.conversation.tags, body.conversation?.tags) },
       message: { tags: mergeMap(def.message.tags, body.message?.tags) },
@@ -455,7 +464,9 @@ export class Bots {
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('bots').set(row).where('id', '=', botId).execute();
       await applyTagChanges(trx, botId, body.tags ?? {});
-      await this.updateIntegrations(trx, botId, body.integrations);
+      await this.updateIntegrations(trx, botId, body.integrations, {
+        keepChat: body.code !== undefined && row.runtime === SDK_RUNTIME,
+      });
     });
     this.caches.botChanged(botId);
     return this.toBot(row, true);
@@ -474,12 +485,15 @@ export class Bots {
   /**
    * Only the built-in chat channel exists: it can be disabled, and its configuration (given whole, as
    * the hosted API replaces an integration's configuration) sets its key mode, the origins browsers
-   * may call it from and the look of its webchat.
+   * may call it from and the look of its webchat. `keepChat`: a `bp deploy` sends null for every
+   * integration its project does not declare, and the chat channel is built in, not declared, so the
+   * deploy of an SDK bundle does not disable it (`enabled: false` does).
    */
   private async updateIntegrations(
     trx: Executor,
     botId: string,
     changes: UpdateBotBody['integrations'],
+    { keepChat }: { keepChat: boolean },
   ): Promise<void> {
     for (const [name, change] of Object.entries(changes ?? {})) {
       if (name !== CHAT_INTEGRATION) {
@@ -489,7 +503,7 @@ export class Bots {
         );
       }
       if (change === null) {
-        await this.channels.update(trx, botId, { enabled: false });
+        if (!keepChat) await this.channels.update(trx, botId, { enabled: false });
         continue;
       }
       const configuration =
@@ -567,6 +581,7 @@ export class Bots {
       name: row.name,
       ...(row.description !== null && { description: row.description }),
       ...(row.deployed_at !== null && { deployedAt: row.deployed_at }),
+      ...(row.runtime !== null && { runtime: row.runtime }),
       dev: row.dev === 1,
       type: row.type,
       status: row.status,
