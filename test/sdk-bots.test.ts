@@ -8,6 +8,7 @@ import { deployWithBp, initBotProject } from './helpers/bp-cli.ts';
 import type { BotProject } from './helpers/bp-cli.ts';
 import { ChatSession, turnOutcome } from './helpers/chat-bots.ts';
 import { waitForLog } from './helpers/deployed-bots.ts';
+import { waitFor } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
@@ -38,6 +39,30 @@ bot.message(async ({ message, client, ctx }) => {
     type: 'text',
     payload: { text: \`\${word} \${count + 1}: \${message.payload.text}\` },
   })
+})
+
+export default bot
+`;
+
+/** A bot whose recurring event (every second: Parley's cron takes seconds) adds to a bot state. */
+const TICKER_BOT = `import { Bot, z } from '@botpress/sdk'
+
+const bot = new Bot({
+  integrations: {},
+  configuration: { schema: z.object({}) },
+  states: { ticks: { type: 'bot', schema: z.object({ total: z.number() }) } },
+  events: { tick: { schema: z.object({ step: z.number() }) } },
+  recurringEvents: { everySecond: { type: 'tick', payload: { step: 5 }, schedule: { cron: '* * * * * *' } } },
+})
+
+bot.event(async ({ event, client, ctx }) => {
+  if (event.type !== 'tick') return
+  const key = { type: 'bot' as const, id: ctx.botId, name: 'ticks' }
+  const total = await client
+    .getState(key)
+    .then(({ state }) => (state.payload as { total: number }).total)
+    .catch(() => 0)
+  await client.setState({ ...key, payload: { total: total + (event.payload as { step: number }).step } })
 })
 
 export default bot
@@ -116,6 +141,28 @@ for (const store of await testStores()) {
       await deployWithBp(t, project, bot.id);
       await session.say('three');
       assert.deepEqual(await session.nextTexts(1, 30_000), ['tally 3: three']);
+    });
+
+    test('a recurring event of the definition fires on its schedule, handled by the bot', async () => {
+      const project = await initBotProject('ticker-bot', TICKER_BOT);
+      projects.push(project);
+      const { bot } = await t.client().createBot({ name: 'sdk ticker' });
+      await deployWithBp(t, project, bot.id);
+      const deployed = (await t.client().getBot({ id: bot.id })).bot;
+      assert.deepEqual(Object.keys(deployed.recurringEvents), ['everySecond']);
+      const runtime = t.client({ botId: bot.id });
+      const total = await waitFor(
+        'the bot to handle a tick',
+        async () => {
+          const { state } = await runtime.getState({ type: 'bot', id: bot.id, name: 'ticks' });
+          return (state.payload as { total: number }).total;
+        },
+        40_000,
+        250,
+      );
+      assert.equal(total % 5, 0, 'the payload of the recurring event reached the bot');
+      const { events } = await runtime.listEvents({ type: 'tick' });
+      assert.ok(events.length >= 1 && events.every((e) => e.payload.step === 5));
     });
   });
 }

@@ -5,41 +5,44 @@ import type { Domain } from '../domain/index.ts';
 import type { LoadedBots } from './loaded-bot.ts';
 import type { CompiledPackage } from '../package/format.ts';
 
-interface Schedule {
-  /** Names the schedule and the event it queues. */
+export interface Schedule {
+  /** Names the schedule (unique in its bot). */
+  name: string;
+  /** The type of the event it queues. */
   eventType: string;
   cron: string;
   payload: JsonObject;
 }
 
 /**
- * Fires bots' schedules: the manifest's (a custom event of the schedule's name) and workflows' schedule
- * triggers (an event `schedule:<workflow>:<node>`). Each fire time is claimed in the store, so one
- * process of several queues it, once.
+ * Fires bots' schedules: a Parley package's (its manifest's, a custom event of the schedule's name, and
+ * workflows' schedule triggers, an event `schedule:<workflow>:<node>`) and an SDK bot's recurring events
+ * (`sdkSchedules`). Each fire time is claimed in the store, so one process of several queues it, once.
  */
 export class BotSchedules {
   constructor(
     private readonly domain: Domain,
     private readonly bots: LoadedBots,
     private readonly log: FastifyBaseLogger,
+    private readonly sdkSchedules: (botId: string) => Promise<Schedule[] | undefined>,
   ) {}
 
   async tick(now = new Date()): Promise<void> {
     for (const botId of await this.domain.bots.withRuntime()) {
-      let loaded;
+      let schedules: Schedule[] | undefined;
       try {
-        loaded = await this.bots.get(botId);
+        const loaded = await this.bots.get(botId);
+        schedules = loaded ? schedulesOf(loaded.pkg) : await this.sdkSchedules(botId);
       } catch (err) {
         // One bot's schedules wait for the next tick; the others' go on.
         this.log.warn({ err, botId }, 'could not load a bot to fire its schedules');
         continue;
       }
-      if (!loaded) continue;
-      for (const schedule of schedulesOf(loaded.pkg)) {
+      for (const schedule of schedules ?? []) {
         try {
           await this.fire(botId, schedule, now);
         } catch (err) {
-          this.log.warn({ err, botId, schedule: schedule.eventType }, 'schedule failed');
+          this.log.warn({ err, botId, schedule: schedule.name }, 'schedule failed');
         }
       }
     }
@@ -47,7 +50,7 @@ export class BotSchedules {
 
   private async fire(botId: string, schedule: Schedule, now: Date): Promise<void> {
     const cron = new Cron(schedule.cron, { timezone: 'UTC', paused: true });
-    const key = `schedule:${botId}:${schedule.eventType}`;
+    const key = `schedule:${botId}:${schedule.name}`;
     const last = await this.domain.settings.get(key);
     // The first look only notes the time: schedules fire from their deploy on, not for the past.
     if (last === undefined) {
@@ -63,6 +66,7 @@ export class BotSchedules {
 
 function schedulesOf(pkg: CompiledPackage): Schedule[] {
   const list: Schedule[] = Object.entries(pkg.manifest.schedules ?? {}).map(([name, s]) => ({
+    name,
     eventType: name,
     cron: s.cron,
     payload: s.payload ?? {},
@@ -70,7 +74,8 @@ function schedulesOf(pkg: CompiledPackage): Schedule[] {
   for (const [workflow, definition] of Object.entries(pkg.workflows)) {
     for (const node of definition.nodes) {
       if (node.type === 'trigger' && node.trigger?.kind === 'schedule') {
-        list.push({ eventType: `schedule:${workflow}:${node.id}`, cron: node.trigger.cron, payload: {} });
+        const eventType = `schedule:${workflow}:${node.id}`;
+        list.push({ name: eventType, eventType, cron: node.trigger.cron, payload: {} });
       }
     }
   }

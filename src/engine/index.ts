@@ -73,9 +73,9 @@ export class Engine implements BotActionRunner {
       turns: options.metrics.turns,
       process: (row) => this.process(row),
     });
-    this.schedules = new BotSchedules(domain, this.bots, log);
-    this.tableComputer = new TableComputer(domain, this.sandbox, this.client, this.bots, log);
     this.sdkBots = new SdkBots(domain, log, options.sdkBots);
+    this.schedules = new BotSchedules(domain, this.bots, log, (botId) => this.sdkBots.schedules(botId));
+    this.tableComputer = new TableComputer(domain, this.sandbox, this.client, this.bots, log);
     domain.actions.useRunner(this);
   }
 

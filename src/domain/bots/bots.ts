@@ -233,6 +233,8 @@ export interface RuntimeBot {
   configuration: JsonObject;
   secrets: MapOf<string>;
   maxExecutionTime: number | undefined;
+  /** The definition's recurring events (what `bp deploy` sends): an event of `type` on each cron time. */
+  recurringEvents: MapOf<Static<typeof RecurringEventDefinition>>;
 }
 
 /** Everything of a bot that is kept as one JSON document. */
@@ -555,6 +557,7 @@ export class Bots {
       configuration: def.configuration.data,
       secrets: JSON.parse(row.secrets) as MapOf<string>,
       maxExecutionTime: def.maxExecutionTime,
+      recurringEvents: def.recurringEvents,
     };
   }
 

@@ -15,6 +15,7 @@ import type { BotLogEntry } from '../../domain/bots/bot-logs.ts';
 import type { Domain } from '../../domain/index.ts';
 import type { ClaimedEvent } from '../../domain/queue/event-queue.ts';
 import type { BotActor } from '../../domain/workspace/actors.ts';
+import type { Schedule } from '../bot-schedules.ts';
 import { BotFailure, unlessMissing } from '../failures.ts';
 import { BotCallTimedOut, BotProcess, BotProcessEnded } from './bot-process.ts';
 import type { BundleRequest, BundleResponse } from './bot-process.ts';
@@ -96,6 +97,18 @@ export class SdkBots {
     if (!event) return 'ignored';
     await this.invoke(sdkBot, 'event_received', row.type, JSON.stringify({ event }));
     return 'processed';
+  }
+
+  /** An SDK bot's recurring events as schedules; undefined for a bot that is none. */
+  async schedules(botId: string): Promise<Schedule[] | undefined> {
+    const sdkBot = await this.load(botId);
+    if (!sdkBot) return undefined;
+    return Object.entries(sdkBot.bot.recurringEvents).map(([name, recurring]) => ({
+      name,
+      eventType: recurring.type,
+      cron: recurring.schedule.cron,
+      payload: recurring.payload,
+    }));
   }
 
   async close(): Promise<void> {
