@@ -2,7 +2,8 @@
 // machine's ceiling, everything started here on 127.0.0.1 and stopped at the end. Parley's chat round
 // trip and live fan-out run with SSE listeners and again with WebSocket ones (rows named `…, WebSocket`).
 // Prints one table and writes bench/results/latest.json. Options: --quick, --no-pin, --profile,
-// --scenarios chat,held,actions,fanout,search,tables, --stores sqlite,postgres.
+// --scenarios chat,sdk,held,actions,fanout,search,tables, --stores sqlite,postgres. `sdk` is the chat
+// round trip of the echo bot of `bp init`, deployed as `bp deploy` does, and its cold start.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
@@ -24,6 +25,7 @@ import {
 } from './lib/parley.ts';
 import type { ParleyServer, StoreName } from './lib/parley.ts';
 import { summarizeProfiles } from './lib/profile.ts';
+import { buildSdkEchoBundle, deploySdkBundle } from './lib/sdk-bot.ts';
 import type { ProfileSummary } from './lib/profile.ts';
 import type { TablesLoadJob } from './lib/tables-load.ts';
 import { JobProcess } from './lib/job-process.ts';
@@ -93,7 +95,7 @@ const plan = quick
       tables: { rows: 100_000, finds: 5000, findWarmup: 500, upserts: 30, upsertWarmup: 2 },
       timeLimitMs: 18 * 60_000,
     };
-const scenarios = new Set((options.scenarios ?? 'chat,held,actions,fanout,search,tables').split(','));
+const scenarios = new Set((options.scenarios ?? 'chat,sdk,held,actions,fanout,search,tables').split(','));
 const notes: string[] = [];
 const note = (text: string) => {
   notes.push(text);
@@ -930,6 +932,81 @@ const HELD_CONNECTIONS = 256;
  * Held load: conversations with their SSE listeners open, each sending to the echo bot every intervalMs
  * (open loop), on the server the chat ran on. One run per store.
  */
+/** The first reply of an SDK bot just deployed (its process starts for it), per store. */
+const sdkColdStarts: { store: StoreName; ms: number[] }[] = [];
+let sdkBundle: Promise<string> | undefined;
+
+/**
+ * The echo bot of `bp init`, deployed as `bp deploy` uploads it, in a process of its own: the cold start
+ * of its first message (a fresh bot each time), then the chat round trip at 16 conversations.
+ */
+async function sdkScenario(store: StoreName, server: ParleyServer): Promise<void> {
+  const code = await (sdkBundle ??= buildSdkEchoBundle());
+  log(`SDK echo bundle built with bp build (${(code.length / 1024).toFixed(0)} KB)`);
+  const cold: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const { chatUrl } = await deploySdkBundle(server, `sdk-echo-cold-${i}`, code);
+    cold.push(await firstReplyMs(chatUrl));
+  }
+  sdkColdStarts.push({ store, ms: cold });
+  log(`SDK bot cold start ${store}: ${cold.map((v) => v.toFixed(0)).join(', ')} ms`);
+  const { chatUrl } = await deploySdkBundle(server, 'sdk-echo', code);
+  const conversations = 16;
+  const runs: RunResult[] = [];
+  for (let round = 0; round < plan.rounds; round++) {
+    const job: Job = {
+      kind: 'chat',
+      system: 'parley',
+      listen: 'sse',
+      url: chatUrl,
+      conversations,
+      pollMs: 5,
+      ...plan.chat,
+    };
+    const result = await measuredChat(server, job);
+    checkRun(`chat SDK bot C=${conversations} (${store})`, result);
+    runs.push(result);
+    log(
+      `chat C=${conversations} ${store} SDK bot: ${result.rate.toFixed(0)} msg/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms${result.cost ? `; per message ${costText(result.cost)}` : ''}`,
+    );
+  }
+  chatSeries.push({
+    scenario: `chat round trip, ${conversations} conversations`,
+    conversations,
+    store,
+    system: 'Parley, SDK bot (bp deploy)',
+    runs,
+    median: mediansOf(runs),
+    cost: medianCost(runs),
+  });
+}
+
+/** Sends one message to a bot through the Chat API and answers how long its first reply took to be listed. */
+async function firstReplyMs(chatUrl: string): Promise<number> {
+  const conn = HttpConnection.of(chatUrl);
+  const base = new URL(chatUrl).pathname;
+  try {
+    const { userKey, conversationId } = await chatUserAndConversation(chatUrl, 'cold start', conn);
+    const headers = `x-user-key: ${userKey}\r\n`;
+    const started = performance.now();
+    const sent = await conn.json('POST', `${base}/messages`, headers, {
+      conversationId,
+      payload: { type: 'text', text: 'hello' },
+    });
+    if (sent.status !== 201)
+      throw new Error(`createMessage answered ${sent.status}: ${sent.body.toString()}`);
+    for (;;) {
+      const list = await conn.json('GET', `${base}/conversations/${conversationId}/messages`, headers);
+      const messages = (list.json as { messages?: { userId: string }[] }).messages ?? [];
+      if (messages.length >= 2) return performance.now() - started;
+      if (performance.now() - started > 60_000) throw new Error('the SDK bot did not answer within 60 s');
+      await sleep(5);
+    }
+  } finally {
+    conn.close();
+  }
+}
+
 async function heldScenario(store: StoreName, server: ParleyServer, chatUrl: string): Promise<void> {
   const { intervalMs, warmupMs, durationMs, graceMs } = plan.held;
   let conversations = plan.held.conversations;
@@ -1234,6 +1311,21 @@ function buildRows(): Row[] {
       met: '',
     });
   }
+  for (const c of sdkColdStarts) {
+    rows.push({
+      scenario: 'SDK bot cold start: the first message after deploy (its process starts)',
+      store: c.store,
+      system: 'Parley, SDK bot (bp deploy)',
+      rate: '',
+      p50: ms(median(c.ms)),
+      p95: '',
+      p99: '',
+      ratio: '',
+      cost: `${c.ms.length} bots, max ${ms(Math.max(...c.ms))} ms`,
+      target: '',
+      met: '',
+    });
+  }
   for (const h of heldFigures) {
     // No reply at all has no latency (null once it crossed the IPC channel): not met.
     const ok = Number.isFinite(h.latency.p99) && h.latency.p99 < 50 && h.missing === 0;
@@ -1454,6 +1546,7 @@ async function main(): Promise<number> {
         // the garbage of the other scenarios.
         if (scenarios.has('fanout')) await fanoutScenario(store, server, echo.chatUrl, 'sse');
         if (scenarios.has('chat')) await chatScenario(store, server, echo.chatUrl, peers);
+        if (scenarios.has('sdk')) await sdkScenario(store, server);
         if (scenarios.has('actions')) {
           const bots = {
             cached: { botId: actionBot.botId, key: await botApiKey(server, actionBot.botId) },

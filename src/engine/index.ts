@@ -149,8 +149,9 @@ export class Engine implements BotActionRunner {
   /** A bot's own action; run on its own (a call through the API), it gets an event of its own. */
   async resolve(actor: BotActor, name: string): Promise<ResolvedAction | undefined> {
     const loaded = await this.bots.get(actor.botId);
-    const definition = loaded?.pkg.actions[name];
-    if (!loaded || !definition) return undefined;
+    if (!loaded) return this.sdkBots.action(actor.botId, name);
+    const definition = loaded.pkg.actions[name];
+    if (!definition) return undefined;
     const unit = unitIds.action(name);
     return {
       versionId: loaded.program.versionId,

@@ -59,3 +59,12 @@ async function bp(args: string[], cwd: string, home: string): Promise<string> {
     );
   }
 }
+
+/** The chat URL of a bot, whose chat channel must be enabled (a `bp deploy` leaves it so). */
+export async function chatUrlOf(t: TestServer, botId: string): Promise<string> {
+  const { bot } = await t.client().getBot({ id: botId });
+  const chat = bot.integrations.chat;
+  assert.ok(chat?.enabled, `the chat channel is enabled after bp deploy: ${JSON.stringify(chat)}`);
+  assert.ok(chat.webhookUrl);
+  return chat.webhookUrl;
+}

@@ -235,6 +235,8 @@ export interface RuntimeBot {
   maxExecutionTime: number | undefined;
   /** The definition's recurring events (what `bp deploy` sends): an event of `type` on each cron time. */
   recurringEvents: MapOf<Static<typeof RecurringEventDefinition>>;
+  /** The definition's actions (an SDK bot's, which its handler runs for `action_triggered`). */
+  actions: MapOf<Static<typeof ActionDefinition>>;
 }
 
 /** Everything of a bot that is kept as one JSON document. */
@@ -558,6 +560,7 @@ export class Bots {
       secrets: JSON.parse(row.secrets) as MapOf<string>,
       maxExecutionTime: def.maxExecutionTime,
       recurringEvents: def.recurringEvents,
+      actions: def.actions,
     };
   }
 

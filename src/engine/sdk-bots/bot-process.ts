@@ -57,8 +57,13 @@ export class BotCallTimedOut extends Error {}
 
 /** How often the resident memory of a bot process is read. */
 const MEMORY_CHECK_MS = 250;
-/** Output a bot may write in one second before it is stopped for flooding its logs. */
-const OUTPUT_BYTES_PER_SECOND = 1024 * 1024;
+/**
+ * Output a bot may write: a burst of up to OUTPUT_BURST_BYTES, refilled at OUTPUT_BYTES_PER_SECOND. A bot
+ * past it is stopped for flooding its logs, however slowly this process reads (a reader that falls
+ * behind slows the writer down, so a rate over one second alone could be escaped by flooding).
+ */
+const OUTPUT_BURST_BYTES = 1024 * 1024;
+const OUTPUT_BYTES_PER_SECOND = 100 * 1024;
 /** A line longer than this is cut in the logs. */
 const MAX_LINE_CHARS = 8 * 1024;
 /** What the runner exits with when the bundle fails to load (see bundle-runner.cjs). */
@@ -80,8 +85,8 @@ export class BotProcess {
   private stopReason: string | undefined;
   private ended = false;
   private readonly memoryTimer: NodeJS.Timeout;
-  private outputWindowStart = Date.now();
-  private outputBytes = 0;
+  private outputBudget = OUTPUT_BURST_BYTES;
+  private outputCountedAt = Date.now();
   private lastStderr = '';
 
   private constructor(
@@ -211,13 +216,13 @@ export class BotProcess {
 
   private countOutput(bytes: number): void {
     const now = Date.now();
-    if (now - this.outputWindowStart >= 1000) {
-      this.outputWindowStart = now;
-      this.outputBytes = 0;
-    }
-    this.outputBytes += bytes;
-    if (this.outputBytes > OUTPUT_BYTES_PER_SECOND)
-      this.kill(`wrote more than ${OUTPUT_BYTES_PER_SECOND / 1024 / 1024} MB of output in a second`);
+    const refill = ((now - this.outputCountedAt) / 1000) * OUTPUT_BYTES_PER_SECOND;
+    this.outputCountedAt = now;
+    this.outputBudget = Math.min(OUTPUT_BURST_BYTES, this.outputBudget + refill) - bytes;
+    if (this.outputBudget < 0)
+      this.kill(
+        `wrote more output than its logs take (a burst of 1 MB, then ${OUTPUT_BYTES_PER_SECOND / 1024} kB a second)`,
+      );
   }
 
   /** Resident memory covers every kind of allocation (buffers, strings, code), not only the JS heap. */

@@ -15,6 +15,10 @@ import type { BotLogEntry } from '../../domain/bots/bot-logs.ts';
 import type { Domain } from '../../domain/index.ts';
 import type { ClaimedEvent } from '../../domain/queue/event-queue.ts';
 import type { BotActor } from '../../domain/workspace/actors.ts';
+import type { ResolvedAction } from '../../domain/runtime/actions.ts';
+import { ApiError } from '../../domain/shared/errors.ts';
+import { isJsonObject } from '../../domain/shared/json.ts';
+import type { Json, JsonObject } from '../../domain/shared/json.ts';
 import type { Schedule } from '../bot-schedules.ts';
 import { BotFailure, unlessMissing } from '../failures.ts';
 import { BotCallTimedOut, BotProcess, BotProcessEnded } from './bot-process.ts';
@@ -69,7 +73,17 @@ interface Restarts {
 }
 
 /** The bot answered a call with a status the contract calls final (a 4xx), or ran past its time. */
-class SdkBotFailure extends BotFailure {}
+class SdkBotFailure extends BotFailure {
+  constructor(
+    message: string,
+    readonly timedOut = false,
+  ) {
+    super(message);
+  }
+}
+
+/** How long the output of an action its definition calls `cacheable` answers the same input. */
+const ACTION_CACHE_TTL_SECONDS = 3600;
 
 export class SdkBots {
   private readonly bots = new Map<string, { updatedAt: string; sdkBot: SdkBot }>();
@@ -97,6 +111,43 @@ export class SdkBots {
     if (!event) return 'ignored';
     await this.invoke(sdkBot, 'event_received', row.type, JSON.stringify({ event }));
     return 'processed';
+  }
+
+  /**
+   * An SDK bot's own action, as its definition declares it, run by its handler (`action_triggered`).
+   * A cached output holds for one deploy of the bot: any change to the bot starts the cache over.
+   */
+  async action(botId: string, name: string): Promise<ResolvedAction | undefined> {
+    const sdkBot = await this.load(botId);
+    const definition = sdkBot?.bot.actions[name];
+    if (!sdkBot || !definition) return undefined;
+    return {
+      versionId: `${sdkBot.versionId}@${sdkBot.bot.updatedAt}`,
+      input: definition.input.schema,
+      output: definition.output.schema,
+      ...(definition.cacheable && { cacheable: { ttlSeconds: ACTION_CACHE_TTL_SECONDS } }),
+      run: (input) => this.runAction(sdkBot, name, input),
+    };
+  }
+
+  private async runAction(sdkBot: SdkBot, name: string, input: JsonObject): Promise<JsonObject> {
+    let response: BundleResponse;
+    try {
+      response = await this.invoke(
+        sdkBot,
+        'action_triggered',
+        'action_triggered',
+        JSON.stringify({ type: name, input }),
+      );
+    } catch (err) {
+      // The caller of the action is told what the bot did, never a fault of the server.
+      const reason = err instanceof Error ? err.message : String(err);
+      const timedOut = err instanceof SdkBotFailure && err.timedOut;
+      throw new ApiError(timedOut ? 'OperationTimeout' : 'Runtime', `The action "${name}" failed: ${reason}`);
+    }
+    const output = outputOf(response.body);
+    if (!output) throw new ApiError('Runtime', `The action "${name}" answered no output object`);
+    return output;
   }
 
   /** An SDK bot's recurring events as schedules; undefined for a bot that is none. */
@@ -147,8 +198,8 @@ export class SdkBots {
     } catch (err) {
       // What ran alone when its process ended (or ran past its time) ended it: running it again would
       // end the next one too. A call that was beside others is tried again.
-      if (err instanceof BotCallTimedOut || (err instanceof BotProcessEnded && err.alone))
-        throw new SdkBotFailure(err.message);
+      if (err instanceof BotCallTimedOut) throw new SdkBotFailure(err.message, true);
+      if (err instanceof BotProcessEnded && err.alone) throw new SdkBotFailure(err.message);
       throw err;
     } finally {
       if (running) running.lastUsed = Date.now();
@@ -350,6 +401,18 @@ export class SdkBots {
       ),
     );
   }
+}
+
+/** The `output` of an action's answer (`{ output }`), if it is an object. */
+function outputOf(body: string): JsonObject | undefined {
+  let parsed: Json;
+  try {
+    // What JSON.parse answers is JSON.
+    parsed = JSON.parse(body) as Json;
+  } catch {
+    return undefined;
+  }
+  return isJsonObject(parsed) && isJsonObject(parsed.output) ? parsed.output : undefined;
 }
 
 /** What a failed call said: the SDK's `{error}` or an API error's `message`, else the body itself. */
