@@ -4,7 +4,7 @@
  * only over IPC (protocol.ts). If V8 aborts this process (an isolate that V8 cannot contain), the
  * parent fails the calls it held and starts a new one; nothing else goes down with it.
  */
-import { MEMORY_CHECK_INTERVAL_MS, OVER_MEMORY_EXIT_CODE } from './limits.ts';
+import { MEMORY_CHECK_INTERVAL_MS } from './limits.ts';
 import { readParentMessage } from './protocol.ts';
 import type { ChildMessage, ParentMessage, ProgramSource } from './protocol.ts';
 import { VersionRuntime } from './version-runtime.ts';
@@ -83,10 +83,17 @@ if (!process.send) {
 // restarts it.
 const maxRssBytes = Number(process.argv[2]) * 1024 * 1024;
 if (maxRssBytes > 0) {
+  let stopping = false;
   setInterval(() => {
-    if (process.memoryUsage.rss() <= maxRssBytes) return;
+    if (stopping || process.memoryUsage.rss() <= maxRssBytes) return;
+    stopping = true;
     process.stderr.write(`sandbox: over ${process.argv[2]} MB of memory; stopping\n`);
-    process.exit(OVER_MEMORY_EXIT_CODE);
+    // The parent learns why before the process ends. It ends by SIGKILL, not process.exit: an exit runs
+    // V8's teardown while isolates may be running on their threads, which was seen to crash (SIGSEGV)
+    // and would leave the parent with a signal instead of the reason.
+    const end = () => process.kill(process.pid, 'SIGKILL');
+    setTimeout(end, 500).unref();
+    process.send?.({ type: 'overMemory' } satisfies ChildMessage, undefined, undefined, end);
   }, MEMORY_CHECK_INTERVAL_MS).unref();
 }
 

@@ -16,8 +16,6 @@ export const MAX_HOST_CALLS = 1000;
 export const DEFAULT_MAX_PROCESS_MEMORY_MB = 1024;
 /** How often a sandbox process measures its memory. */
 export const MEMORY_CHECK_INTERVAL_MS = 50;
-/** The exit code of a sandbox process that ended itself for holding more memory than allowed. */
-export const OVER_MEMORY_EXIT_CODE = 86;
 /** isolated-vm refuses smaller isolates. */
 export const MIN_MEMORY_MB = 8;
 /**

@@ -37,6 +37,8 @@ export type ParentMessage =
 
 export type ChildMessage =
   | { type: 'ready' }
+  /** The process holds more memory than allowed and is ending itself (the reason of its end). */
+  | { type: 'overMemory' }
   /** Bot code of call `id` asks the host something; the parent answers with a `hostAnswer` of the same ids. */
   | { type: 'host'; id: number; requestId: number; call: HostCall }
   /** The call failed (the code threw, ran out of time or memory, or could not run). */
@@ -106,6 +108,8 @@ export function readChildMessage(value: unknown): ChildMessage | undefined {
   switch (value.type) {
     case 'ready':
       return { type: 'ready' };
+    case 'overMemory':
+      return { type: 'overMemory' };
     case 'host': {
       const call = readHostCall(value.call);
       if (!isCount(value.id) || !isCount(value.requestId) || !call) return undefined;

@@ -7,7 +7,7 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { FROM_SOURCE } from '../../paths.ts';
-import { OVER_MEMORY_EXIT_CODE, STUCK_PROCESS_GRACE_MS } from './limits.ts';
+import { STUCK_PROCESS_GRACE_MS } from './limits.ts';
 import { readChildMessage, readReturned } from './protocol.ts';
 import type { ChildMessage, HostAnswer, ParentMessage } from './protocol.ts';
 import { DEFAULT_LIMITS } from './types.ts';
@@ -191,14 +191,7 @@ export class SandboxProcess {
     this.process = child;
     child.on('message', (raw: unknown) => this.onMessage(child, raw));
     child.on('exit', (code, signal) =>
-      this.onExit(
-        child,
-        signal
-          ? `was killed by ${signal}`
-          : code === OVER_MEMORY_EXIT_CODE
-            ? `held more than ${this.maxMemoryMb} MB of memory and was stopped`
-            : `exited with code ${code}`,
-      ),
+      this.onExit(child, signal ? `was killed by ${signal}` : `exited with code ${code}`),
     );
     child.on('error', (error) => {
       // Failed to spawn, or could not be signalled/messaged: either way this process is unusable.
@@ -232,6 +225,9 @@ export class SandboxProcess {
     switch (message.type) {
       case 'ready':
         if (!this.ready.settled) this.ready.resolve(child);
+        break;
+      case 'overMemory':
+        this.killedBecause = `held more than ${this.maxMemoryMb} MB of memory and was stopped`;
         break;
       case 'result':
         this.finish(message.id, message.outcome);

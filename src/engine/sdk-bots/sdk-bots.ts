@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import { SDK_RUNTIME } from '../../domain/bots/bot-code.ts';
 import type { RuntimeBot } from '../../domain/bots/bots.ts';
@@ -24,7 +25,7 @@ import { BotFailure, unlessMissing } from '../failures.ts';
 import { BotCallTimedOut, BotProcess, BotProcessEnded } from './bot-process.ts';
 import type { BundleRequest, BundleResponse } from './bot-process.ts';
 
-const RUNNER_FILE = new URL('./bundle-runner.cjs', import.meta.url).pathname;
+const RUNNER_FILE = fileURLToPath(new URL('./bundle-runner.cjs', import.meta.url));
 /** How often idle processes are looked for. */
 const IDLE_CHECK_MS = 5000;
 /** Bot log lines are written in batches at most this often. */
