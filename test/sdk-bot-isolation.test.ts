@@ -6,6 +6,7 @@ import type { Client } from '@botpress/client';
 import { chatUrlOf } from './helpers/bp-cli.ts';
 import { ChatSession, turnOutcome } from './helpers/chat-bots.ts';
 import { waitForLog } from './helpers/deployed-bots.ts';
+import { waitFor } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
@@ -222,5 +223,59 @@ module.exports = {
         },
       );
     }
+  });
+});
+
+describe('SDK bot processes stop when idle and are bounded in number', () => {
+  const servers: TestServer[] = [];
+  const sessions: ChatSession[] = [];
+  after(async () => {
+    for (const s of sessions) await s.close();
+    for (const t of servers) await t.close();
+  });
+
+  const server = async (settings: Parameters<typeof startTestServer>[1]) => {
+    const t = await startTestServer(sqlite, settings);
+    servers.push(t);
+    return t;
+  };
+
+  /** A bot's running process shows as its API key (made for the process, deleted when it ends). */
+  const processKeys = async (t: TestServer, botId: string) =>
+    (await t.client().listBotApiKeys({ botId })).baks.filter((k) => k.note.startsWith('process of version'))
+      .length;
+
+  const echo = async (t: TestServer, name: string) => {
+    const { bot } = await t.client().createBot({ name, code: bundle(`await reply('${name}: ' + text);`) });
+    const session = await ChatSession.open(await chatUrlOf(t, bot.id));
+    sessions.push(session);
+    return { botId: bot.id, session };
+  };
+
+  test('an idle bot holds no process, and its next message starts one again', async () => {
+    const t = await server({ sdkBotIdleSeconds: '1' });
+    const { botId, session } = await echo(t, 'napper');
+    await session.say('one');
+    assert.deepEqual(await session.nextTexts(1, 20_000), ['napper: one']);
+    assert.equal(await processKeys(t, botId), 1, 'a process runs for the bot');
+    await waitFor('the idle process to stop', async () => (await processKeys(t, botId)) === 0, 20_000, 250);
+    await session.say('two');
+    assert.deepEqual(await session.nextTexts(1, 20_000), ['napper: two']);
+  });
+
+  test('past the limit of processes, the one idle longest stops for the bot that needs one', async () => {
+    // Idle processes stop only after 300 s here: what stops the first bot's is the limit.
+    const t = await server({ sdkBotProcesses: '1' });
+    const first = await echo(t, 'first');
+    const second = await echo(t, 'second');
+    await first.session.say('a');
+    assert.deepEqual(await first.session.nextTexts(1, 20_000), ['first: a']);
+    assert.equal(await processKeys(t, first.botId), 1);
+    await second.session.say('b');
+    assert.deepEqual(await second.session.nextTexts(1, 20_000), ['second: b']);
+    await waitFor('the first bot process to give way', async () => (await processKeys(t, first.botId)) === 0);
+    await first.session.say('c');
+    assert.deepEqual(await first.session.nextTexts(1, 20_000), ['first: c']);
+    await waitFor('the second to give way in turn', async () => (await processKeys(t, second.botId)) === 0);
   });
 });
