@@ -252,6 +252,26 @@ describe('SDK bot processes stop when idle and are bounded in number', () => {
     return { botId: bot.id, session };
   };
 
+  test('the first messages of many conversations to a bot with no process start one process', async () => {
+    const t = await server({});
+    const { botId, session } = await echo(t, 'crowd');
+    const others = await Promise.all(
+      Array.from({ length: 5 }, async () => {
+        const other = await ChatSession.open(await chatUrlOf(t, botId));
+        sessions.push(other);
+        return other;
+      }),
+    );
+    const all = [session, ...others];
+    await Promise.all(all.map((s, i) => s.say(`hi ${i}`)));
+    const answers = await Promise.all(all.map((s) => s.nextTexts(1, 20_000)));
+    assert.deepEqual(
+      answers.map(([text]) => text),
+      all.map((_, i) => `crowd: hi ${i}`),
+    );
+    assert.equal(await processKeys(t, botId), 1, 'one process serves them all');
+  });
+
   test('an idle bot holds no process, and its next message starts one again', async () => {
     const t = await server({ sdkBotIdleSeconds: '1' });
     const { botId, session } = await echo(t, 'napper');

@@ -60,6 +60,8 @@ interface Running {
   versionId: string;
   started: Promise<BotProcess>;
   lastUsed: number;
+  /** Calls in flight (a process with none may be stopped). */
+  calls: number;
   life: Life;
 }
 
@@ -89,6 +91,8 @@ const ACTION_CACHE_TTL_SECONDS = 3600;
 export class SdkBots {
   private readonly bots = new Map<string, { updatedAt: string; sdkBot: SdkBot }>();
   private readonly running = new Map<string, Running>();
+  /** The start of a bot's process under way (or the last one), which its next caller waits for. */
+  private readonly starting = new Map<string, Promise<BotProcess>>();
   private readonly restarts = new Map<string, Restarts>();
   private readonly logs = new Map<string, BotLogEntry[]>();
   private readonly idleTimer: NodeJS.Timeout;
@@ -192,7 +196,10 @@ export class SdkBots {
     };
     const process = await this.processOf(sdkBot);
     const running = this.running.get(bot.botId);
-    if (running) running.lastUsed = Date.now();
+    if (running) {
+      running.lastUsed = Date.now();
+      running.calls++;
+    }
     let response: BundleResponse;
     try {
       response = await process.call(request);
@@ -203,7 +210,10 @@ export class SdkBots {
       if (err instanceof BotProcessEnded && err.alone) throw new SdkBotFailure(err.message);
       throw err;
     } finally {
-      if (running) running.lastUsed = Date.now();
+      if (running) {
+        running.lastUsed = Date.now();
+        running.calls--;
+      }
     }
     if (response.status >= 500) throw new Error(`the bot answered ${response.status}: ${errorOf(response)}`);
     if (response.status >= 400)
@@ -211,8 +221,24 @@ export class SdkBots {
     return response;
   }
 
-  /** The bot's running process for its current version, started (or replacing an older one) if needed. */
+  /**
+   * The bot's running process for its current version, started (or replacing an older one) if needed.
+   * Starts of one bot happen one at a time: the first messages of many conversations to a bot with no
+   * process start one process, not one each.
+   */
   private async processOf(sdkBot: SdkBot): Promise<BotProcess> {
+    const { botId } = sdkBot.bot;
+    const before = this.starting.get(botId) ?? Promise.resolve();
+    const mine = before.catch(() => undefined).then(() => this.ensureProcess(sdkBot));
+    this.starting.set(botId, mine);
+    try {
+      return await mine;
+    } finally {
+      if (this.starting.get(botId) === mine) this.starting.delete(botId);
+    }
+  }
+
+  private async ensureProcess(sdkBot: SdkBot): Promise<BotProcess> {
     const { botId } = sdkBot.bot;
     const current = this.running.get(botId);
     if (current && current.versionId === sdkBot.versionId) {
@@ -224,12 +250,14 @@ export class SdkBots {
     const wait = (this.restarts.get(botId)?.notBefore ?? 0) - Date.now();
     if (wait > 0)
       throw new Error(`the bot's process is starting again after it ended (in ${Math.ceil(wait / 1000)} s)`);
-    await this.makeRoom(botId);
+    // The room is made and taken with no wait between: starts of other bots cannot pass the bound.
+    this.makeRoom(botId);
     const life: Life = { stopping: false };
     const running: Running = {
       versionId: sdkBot.versionId,
       started: this.startProcess(sdkBot, life),
       lastUsed: Date.now(),
+      calls: 0,
       life,
     };
     this.running.set(botId, running);
@@ -305,15 +333,18 @@ export class SdkBots {
   }
 
   /** Past the limit of processes, the one idle longest stops; if every one is busy, the event waits. */
-  private async makeRoom(botId: string): Promise<void> {
+  private makeRoom(botId: string): void {
     if (this.running.size < this.options.maxProcesses) return;
     let oldest: [string, Running] | undefined;
     for (const entry of this.running) {
-      const process = await entry[1].started.catch(() => undefined);
-      if (process && process.inFlight > 0) continue;
+      if (entry[1].calls > 0) continue;
       if (!oldest || entry[1].lastUsed < oldest[1].lastUsed) oldest = entry;
     }
-    if (oldest) return this.stopBot(oldest[0]);
+    if (oldest) {
+      // Its place is given up at once; its process ends in the background.
+      void this.stopBot(oldest[0]);
+      return;
+    }
     const message = `bot ${botId} waits for a process slot: all ${this.options.maxProcesses} bot processes are busy`;
     this.log.warn({ botId, maxProcesses: this.options.maxProcesses }, message);
     throw new Error(message);
@@ -322,14 +353,7 @@ export class SdkBots {
   private stopIdle(): void {
     const before = Date.now() - this.options.idleMs;
     for (const [botId, running] of this.running) {
-      if (running.lastUsed >= before) continue;
-      void running.started.then(
-        (process) => {
-          if (process.inFlight === 0 && running.lastUsed < before && this.running.get(botId) === running)
-            void this.stopBot(botId);
-        },
-        () => undefined,
-      );
+      if (running.calls === 0 && running.lastUsed < before) void this.stopBot(botId);
     }
   }
 
