@@ -272,6 +272,21 @@ describe('SDK bot processes stop when idle and are bounded in number', () => {
     assert.equal(await processKeys(t, botId), 1, 'one process serves them all');
   });
 
+  test('a server that stops leaves no key of a bot process behind, and answers again after its restart', async () => {
+    const t = await server({});
+    const { botId, session } = await echo(t, 'restarted');
+    await session.say('before');
+    assert.deepEqual(await session.nextTexts(1, 20_000), ['restarted: before']);
+    assert.equal(await processKeys(t, botId), 1);
+    await session.close();
+    await t.restart();
+    assert.equal(await processKeys(t, botId), 0, 'the key of the stopped process is gone');
+    const again = await ChatSession.open(await chatUrlOf(t, botId));
+    sessions.push(again);
+    await again.say('after');
+    assert.deepEqual(await again.nextTexts(1, 20_000), ['restarted: after']);
+  });
+
   test('an idle bot holds no process, and its next message starts one again', async () => {
     const t = await server({ sdkBotIdleSeconds: '1' });
     const { botId, session } = await echo(t, 'napper');

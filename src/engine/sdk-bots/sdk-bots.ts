@@ -68,6 +68,8 @@ interface Running {
 interface Life {
   /** Stopped on purpose (idle, replaced, closing): its end is no crash. */
   stopping: boolean;
+  /** The deletion of the process's API key once it ended, which a stop waits for (a closing server too). */
+  revoked?: Promise<void>;
 }
 
 interface Restarts {
@@ -296,7 +298,7 @@ export class SdkBots {
       onOutput: (stream, line) =>
         this.botLog(bot.botId, { level: stream === 'stderr' ? 'error' : 'info', message: line }),
       onExit: (reason) => {
-        this.domain.botKeys
+        life.revoked = this.domain.botKeys
           .deleteForRuntime(key.id)
           .catch((err: unknown) =>
             this.log.warn({ err, botId: bot.botId }, 'could not revoke a bot process key'),
@@ -330,6 +332,7 @@ export class SdkBots {
     } catch {
       // it never started: nothing to stop
     }
+    await running.life.revoked;
   }
 
   /** Past the limit of processes, the one idle longest stops; if every one is busy, the event waits. */
