@@ -135,19 +135,29 @@ export async function uncachedActionBot(): Promise<{ dir: string; remove(): Prom
 
 /** A bot API key (createBotApiKey), the credential of the Runtime API's action call. */
 export async function botApiKey(server: ParleyServer, botId: string): Promise<string> {
+  const answer = await adminJson(server, 'POST', '/v1/admin/bots/baks', { botId, note: 'bench' });
+  const body = answer.json as { value?: string; bak?: { value?: string } };
+  const value = body.value ?? body.bak?.value;
+  if (answer.status >= 300 || !value)
+    throw new Error(`createBotApiKey answered ${answer.status}: ${answer.body.toString()}`);
+  return value;
+}
+
+/** A call of the Admin API as the owner, in the first workspace, on a connection of its own. */
+export async function adminJson(
+  server: ParleyServer,
+  method: string,
+  path: string,
+  body?: unknown,
+): ReturnType<HttpConnection['json']> {
   const conn = HttpConnection.of(server.url);
   try {
-    const answer = await conn.json(
-      'POST',
-      '/v1/admin/bots/baks',
+    return await conn.json(
+      method,
+      path,
       `authorization: Bearer ${server.token}\r\nx-workspace-id: ${server.workspaceId}\r\n`,
-      { botId, note: 'bench' },
+      body,
     );
-    const body = answer.json as { value?: string; bak?: { value?: string } };
-    const value = body.value ?? body.bak?.value;
-    if (answer.status >= 300 || !value)
-      throw new Error(`createBotApiKey answered ${answer.status}: ${answer.body.toString()}`);
-    return value;
   } finally {
     conn.close();
   }

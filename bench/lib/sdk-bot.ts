@@ -2,8 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { HttpConnection } from './http-client.ts';
-import { ROOT } from './parley.ts';
+import { adminJson, ROOT } from './parley.ts';
 import type { ParleyServer } from './parley.ts';
 
 const run = promisify(execFile);
@@ -36,21 +35,10 @@ export async function deploySdkBundle(
   name: string,
   code: string,
 ): Promise<{ botId: string; chatUrl: string }> {
-  const conn = HttpConnection.of(server.url);
-  try {
-    const answer = await conn.json(
-      'POST',
-      '/v1/admin/bots',
-      `authorization: Bearer ${server.token}\r\nx-workspace-id: ${server.workspaceId}\r\n`,
-      { name, code },
-    );
-    const bot = (answer.json as { bot?: { id: string; integrations: { chat?: { webhookUrl: string } } } })
-      .bot;
-    const chatUrl = bot?.integrations.chat?.webhookUrl;
-    if (answer.status >= 300 || !bot || !chatUrl)
-      throw new Error(`createBot answered ${answer.status}: ${answer.body.toString().slice(0, 500)}`);
-    return { botId: bot.id, chatUrl };
-  } finally {
-    conn.close();
-  }
+  const answer = await adminJson(server, 'POST', '/v1/admin/bots', { name, code });
+  const bot = (answer.json as { bot?: { id: string; integrations: { chat?: { webhookUrl: string } } } }).bot;
+  const chatUrl = bot?.integrations.chat?.webhookUrl;
+  if (answer.status >= 300 || !bot || !chatUrl)
+    throw new Error(`createBot answered ${answer.status}: ${answer.body.toString().slice(0, 500)}`);
+  return { botId: bot.id, chatUrl };
 }
