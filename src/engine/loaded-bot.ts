@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { RuntimeBot } from '../domain/bots/bots.ts';
-import { parsePackage } from '../domain/bots/bot-code.ts';
+import { codeVersion, parsePackage } from '../domain/bots/bot-code.ts';
 import type { Domain } from '../domain/index.ts';
 import type { CompiledPackage } from '../package/format.ts';
 import { DEFAULT_LIMITS } from './sandbox/types.ts';
@@ -37,7 +36,7 @@ export class LoadedBots {
       memoryMb: pkg.manifest.limits?.memoryMb ?? DEFAULT_LIMITS.memoryMb,
       timeoutMs: pkg.manifest.limits?.timeoutMs ?? bot.maxExecutionTime ?? DEFAULT_LIMITS.timeoutMs,
     };
-    const versionId = `${botId}@${createHash('sha256').update(bot.code).digest('hex').slice(0, 16)}`;
+    const versionId = codeVersion(botId, bot.code);
     const defaults = Object.fromEntries(
       Object.entries(pkg.manifest.configuration?.variables ?? {}).map(([k, v]) => [k, v.default ?? null]),
     );

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Script } from 'node:vm';
 import { createAjv } from '../shared/json-schema.ts';
 import { Type } from 'typebox';
@@ -68,6 +69,11 @@ function sdkBundle(code: string): BotRuntime {
     throw invalidPayload(`${NOT_RUNNABLE}: ${err instanceof Error ? err.message : String(err)}`);
   }
   return SDK_RUNTIME;
+}
+
+/** Names a version of a bot's code: the same code, the same name (a runtime's caches key on it). */
+export function codeVersion(botId: string, code: string): string {
+  return `${botId}@${createHash('sha256').update(code).digest('hex').slice(0, 16)}`;
 }
 
 /** The package of code `runtimeOf` accepted. */

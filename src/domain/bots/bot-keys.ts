@@ -23,35 +23,19 @@ export class BotKeys {
   async create(actor: WorkspaceActor, botId: string, note: string): Promise<BotApiKey & { value: string }> {
     requireRole(actor.role, 'botKeys.manage');
     await this.requireBot(actor, botId);
-    const value = newToken('botApiKey');
-    const row = {
-      id: newId('botApiKey'),
-      bot_id: botId,
-      note,
-      token_hash: hashToken(value),
-      created_at: nowIso(),
-    };
-    await this.db.insertInto('bot_api_keys').values(row).execute();
-    return { id: row.id, createdAt: row.created_at, note, value };
+    return this.insert(botId, note);
   }
 
   /**
    * A key for a process of the server's own that runs the bot's code (an SDK bundle's `BP_TOKEN`):
    * no member makes it, and it is deleted when the process ends.
    */
-  async createForRuntime(botId: string, note: string): Promise<{ id: string; value: string }> {
-    const value = newToken('botApiKey');
-    const id = newId('botApiKey');
-    await this.db
-      .insertInto('bot_api_keys')
-      .values({ id, bot_id: botId, note, token_hash: hashToken(value), created_at: nowIso() })
-      .execute();
-    return { id, value };
+  createForRuntime(botId: string, note: string): Promise<BotApiKey & { value: string }> {
+    return this.insert(botId, note);
   }
 
-  async deleteForRuntime(keyId: string): Promise<void> {
-    await this.db.deleteFrom('bot_api_keys').where('id', '=', keyId).execute();
-    this.caches.accessChanged();
+  deleteForRuntime(keyId: string): Promise<void> {
+    return this.remove(keyId);
   }
 
   async list(actor: WorkspaceActor, botId: string): Promise<BotApiKey[]> {
@@ -77,6 +61,23 @@ export class BotKeys {
       .where('bots.workspace_id', '=', actor.workspaceId)
       .executeTakeFirst();
     if (!row) throw notFound('Bot API key', keyId);
+    await this.remove(keyId);
+  }
+
+  private async insert(botId: string, note: string): Promise<BotApiKey & { value: string }> {
+    const value = newToken('botApiKey');
+    const row = {
+      id: newId('botApiKey'),
+      bot_id: botId,
+      note,
+      token_hash: hashToken(value),
+      created_at: nowIso(),
+    };
+    await this.db.insertInto('bot_api_keys').values(row).execute();
+    return { id: row.id, createdAt: row.created_at, note, value };
+  }
+
+  private async remove(keyId: string): Promise<void> {
     await this.db.deleteFrom('bot_api_keys').where('id', '=', keyId).execute();
     this.caches.accessChanged();
   }

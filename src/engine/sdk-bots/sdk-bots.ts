@@ -5,12 +5,11 @@
  * `x-bot-id`). The bundle's own `@botpress/client` calls come back to this server's Runtime API over
  * loopback with an API key of its bot, made for the process and revoked when it ends.
  */
-import { createHash } from 'node:crypto';
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
-import { SDK_RUNTIME } from '../../domain/bots/bot-code.ts';
+import { codeVersion, SDK_RUNTIME } from '../../domain/bots/bot-code.ts';
 import type { RuntimeBot } from '../../domain/bots/bots.ts';
 import type { BotLogEntry } from '../../domain/bots/bot-logs.ts';
 import type { Domain } from '../../domain/index.ts';
@@ -21,7 +20,7 @@ import { ApiError } from '../../domain/shared/errors.ts';
 import { isJsonObject } from '../../domain/shared/json.ts';
 import type { Json, JsonObject } from '../../domain/shared/json.ts';
 import type { Schedule } from '../bot-schedules.ts';
-import { BotFailure, unlessMissing } from '../failures.ts';
+import { BotFailure, reasonOf, unlessMissing } from '../failures.ts';
 import { BotCallTimedOut, BotProcess, BotProcessEnded } from './bot-process.ts';
 import type { BundleRequest, BundleResponse } from './bot-process.ts';
 
@@ -148,7 +147,7 @@ export class SdkBots {
       );
     } catch (err) {
       // The caller of the action is told what the bot did, never a fault of the server.
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason = reasonOf(err);
       const timedOut = err instanceof SdkBotFailure && err.timedOut;
       throw new ApiError(timedOut ? 'OperationTimeout' : 'Runtime', `The action "${name}" failed: ${reason}`);
     }
@@ -369,10 +368,11 @@ export class SdkBots {
     const bot = await this.domain.bots.forRuntime(botId);
     if (!bot || bot.runtime !== SDK_RUNTIME || bot.code === null) return undefined;
     const { code, ...rest } = bot;
-    const hash = createHash('sha256').update(code).digest('hex').slice(0, 16);
-    const bundleFile = path.join(this.options.bundlesDir, botId, `${hash}.cjs`);
+    const versionId = codeVersion(botId, code);
+    // One file per version, named by it (a version's file never changes).
+    const bundleFile = path.join(this.options.bundlesDir, botId, `${versionId}.cjs`);
     await writeOnce(bundleFile, code);
-    const sdkBot: SdkBot = { bot: rest, versionId: `${botId}@${hash}`, bundleFile };
+    const sdkBot: SdkBot = { bot: rest, versionId, bundleFile };
     this.bots.set(botId, { updatedAt: bot.updatedAt, sdkBot });
     return sdkBot;
   }
