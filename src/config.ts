@@ -138,7 +138,8 @@ export const SETTINGS = {
     env: 'PARLEY_RATE_LIMIT_API_PER_MINUTE',
     flag: 'rate-limit-api-per-minute',
     default: '12000',
-    description: 'Requests a minute of one token (a bot key or a personal access token).',
+    description:
+      'Requests a minute of one token (a bot key or a personal access token), or to one bot’s webhook.',
   },
   signalRetentionHours: {
     env: 'PARLEY_SIGNAL_RETENTION_HOURS',

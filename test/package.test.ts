@@ -527,7 +527,7 @@ describe('bot package: loading and compiling', () => {
         'workflows/main.json /nodes/1/cards/13/action no action "triple" (actions/triple.json)',
         'workflows/main.json /nodes/2/cards/0/node no node "q" in workflow survey',
         'workflows/main.json /nodes/6/id duplicate node id "done" (also /nodes/5)',
-        'workflows/main.json /nodes/7/trigger/event no event "pong" in bot.json (events or schedules); integration events are named "alias:name"',
+        'workflows/main.json /nodes/7/trigger/event no event "pong" in bot.json (events or schedules); integration events are named "alias:name", and "webhook" is a request to the bot\'s webhook',
         'workflows/survey.json /nodes workflow survey must have exactly one entry node, not 0',
         'workflows/survey.json /nodes/0/type only the main workflow has a start node (others begin at their entry node)',
       ],

@@ -20,6 +20,7 @@ import { webchatApi } from './webchat/index.ts';
 import { webchatAssets } from './webchat/assets.ts';
 import { filesApi } from './files/index.ts';
 import { tablesApi } from './tables/index.ts';
+import { webhookIngressApi } from './webhooks/index.ts';
 import { limitRequests } from './rate-limits.ts';
 import type { RateLimits } from './rate-limits.ts';
 import { fileContentRoutes } from './files/content.ts';
@@ -136,6 +137,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       prefix: '/webchat/:clientId',
       pingIntervalMs: options.chatPingIntervalMs,
     });
+  });
+  await app.register(async (ingress) => {
+    if (rateLimits) await limitRequests(ingress, rateLimits, 'webhook');
+    await ingress.register(webhookIngressApi, { prefix: '/webhooks/:webhookId' });
   });
   await app.register(webchatAssets);
   await app.register(consoleRoutes);

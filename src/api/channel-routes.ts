@@ -7,12 +7,17 @@ export function unavailable(what: string): never {
   throw new ApiError('Internal', `${what} is not available on this route`);
 }
 
-/** A path parameter of the API's prefix (`/chat/:webhookId`, `/webchat/:clientId`). */
-export function pathParam(request: FastifyRequest, name: string): string {
+/** A path parameter, if the route has it. */
+export function optionalPathParam(request: FastifyRequest, name: string): string | undefined {
   const params: unknown = request.params;
   const value: unknown =
     typeof params === 'object' && params !== null ? Reflect.get(params, name) : undefined;
-  return typeof value === 'string' ? value : unavailable(name);
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A path parameter of the API's prefix (`/chat/:webhookId`, `/webchat/:clientId`). */
+export function pathParam(request: FastifyRequest, name: string): string {
+  return optionalPathParam(request, name) ?? unavailable(name);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { HEADERS } from './headers.ts';
+import { SIGNATURE_HEADERS } from '../domain/webhooks/signatures.ts';
 import type { AuthMode } from './auth.ts';
 
 /**
@@ -36,6 +37,13 @@ export const SECURITY_SCHEMES = {
     in: 'header',
     name: 'x-admin-secret',
     description: 'A webchat channel’s admin secret: its encryption key (personal mode)',
+  },
+  webhookSignature: {
+    type: 'apiKey',
+    in: 'header',
+    name: SIGNATURE_HEADERS.signature,
+    description:
+      'A Standard Webhooks signature made with the bot’s signing secret, with `webhook-id` and `webhook-timestamp` (not needed when the webhook’s verification is `none`)',
   },
 } as const;
 

@@ -4,8 +4,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { ApiError } from '../domain/shared/errors.ts';
 import { bearerToken, HEADERS, userKeyOf } from './headers.ts';
+import { optionalPathParam } from './channel-routes.ts';
 
-/** Requests per minute: per end user on the Chat API and webchat, per token on the other APIs. */
+/** Requests per minute: per end user on the Chat API and webchat, per webhook on the ingress, per token on the other APIs. */
 export interface RateLimits {
   chatPerMinute: number;
   apiPerMinute: number;
@@ -19,7 +20,9 @@ type Caller = (request: FastifyRequest) => string | undefined;
 const ofUserKey: Caller = userKeyOf;
 const ofToken: Caller = (request) => bearerToken(request.headers[HEADERS.authorization]);
 
-const CALLERS = { chat: ofUserKey, api: ofToken } as const;
+const ofWebhook: Caller = (request) => optionalPathParam(request, 'webhookId');
+
+const CALLERS = { chat: ofUserKey, api: ofToken, webhook: ofWebhook } as const;
 
 /**
  * Counts the requests of the routes registered in `scope` after it, per caller (its credential, or its

@@ -26,6 +26,8 @@ import { TagValues } from './runtime/tag-values.ts';
 import { Workflows } from './runtime/workflows.ts';
 import { Workspaces } from './workspace/workspaces.ts';
 import { Webchat } from './webchat/webchat.ts';
+import { BotWebhooks } from './webhooks/bot-webhooks.ts';
+import { WebhookIngress } from './webhooks/ingress.ts';
 import { createFilesDomain, DEFAULT_FILES_OPTIONS } from './files/index.ts';
 import type { FilesDomain, FilesOptions } from './files/index.ts';
 import { createTablesDomain } from './tables/index.ts';
@@ -57,6 +59,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   links: Links;
   chat: Chat;
   webchat: Webchat;
+  botWebhooks: BotWebhooks;
+  webhookIngress: WebhookIngress;
   queue: EventQueue;
   actions: Actions;
   settings: Settings;
@@ -85,6 +89,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const queue = new EventQueue(store);
   const events = new Events(store, log, queue);
   const messages = new Messages(store, users, conversations, events, log);
+  const botWebhooks = new BotWebhooks(db, links);
   const chat = new Chat(
     { store, caches, channels, ids: foreignIds, users, conversations, messages, events, log },
     options.chatSecret,
@@ -94,7 +99,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     accounts,
     workspaces: new Workspaces(db, caches),
     members,
-    bots: new Bots(db, channels, links, caches),
+    bots: new Bots(db, channels, botWebhooks, links, caches),
     botKeys: new BotKeys(db, caches),
     botLogs: new BotLogs(store),
     botAnalytics: new BotAnalytics(store),
@@ -113,6 +118,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     links,
     chat,
     webchat: new Webchat({ store, chat, ids: foreignIds, users, messages, events, log }),
+    botWebhooks,
+    webhookIngress: new WebhookIngress(store, botWebhooks, events),
     queue,
     actions: new Actions(store, log),
     settings,

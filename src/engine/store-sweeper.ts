@@ -42,6 +42,7 @@ export class StoreSweeper {
     await this.domain.botLogs.pruneBeyond(this.retention.botLogLines);
     // The rows of a deleted bot's tables (its table records went with it).
     await this.domain.tables.dropOrphans();
+    await this.domain.webhookIngress.forgetDeliveries(now);
   }
 
   start(): void {

@@ -5,6 +5,7 @@ import type { Problem } from './problems.ts';
 import { pointer } from './problems.ts';
 import { checkTableCard } from './tables.ts';
 import type { PackageTable } from './tables.ts';
+import { WEBHOOK_EVENT } from '../domain/webhooks/ingress.ts';
 import { jsonSchemaProblem } from './validate.ts';
 
 /** A JSON file that parsed and matched its schema. */
@@ -189,12 +190,13 @@ function checkWorkflow(
     if (node.trigger?.kind === 'custom_event') {
       const event = node.trigger.event;
       const declared = parts.manifest?.value.events?.[event] ?? parts.manifest?.value.schedules?.[event];
-      // `alias:name` is an integration's event (a chat createEvent is `chat:custom`): bot.json does not declare it.
-      if (parts.manifest && !declared && !event.includes(':')) {
+      // `alias:name` is an integration's event (a chat createEvent is `chat:custom`), `webhook` a request
+      // to the bot's webhook: bot.json does not declare them.
+      if (parts.manifest && !declared && !event.includes(':') && event !== WEBHOOK_EVENT) {
         problems.push(
           doc.problem(
             at('trigger', 'event'),
-            `no event "${event}" in bot.json (events or schedules); integration events are named "alias:name"`,
+            `no event "${event}" in bot.json (events or schedules); integration events are named "alias:name", and "${WEBHOOK_EVENT}" is a request to the bot's webhook`,
           ),
         );
       }

@@ -19,6 +19,7 @@ import * as messageMetadata from './migrations/0014_message_metadata.ts';
 import * as tables from './migrations/0015_tables.ts';
 import * as pendingEvents from './migrations/0016_pending_events.ts';
 import * as scheduledEvents from './migrations/0017_scheduled_events.ts';
+import * as webhooks from './migrations/0018_webhooks.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0015_tables': tables,
   '0016_pending_events': pendingEvents,
   '0017_scheduled_events': scheduledEvents,
+  '0018_webhooks': webhooks,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -287,6 +287,26 @@ export interface ObservationsTable {
   created_at: string;
 }
 
+/** How the ingress checks a request before it queues it: its signature, or nothing (the bot checks). */
+export const WEBHOOK_VERIFICATIONS = ['standard-webhooks', 'none'] as const;
+export type WebhookVerification = (typeof WEBHOOK_VERIFICATIONS)[number];
+
+export interface BotWebhooksTable {
+  bot_id: string;
+  webhook_id: string;
+  verification: WebhookVerification;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookDeliveriesTable {
+  bot_id: string;
+  /** The sender's name for the delivery (`webhook-id`, ...). */
+  delivery_id: string;
+  event_id: string;
+  created_at: string;
+}
+
 export interface ChatChannelsTable {
   bot_id: string;
   webhook_id: string;
@@ -471,6 +491,8 @@ export interface Database {
   workflows: WorkflowsTable;
   observations: ObservationsTable;
   chat_channels: ChatChannelsTable;
+  bot_webhooks: BotWebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
   chat_ids: ChatIdsTable;
   conversation_signals: ConversationSignalsTable;
   bot_logs: BotLogsTable;

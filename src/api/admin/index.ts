@@ -7,6 +7,7 @@ import { accountRoutes } from './account.ts';
 import { analyticsRoutes } from './analytics.ts';
 import { botKeyRoutes } from './bot-keys.ts';
 import { botRoutes } from './bots.ts';
+import { botWebhookRoutes } from './bot-webhooks.ts';
 import { logRoutes } from './logs.ts';
 import { memberRoutes } from './members.ts';
 import { workspaceRoutes } from './workspaces.ts';
@@ -23,6 +24,7 @@ export const adminApi: FastifyPluginAsyncTypebox<PlatformApiOptions> = async (ap
   await app.register(memberRoutes);
   await app.register(botKeyRoutes);
   await app.register(botRoutes);
+  await app.register(botWebhookRoutes);
   await app.register(logRoutes);
   await app.register(analyticsRoutes);
 };

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Db, Executor } from '../../store/index.ts';
@@ -14,6 +13,8 @@ import { newId } from '../shared/ids.ts';
 import { Keyset, pageSizeOf } from '../shared/pagination.ts';
 import type { Page, PageRequest, SortDirection } from '../shared/pagination.ts';
 import { can, requireRole } from '../workspace/roles.ts';
+import type { BotWebhooks } from '../webhooks/bot-webhooks.ts';
+import { newSigningSecret } from '../webhooks/signatures.ts';
 import {
   JsonObject,
   MAX_TIMEOUT_MS,
@@ -327,6 +328,7 @@ export class Bots {
   constructor(
     private readonly db: Db,
     private readonly channels: ChatChannels,
+    private readonly webhooks: BotWebhooks,
     private readonly links: Links,
     private readonly caches: Caches,
   ) {}
@@ -395,7 +397,7 @@ export class Bots {
       dev: body.dev ? 1 : 0,
       type: body.type ?? 'studio',
       status: 'active',
-      signing_secret: randomBytes(24).toString('base64url'),
+      signing_secret: newSigningSecret(),
       created_by: actor.accountId,
       deployed_at: body.code !== undefined || body.url !== undefined ? now : null,
       definition: JSON.stringify(definition),
@@ -408,6 +410,7 @@ export class Bots {
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('bots').values(row).execute();
       await this.channels.create(trx, id);
+      await this.webhooks.create(trx, id);
       await insertTags(trx, id, body.tags ?? {});
     });
     return this.toBot(row, true);
@@ -474,6 +477,20 @@ export class Bots {
     });
     this.caches.botChanged(botId);
     return this.toBot(row, true);
+  }
+
+  /** A new signing secret for the bot's webhooks: the old one stops holding at once. */
+  async rotateSigningSecret(actor: WorkspaceActor, botId: string): Promise<string> {
+    requireRole(actor.role, 'bots.write');
+    await this.requireRow(actor, botId);
+    const secret = newSigningSecret();
+    await this.db
+      .updateTable('bots')
+      .set({ signing_secret: secret, updated_at: nowIso() })
+      .where('id', '=', botId)
+      .execute();
+    this.caches.botChanged(botId);
+    return secret;
   }
 
   async delete(actor: WorkspaceActor, botId: string): Promise<void> {

@@ -8,6 +8,11 @@ export class Links {
     return `${this.baseUrl}/chat/${webhookId}`;
   }
 
+  /** A bot's webhook ingress: senders post to it, or to any path under it. */
+  webhookUrl(webhookId: string): string {
+    return `${this.baseUrl}/webhooks/${webhookId}`;
+  }
+
   /** What the official webchat's `apiUrl` is: it adds `/{clientId}` itself. */
   webchatApiUrl(): string {
     return `${this.baseUrl}/webchat`;

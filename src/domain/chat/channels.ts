@@ -2,13 +2,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
 import { invalidPayload } from '../shared/errors.ts';
+import { isWebhookId } from '../shared/ids.ts';
 import { nowIso } from '../shared/time.ts';
 import type { Settings } from '../shared/settings.ts';
 import type { Caches } from '../shared/caches.ts';
 import type { WebchatAppearance } from '../webchat/appearance.ts';
-
-/** The shape of a webhook id (a UUID, as `randomUUID` makes them). */
-const WEBHOOK_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The built-in chat integration: its name is also its id and its alias on every bot. */
 export const CHAT_INTEGRATION = 'chat';
@@ -93,8 +91,7 @@ export class ChatChannels {
 
   /** The channel of a webhook id, with the workspace and the name of its bot. */
   async byWebhook(webhookId: string): Promise<ReachedChannel | undefined> {
-    // Webhook ids are UUIDs: anything else names no channel, and is not worth a query.
-    if (!WEBHOOK_ID.test(webhookId)) return undefined;
+    if (!isWebhookId(webhookId)) return undefined;
     const cached = this.caches.channels.get(webhookId) as ReachedChannel | undefined;
     if (cached) return cached;
     const channel = await this.readByWebhook(webhookId);

@@ -50,3 +50,8 @@ const ulid = monotonicFactory(pooledRandom());
 export function newId(kind: IdKind): string {
   return `${ID_PREFIXES[kind]}_${ulid()}`;
 }
+
+/** The shape of a webhook id (a UUID, as `randomUUID` makes them): anything else names no webhook. */
+export function isWebhookId(value: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
+}

@@ -1,0 +1,212 @@
+// The webhook ingress, from the outside: a sender posts to `{base}/webhooks/{id}/…` (any method and
+// path), signed with the bot's signing secret in the Standard Webhooks format (signed here with that
+// format's reference library, not with Parley's code); the request becomes the bot's `webhook` event,
+// which its hooks see. Bad signatures, unknown ids, oversized bodies and repeated deliveries queue
+// nothing new; the secret rotates through the official client.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { deployPackage, json, waitForLog } from './helpers/deployed-bots.ts';
+import type { DeployedBot } from './helpers/deployed-bots.ts';
+import { startTestServer } from './helpers/server.ts';
+import type { TestServer } from './helpers/server.ts';
+import { testStores } from './helpers/stores.ts';
+
+const webhookBot = {
+  'bot.json': json({ formatVersion: 1, name: 'webhook-bot' }),
+  'hooks/before_incoming_event/log.ts':
+    "if (event.type === 'webhook') console.info('WEBHOOK ' + event.payload.method + ' ' + event.payload.path + ' ?' + event.payload.query + ' ' + (event.payload.bodyEncoding ?? 'utf8') + ' ' + event.payload.body + ' sig=' + (event.payload.headers['webhook-signature'] ? 'yes' : 'no'));\n",
+  'workflows/main.json': json({
+    nodes: [
+      { id: 'start', type: 'start', next: 'hello' },
+      { id: 'hello', type: 'standard', cards: [{ type: 'say', message: { type: 'text', text: 'hi' } }] },
+      { id: 'hook', type: 'trigger', trigger: { kind: 'custom_event', event: 'webhook' }, next: 'seen' },
+      {
+        id: 'seen',
+        type: 'standard',
+        cards: [{ type: 'code', code: "console.info('TRIGGERED by ' + event.payload.path);" }],
+      },
+    ],
+  }),
+};
+
+interface WebhookInfo {
+  id: string;
+  url: string;
+  verification: string;
+}
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+for (const store of await testStores()) {
+  describe(`webhook ingress (${store.name})`, { skip: store.skip }, () => {
+    let t: TestServer;
+    let bot: DeployedBot;
+    let webhook: WebhookInfo;
+    let secret: string;
+
+    const admin = async (method: string, path: string, body?: unknown): Promise<Answer> => {
+      const response = await fetch(`${t.url}/v1/admin${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${t.token}`,
+          'x-workspace-id': t.workspaceId,
+          ...(body !== undefined && { 'content-type': 'application/json' }),
+        },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+
+    const post = async (
+      path: string,
+      body: string | Buffer,
+      headers: Record<string, string> = {},
+      method = 'POST',
+    ): Promise<Answer> => {
+      const response = await fetch(`${webhook.url}${path}`, { method, headers, body });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+
+    const signed = (body: string, key = secret, id = `msg_${randomUUID()}`, at = new Date()) => ({
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(key).sign(id, at, body),
+      'content-type': 'application/json',
+    });
+
+    const webhookEvents = async (): Promise<{ id: string; payload: Record<string, unknown> }[]> => {
+      const page = await bot.client.listEvents({ type: 'webhook' });
+      return page.events;
+    };
+
+    before(async () => {
+      t = await startTestServer(store);
+      bot = await deployPackage(t, webhookBot);
+      const got = await admin('GET', `/bots/${bot.botId}/webhook`);
+      assert.equal(got.status, 200, JSON.stringify(got.body));
+      webhook = got.body.webhook as WebhookInfo;
+      secret = (await t.client().getBot({ id: bot.botId })).bot.signingSecret;
+    });
+    after(() => t?.close());
+
+    test('a bot has a webhook URL of its own, verified by signature unless told otherwise', () => {
+      assert.equal(webhook.url, `${t.url}/webhooks/${webhook.id}`);
+      assert.equal(webhook.verification, 'standard-webhooks');
+      assert.match(secret, /^whsec_[A-Za-z0-9+/]+=*$/);
+    });
+
+    test('a signed request becomes the bot’s webhook event, with its method, path, query and body', async () => {
+      const since = new Date().toISOString();
+      const body = JSON.stringify({ order: 42 });
+      const answer = await post('/orders/new?source=shop&x=1', body, signed(body));
+      assert.equal(answer.status, 202, JSON.stringify(answer.body));
+      assert.equal(answer.body.duplicate, false);
+      assert.match(String(answer.body.eventId), /^evt_/);
+      await waitForLog(
+        t,
+        bot.botId,
+        since,
+        /^WEBHOOK POST \/orders\/new \?source=shop&x=1 utf8 \{"order":42\} sig=yes$/,
+      );
+      await waitForLog(t, bot.botId, since, /^TRIGGERED by \/orders\/new$/);
+      const event = await bot.client.getEvent({ id: String(answer.body.eventId) });
+      assert.equal(event.event.type, 'webhook');
+    });
+
+    test('requests that are not signed, or signed wrong, or too long ago, are refused and queue nothing', async () => {
+      const before = (await webhookEvents()).length;
+      const body = '{"a":1}';
+      const cases: [string, Record<string, string>][] = [
+        ['unsigned', { 'content-type': 'application/json' }],
+        ['another secret', signed(body, `whsec_${Buffer.from('not the secret').toString('base64')}`)],
+        ['another body', signed('{"a":2}')],
+        ['ten minutes old', signed(body, secret, 'msg_old', new Date(Date.now() - 10 * 60_000))],
+      ];
+      for (const [name, headers] of cases) {
+        const answer = await post('', body, headers);
+        assert.equal(answer.status, 401, `${name}: ${JSON.stringify(answer.body)}`);
+        assert.equal(answer.body.type, 'Unauthorized', name);
+        assert.match(String(answer.body.message), /webhook-signature/, name);
+      }
+      assert.equal((await webhookEvents()).length, before);
+    });
+
+    test('an unknown webhook id answers 404', async () => {
+      for (const id of [randomUUID(), 'not-a-webhook']) {
+        const response = await fetch(`${t.url}/webhooks/${id}/x`, { method: 'POST', body: '{}' });
+        assert.equal(response.status, 404);
+        assert.equal(((await response.json()) as { type: string }).type, 'ResourceNotFound');
+      }
+    });
+
+    test('a delivery sent twice is queued once: the second answer names the first event', async () => {
+      const body = '{"retry":true}';
+      const headers = signed(body);
+      const first = await post('/retry', body, headers);
+      const second = await post('/retry', body, headers);
+      assert.equal(first.status, 202);
+      assert.equal(second.status, 200, JSON.stringify(second.body));
+      assert.deepEqual(second.body, { eventId: first.body.eventId, duplicate: true });
+      const events = await webhookEvents();
+      assert.equal(events.filter((e) => e.payload.path === '/retry').length, 1);
+    });
+
+    test('a body larger than an event holds is refused with 413, and nothing is queued', async () => {
+      const before = (await webhookEvents()).length;
+      const body = JSON.stringify({ blob: 'x'.repeat(1024 * 1024) });
+      const answer = await post('/big', body, signed(body));
+      assert.equal(answer.status, 413, JSON.stringify(answer.body).slice(0, 300));
+      assert.equal(answer.body.type, 'PayloadTooLarge');
+      assert.match(String(answer.body.message), /^body: /);
+      assert.equal((await webhookEvents()).length, before);
+    });
+
+    test('with verification off any request is queued, and a binary body arrives in base64', async () => {
+      const changed = await admin('PUT', `/bots/${bot.botId}/webhook`, { verification: 'none' });
+      assert.equal(changed.status, 200, JSON.stringify(changed.body));
+      assert.equal((changed.body.webhook as WebhookInfo).verification, 'none');
+      try {
+        const since = new Date().toISOString();
+        const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x01]);
+        const answer = await post('/raw', bytes, { 'content-type': 'application/octet-stream' }, 'PUT');
+        assert.equal(answer.status, 202, JSON.stringify(answer.body));
+        await waitForLog(
+          t,
+          bot.botId,
+          since,
+          new RegExp(
+            `^WEBHOOK PUT /raw \\? base64 ${bytes.toString('base64').replace(/[+/]/g, '\\$&')} sig=no$`,
+          ),
+        );
+        const get = await fetch(`${webhook.url}?ping=1`);
+        assert.equal(get.status, 202);
+        await waitForLog(t, bot.botId, since, /^WEBHOOK GET \/ \?ping=1 utf8 {2}sig=no$/);
+      } finally {
+        await admin('PUT', `/bots/${bot.botId}/webhook`, { verification: 'standard-webhooks' });
+      }
+    });
+
+    test('rotating the signing secret (official client) makes the old one fail at once', async () => {
+      const { newSigningSecret } = await t.client().rotateBotSigningSecrets({ id: bot.botId });
+      assert.notEqual(newSigningSecret, secret);
+      assert.equal((await t.client().getBot({ id: bot.botId })).bot.signingSecret, newSigningSecret);
+      const body = '{"rotated":true}';
+      assert.equal((await post('', body, signed(body, secret))).status, 401);
+      assert.equal((await post('', body, signed(body, newSigningSecret))).status, 202);
+      secret = newSigningSecret;
+    });
+
+    test('another workspace sees no webhook of the bot', async () => {
+      const other = await t.client().createWorkspace({ name: 'other' });
+      const response = await fetch(`${t.url}/v1/admin/bots/${bot.botId}/webhook`, {
+        headers: { authorization: `Bearer ${t.token}`, 'x-workspace-id': other.id },
+      });
+      assert.equal(response.status, 404);
+    });
+  });
+}
