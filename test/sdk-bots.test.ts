@@ -2,6 +2,7 @@
 // CLI's own template (and a bot written for these tests), deployed with `bp deploy` to a running server,
 // and talked to with the official chat client.
 import assert from 'node:assert/strict';
+import { Webhook } from 'standardwebhooks';
 import { after, before, describe, test } from 'node:test';
 import { chatUrlOf, deployWithBp, initBotProject } from './helpers/bp-cli.ts';
 import { ChatSession, turnOutcome } from './helpers/chat-bots.ts';
@@ -42,18 +43,29 @@ bot.message(async ({ message, client, ctx }) => {
 export default bot
 `;
 
-/** A bot whose recurring event (every second: Parley's cron takes seconds) adds to a bot state. */
+/**
+ * A bot whose recurring event (every second: Parley's cron takes seconds) adds to a bot state, and which
+ * keeps the path and body of the last request to its webhook.
+ */
 const TICKER_BOT = `import { Bot, z } from '@botpress/sdk'
 
 const bot = new Bot({
   integrations: {},
   configuration: { schema: z.object({}) },
-  states: { ticks: { type: 'bot', schema: z.object({ total: z.number() }) } },
+  states: {
+    ticks: { type: 'bot', schema: z.object({ total: z.number() }) },
+    hooked: { type: 'bot', schema: z.object({ path: z.string(), body: z.string() }) },
+  },
   events: { tick: { schema: z.object({ step: z.number() }) } },
   recurringEvents: { everySecond: { type: 'tick', payload: { step: 5 }, schedule: { cron: '* * * * * *' } } },
 })
 
 bot.event(async ({ event, client, ctx }) => {
+  if (event.type === 'webhook') {
+    const { path, body } = event.payload as { path: string; body: string }
+    await client.setState({ type: 'bot', id: ctx.botId, name: 'hooked', payload: { path, body } })
+    return
+  }
   if (event.type !== 'tick') return
   const key = { type: 'bot' as const, id: ctx.botId, name: 'ticks' }
   const total = await client
@@ -165,6 +177,38 @@ for (const store of await testStores()) {
       assert.equal(total % 5, 0, 'the payload of the recurring event reached the bot');
       const { events } = await runtime.listEvents({ type: 'tick' });
       assert.ok(events.length >= 1 && events.every((e) => e.payload.step === 5));
+
+      // A request to the bot's webhook reaches its event handler as a `webhook` event.
+      const { signingSecret } = (await t.client().getBot({ id: bot.id })).bot;
+      const { webhook } = (await (
+        await fetch(`${t.url}/v1/admin/bots/${bot.id}/webhook`, {
+          headers: { authorization: `Bearer ${t.token}`, 'x-workspace-id': t.workspaceId },
+        })
+      ).json()) as { webhook: { url: string } };
+      const body = JSON.stringify({ paid: true });
+      const at = new Date();
+      const sent = await fetch(`${webhook.url}/payments`, {
+        method: 'POST',
+        body,
+        headers: {
+          'webhook-id': 'msg_1',
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': new Webhook(signingSecret).sign('msg_1', at, body),
+        },
+      });
+      assert.equal(sent.status, 202);
+      const hooked = await waitFor(
+        'the bot to handle its webhook',
+        async () => {
+          const found = await runtime
+            .getState({ type: 'bot', id: bot.id, name: 'hooked' })
+            .catch(() => undefined);
+          return found?.state.payload;
+        },
+        40_000,
+        250,
+      );
+      assert.deepEqual(hooked, { path: '/payments', body });
     });
   });
 }
