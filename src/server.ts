@@ -12,6 +12,7 @@ import type { LiveBus } from './domain/live/conversation-log.ts';
 import { Engine } from './engine/index.ts';
 import { StoreSweeper } from './engine/store-sweeper.ts';
 import { FileIndexer } from './engine/file-indexer.ts';
+import { WebhookSender } from './engine/webhook-sender.ts';
 import { TableJobRunner } from './engine/table-jobs.ts';
 import { openStore } from './store/index.ts';
 import type { Store } from './store/index.ts';
@@ -101,6 +102,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await indexer.start();
     const tableJobs = new TableJobRunner(domain, app.log);
     await tableJobs.start();
+    const webhookSender = new WebhookSender(domain, app.log);
+    await webhookSender.start();
     let closing: Promise<void> | undefined;
     const liveBus = bus;
     return {
@@ -117,6 +120,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await engine.stop();
           await indexer.stop();
           await tableJobs.stop();
+          await webhookSender.stop();
           await domain.closeFiles();
           await sweeper.stop();
           await liveBus.close();

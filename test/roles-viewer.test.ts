@@ -26,6 +26,7 @@ const OWN_ACCOUNT = new Set([
 const VALID_BODIES: Record<string, object> = {
   createWorkspaceMember: { email: 'someone@example.com', role: 'viewer' },
   createBotApiKey: { botId: 'set below' },
+  createWebhookSubscription: { url: 'http://example.com/hook', eventTypes: ['*'] },
 };
 
 for (const store of await testStores()) {

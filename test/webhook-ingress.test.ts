@@ -12,6 +12,8 @@ import type { DeployedBot } from './helpers/deployed-bots.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { adminCall } from './helpers/webhooks.ts';
+import type { Answer } from './helpers/webhooks.ts';
 
 const webhookBot = {
   'bot.json': json({ formatVersion: 1, name: 'webhook-bot' }),
@@ -37,11 +39,6 @@ interface WebhookInfo {
   verification: string;
 }
 
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
-
 for (const store of await testStores()) {
   describe(`webhook ingress (${store.name})`, { skip: store.skip }, () => {
     let t: TestServer;
@@ -49,18 +46,7 @@ for (const store of await testStores()) {
     let webhook: WebhookInfo;
     let secret: string;
 
-    const admin = async (method: string, path: string, body?: unknown): Promise<Answer> => {
-      const response = await fetch(`${t.url}/v1/admin${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${t.token}`,
-          'x-workspace-id': t.workspaceId,
-          ...(body !== undefined && { 'content-type': 'application/json' }),
-        },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-    };
+    const admin = (method: string, path: string, body?: unknown) => adminCall(t, method, path, body);
 
     const post = async (
       path: string,

@@ -28,6 +28,8 @@ import { Workspaces } from './workspace/workspaces.ts';
 import { Webchat } from './webchat/webchat.ts';
 import { BotWebhooks } from './webhooks/bot-webhooks.ts';
 import { WebhookIngress } from './webhooks/ingress.ts';
+import { WebhookSends } from './webhooks/sends.ts';
+import { WebhookSubscriptions } from './webhooks/subscriptions.ts';
 import { createFilesDomain, DEFAULT_FILES_OPTIONS } from './files/index.ts';
 import type { FilesDomain, FilesOptions } from './files/index.ts';
 import { createTablesDomain } from './tables/index.ts';
@@ -61,6 +63,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   webchat: Webchat;
   botWebhooks: BotWebhooks;
   webhookIngress: WebhookIngress;
+  webhookSubscriptions: WebhookSubscriptions;
+  webhookSends: WebhookSends;
   queue: EventQueue;
   actions: Actions;
   settings: Settings;
@@ -87,7 +91,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const users = new Users(store);
   const conversations = new Conversations(store, users, log);
   const queue = new EventQueue(store);
-  const events = new Events(store, log, queue);
+  const webhookSubscriptions = new WebhookSubscriptions(db);
+  const events = new Events(store, log, queue, webhookSubscriptions);
   const messages = new Messages(store, users, conversations, events, log);
   const botWebhooks = new BotWebhooks(db, links);
   const chat = new Chat(
@@ -120,6 +125,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     webchat: new Webchat({ store, chat, ids: foreignIds, users, messages, events, log }),
     botWebhooks,
     webhookIngress: new WebhookIngress(store, botWebhooks, events),
+    webhookSubscriptions,
+    webhookSends: new WebhookSends(store),
     queue,
     actions: new Actions(store, log),
     settings,

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Domain } from '../domain/index.ts';
+import { SEND_FOR_MS } from '../domain/webhooks/sends.ts';
 
 /** How often due scheduled events and expired states are looked for. */
 export const SWEEP_INTERVAL_MS = 200;
@@ -43,6 +44,7 @@ export class StoreSweeper {
     // The rows of a deleted bot's tables (its table records went with it).
     await this.domain.tables.dropOrphans();
     await this.domain.webhookIngress.forgetDeliveries(now);
+    await this.domain.webhookSends.pruneEnded(new Date(now - SEND_FOR_MS));
   }
 
   start(): void {

@@ -20,6 +20,7 @@ import * as tables from './migrations/0015_tables.ts';
 import * as pendingEvents from './migrations/0016_pending_events.ts';
 import * as scheduledEvents from './migrations/0017_scheduled_events.ts';
 import * as webhooks from './migrations/0018_webhooks.ts';
+import * as webhookSubscriptions from './migrations/0019_webhook_subscriptions.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0016_pending_events': pendingEvents,
   '0017_scheduled_events': scheduledEvents,
   '0018_webhooks': webhooks,
+  '0019_webhook_subscriptions': webhookSubscriptions,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

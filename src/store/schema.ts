@@ -307,6 +307,41 @@ export interface WebhookDeliveriesTable {
   created_at: string;
 }
 
+/** How a subscription's last delivery went: taken, being tried again, or given up. */
+export const WEBHOOK_SEND_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type WebhookSendStatus = (typeof WEBHOOK_SEND_STATUSES)[number];
+
+export interface WebhookSubscriptionsTable {
+  id: string;
+  bot_id: string;
+  url: string;
+  /** JSON: the event types delivered (`*`: all). */
+  event_types: string;
+  description: string;
+  /** Signs the deliveries (Standard Webhooks, `whsec_…`); shown once, at creation. */
+  secret: string;
+  last_status: WebhookSendStatus | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookSendsTable {
+  id: string;
+  subscription_id: string;
+  /** The JSON body, as signed. */
+  body: string;
+  status: WebhookSendStatus;
+  attempts: number;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface ChatChannelsTable {
   bot_id: string;
   webhook_id: string;
@@ -493,6 +528,8 @@ export interface Database {
   chat_channels: ChatChannelsTable;
   bot_webhooks: BotWebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_sends: WebhookSendsTable;
   chat_ids: ChatIdsTable;
   conversation_signals: ConversationSignalsTable;
   bot_logs: BotLogsTable;

@@ -1,15 +1,85 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BotWebhookSchema, UpdateBotWebhookBodySchema } from '../../domain/webhooks/bot-webhooks.ts';
+import {
+  CreateWebhookSubscriptionBodySchema,
+  WebhookSubscriptionSchema,
+} from '../../domain/webhooks/subscriptions.ts';
 import { workspaceActorOf } from '../auth.ts';
-import { errorResponses, IdParams } from '../../contract/schemas.ts';
+import { EmptySchema, errorResponses, IdParams } from '../../contract/schemas.ts';
 
 const tags = ['Bot webhooks'];
 const WebhookResponse = Type.Object({ webhook: BotWebhookSchema });
 
-/** A bot's webhook ingress and the signing secret its requests are verified with. */
+const subscriptionTags = ['Webhook subscriptions'];
+
+/**
+ * A bot's webhooks: its ingress and the signing secret requests to it are verified with, and the
+ * URLs its events are posted to (subscriptions).
+ */
 export const botWebhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { bots, botWebhooks } = app.domain;
+  const { bots, botWebhooks, webhookSubscriptions } = app.domain;
+
+  app.get(
+    '/bots/:id/webhook-subscriptions',
+    {
+      schema: {
+        operationId: 'listWebhookSubscriptions',
+        summary: 'List the URLs a bot’s events are posted to, with how each one’s last delivery went',
+        tags: subscriptionTags,
+        params: IdParams,
+        response: {
+          200: Type.Object({ subscriptions: Type.Array(WebhookSubscriptionSchema) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => ({
+      subscriptions: await webhookSubscriptions.list(workspaceActorOf(request), request.params.id),
+    }),
+  );
+
+  app.post(
+    '/bots/:id/webhook-subscriptions',
+    {
+      schema: {
+        operationId: 'createWebhookSubscription',
+        summary: 'Post a bot’s events of some types to a URL (the secret that signs them is shown once)',
+        description:
+          'Each delivery is a POST of `{ type, botId, event }`, signed in the Standard Webhooks format with the secret answered here, and tried again with a growing wait for a day until the URL answers 2xx.',
+        tags: subscriptionTags,
+        params: IdParams,
+        body: CreateWebhookSubscriptionBodySchema,
+        response: {
+          200: Type.Object({ subscription: WebhookSubscriptionSchema, secret: Type.String() }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) =>
+      webhookSubscriptions.create(workspaceActorOf(request), request.params.id, request.body),
+  );
+
+  app.delete(
+    '/bots/:id/webhook-subscriptions/:subscriptionId',
+    {
+      schema: {
+        operationId: 'deleteWebhookSubscription',
+        summary: 'Stop posting a bot’s events to a URL (deliveries not made yet are dropped)',
+        tags: subscriptionTags,
+        params: Type.Object({ id: Type.String(), subscriptionId: Type.String() }),
+        response: { 200: EmptySchema, ...errorResponses },
+      },
+    },
+    async (request) => {
+      await webhookSubscriptions.delete(
+        workspaceActorOf(request),
+        request.params.id,
+        request.params.subscriptionId,
+      );
+      return {};
+    },
+  );
 
   app.get(
     '/bots/:id/webhook',

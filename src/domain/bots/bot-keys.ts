@@ -3,6 +3,7 @@ import type { Caches } from '../shared/caches.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
+import { requireBotOfWorkspace } from '../shared/ownership.ts';
 import { requireRole } from '../workspace/roles.ts';
 import { nowIso } from '../shared/time.ts';
 import { hashToken, newToken } from '../workspace/tokens.ts';
@@ -22,7 +23,7 @@ export class BotKeys {
 
   async create(actor: WorkspaceActor, botId: string, note: string): Promise<BotApiKey & { value: string }> {
     requireRole(actor.role, 'botKeys.manage');
-    await this.requireBot(actor, botId);
+    await requireBotOfWorkspace(this.db, actor, botId);
     return this.insert(botId, note);
   }
 
@@ -40,7 +41,7 @@ export class BotKeys {
 
   async list(actor: WorkspaceActor, botId: string): Promise<BotApiKey[]> {
     requireRole(actor.role, 'botKeys.manage');
-    await this.requireBot(actor, botId);
+    await requireBotOfWorkspace(this.db, actor, botId);
     const rows = await this.db
       .selectFrom('bot_api_keys')
       .select(['id', 'created_at', 'note'])
@@ -80,15 +81,5 @@ export class BotKeys {
   private async remove(keyId: string): Promise<void> {
     await this.db.deleteFrom('bot_api_keys').where('id', '=', keyId).execute();
     this.caches.accessChanged();
-  }
-
-  private async requireBot(actor: WorkspaceActor, botId: string): Promise<void> {
-    const bot = await this.db
-      .selectFrom('bots')
-      .select('id')
-      .where('id', '=', botId)
-      .where('workspace_id', '=', actor.workspaceId)
-      .executeTakeFirst();
-    if (!bot) throw notFound('Bot', botId);
   }
 }

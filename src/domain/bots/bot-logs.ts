@@ -5,8 +5,9 @@ import type { Store } from '../../store/index.ts';
 import { BOT_LOG_LEVELS } from '../../store/schema.ts';
 import type { BotLogLevel, Row } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
-import { invalidPayload, notFound } from '../shared/errors.ts';
+import { invalidPayload } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
+import { requireBotOfWorkspace } from '../shared/ownership.ts';
 import { Keyset } from '../shared/pagination.ts';
 import type { Page } from '../shared/pagination.ts';
 import { requireRole } from '../workspace/roles.ts';
@@ -125,13 +126,7 @@ export class BotLogs {
   /** A bot's lines in a time window, oldest first, LOG_PAGE_SIZE a page. */
   async list(actor: WorkspaceActor, botId: string, query: BotLogsQuery): Promise<Page<BotLog>> {
     requireRole(actor.role, 'read');
-    const bot = await this.store.db
-      .selectFrom('bots')
-      .select('id')
-      .where('id', '=', botId)
-      .where('workspace_id', '=', actor.workspaceId)
-      .executeTakeFirst();
-    if (!bot) throw notFound('Bot', botId);
+    await requireBotOfWorkspace(this.store.db, actor, botId);
 
     const timeStart = isoOf(query.timeStart, 'timeStart');
     const timeEnd = query.timeEnd === undefined ? nowIso() : isoOf(query.timeEnd, 'timeEnd');

@@ -108,12 +108,18 @@ const insertEvent = prepare(
   (db, row: Row<'events'>) => db.insertInto('events').values(row),
 );
 
+/** Where each event a bot queues goes beside its queue (its outgoing webhooks), in the same transaction. */
+export interface EventOutbox {
+  fanOut(db: Executor, botId: string, event: Event): Promise<void>;
+}
+
 /** The bot's events: its durable queue (`pending` until processed) and their history. */
 export class Events {
   constructor(
     private readonly store: Store,
     private readonly log: ConversationLog,
     private readonly queueWatch: Pick<EventQueue, 'notify' | 'claimAtInsert'>,
+    private readonly outbox: EventOutbox,
   ) {}
 
   private get db() {
@@ -167,7 +173,10 @@ export class Events {
       updated_at: now,
     };
     await insertEvent.execute(db, row);
-    return toEvent(row);
+    const stored = toEvent(row);
+    // A scheduled event goes out when it fires (fireDue).
+    if (row.status === 'pending') await this.outbox.fanOut(db, botId, stored);
+    return stored;
   }
 
   /** An event created through the Runtime API, by the bot (or an integration acting for it). */
@@ -266,7 +275,10 @@ export class Events {
           .where('status', '=', 'scheduled')
           .returningAll()
           .executeTakeFirst();
-        return row && { signal: await this.recordSignal(trx, row.bot_id, toEvent(row), true) };
+        if (!row) return undefined;
+        const event = toEvent(row);
+        await this.outbox.fanOut(trx, row.bot_id, event);
+        return { signal: await this.recordSignal(trx, row.bot_id, event, true) };
       });
       if (result) {
         fired++;

@@ -24,6 +24,8 @@ export const ID_PREFIXES = {
   knowledgeBase: 'kb',
   table: 'table',
   tableJob: 'tjob',
+  webhookSubscription: 'whsub',
+  webhookSend: 'whsend',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -1,0 +1,216 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import type { Db, Executor } from '../../store/index.ts';
+import { WEBHOOK_SEND_STATUSES } from '../../store/schema.ts';
+import type { Row } from '../../store/schema.ts';
+import type { Event } from '../runtime/events.ts';
+import { ApiError, invalidPayload, notFound } from '../shared/errors.ts';
+import { newId } from '../shared/ids.ts';
+import { fromJson } from '../shared/json.ts';
+import { Timestamp } from '../shared/schemas.ts';
+import { requireBotOfWorkspace } from '../shared/ownership.ts';
+import { nowIso } from '../shared/time.ts';
+import type { WorkspaceActor } from '../workspace/actors.ts';
+import { requireRole } from '../workspace/roles.ts';
+import { newSigningSecret } from './signatures.ts';
+
+/** The most subscriptions one bot may have. */
+export const MAX_SUBSCRIPTIONS_PER_BOT = 20;
+/** The event type a subscription names to receive every event. */
+export const EVERY_EVENT = '*';
+/** How long a subscription list read by the fan-out is kept (another process's change shows within it). */
+const CACHE_MS = 2000;
+
+const EventType = Type.String({ minLength: 1, maxLength: 200 });
+
+export const WebhookSubscriptionSchema = Type.Object({
+  id: Type.String(),
+  url: Type.String(),
+  eventTypes: Type.Array(EventType),
+  description: Type.String(),
+  lastDelivery: Type.Optional(
+    Type.Object({
+      status: Type.Enum(WEBHOOK_SEND_STATUSES, {
+        description: '`delivered`; `pending`: failed, and tried again later; `failed`: given up after a day',
+      }),
+      statusCode: Type.Optional(Type.Integer({ description: 'What the receiver answered, if it answered' })),
+      error: Type.Optional(Type.String()),
+      at: Timestamp,
+    }),
+  ),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type WebhookSubscription = Static<typeof WebhookSubscriptionSchema>;
+
+export const CreateWebhookSubscriptionBodySchema = Type.Object({
+  url: Type.String({ minLength: 1, maxLength: 2000, description: 'An http or https URL' }),
+  eventTypes: Type.Array(EventType, {
+    minItems: 1,
+    maxItems: 50,
+    description: 'The bot’s event types to deliver (`message_created`, `webhook`, custom ones…); `*`: all',
+  }),
+  description: Type.Optional(Type.String({ maxLength: 500 })),
+});
+export type CreateWebhookSubscriptionBody = Static<typeof CreateWebhookSubscriptionBodySchema>;
+
+/** What the fan-out needs of a subscription. */
+interface Subscriber {
+  id: string;
+  eventTypes: string[];
+}
+
+function checkUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw invalidPayload(`url: "${url}" is not a URL`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw invalidPayload(`url: must be http or https, not ${parsed.protocol.slice(0, -1)}`);
+  if (parsed.username !== '' || parsed.password !== '')
+    throw invalidPayload('url: may not hold credentials (the deliveries are signed instead)');
+  return parsed.href;
+}
+
+function toSubscription(row: Row<'webhook_subscriptions'>): WebhookSubscription {
+  return {
+    id: row.id,
+    url: row.url,
+    eventTypes: fromJson<string[]>(row.event_types),
+    description: row.description,
+    ...(row.last_status !== null &&
+      row.last_attempt_at !== null && {
+        lastDelivery: {
+          status: row.last_status,
+          ...(row.last_status_code !== null && { statusCode: row.last_status_code }),
+          ...(row.last_error !== null && { error: row.last_error }),
+          at: row.last_attempt_at,
+        },
+      }),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * The URLs a bot's events are posted to (outgoing webhooks), and the fan-out that queues a delivery
+ * for each subscription an event matches, in the transaction that stores the event.
+ */
+export class WebhookSubscriptions {
+  private readonly cache = new Map<string, { subscribers: Subscriber[]; until: number }>();
+
+  constructor(private readonly db: Db) {}
+
+  async list(actor: WorkspaceActor, botId: string): Promise<WebhookSubscription[]> {
+    await requireBotOfWorkspace(this.db, actor, botId);
+    const rows = await this.db
+      .selectFrom('webhook_subscriptions')
+      .selectAll()
+      .where('bot_id', '=', botId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(toSubscription);
+  }
+
+  /** The new subscription, and its secret: shown here only. */
+  async create(
+    actor: WorkspaceActor,
+    botId: string,
+    body: CreateWebhookSubscriptionBody,
+  ): Promise<{ subscription: WebhookSubscription; secret: string }> {
+    requireRole(actor.role, 'bots.write');
+    await requireBotOfWorkspace(this.db, actor, botId);
+    const url = checkUrl(body.url);
+    const now = nowIso();
+    const row: Row<'webhook_subscriptions'> = {
+      id: newId('webhookSubscription'),
+      bot_id: botId,
+      url,
+      event_types: JSON.stringify([...new Set(body.eventTypes)]),
+      description: body.description ?? '',
+      secret: newSigningSecret(),
+      last_status: null,
+      last_status_code: null,
+      last_error: null,
+      last_attempt_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await this.db.transaction().execute(async (trx) => {
+      const { count } = await trx
+        .selectFrom('webhook_subscriptions')
+        .select((eb) => eb.fn.countAll<number | string>().as('count'))
+        .where('bot_id', '=', botId)
+        .executeTakeFirstOrThrow();
+      if (Number(count) >= MAX_SUBSCRIPTIONS_PER_BOT) {
+        throw new ApiError(
+          'LimitExceeded',
+          `A bot has at most ${MAX_SUBSCRIPTIONS_PER_BOT} webhook subscriptions; delete one first`,
+        );
+      }
+      await trx.insertInto('webhook_subscriptions').values(row).execute();
+    });
+    this.cache.delete(botId);
+    return { subscription: toSubscription(row), secret: row.secret };
+  }
+
+  /** Deleting a subscription drops its deliveries not made yet. */
+  async delete(actor: WorkspaceActor, botId: string, subscriptionId: string): Promise<void> {
+    requireRole(actor.role, 'bots.write');
+    await requireBotOfWorkspace(this.db, actor, botId);
+    const result = await this.db
+      .deleteFrom('webhook_subscriptions')
+      .where('id', '=', subscriptionId)
+      .where('bot_id', '=', botId)
+      .executeTakeFirst();
+    if (result.numDeletedRows === 0n) throw notFound('Webhook subscription', subscriptionId);
+    this.cache.delete(botId);
+  }
+
+  /** Queues, in `db`'s transaction, a delivery of `event` to each subscription of the bot that wants it. */
+  async fanOut(db: Executor, botId: string, event: Event): Promise<void> {
+    const subscribers = await this.subscribersOf(db, botId);
+    if (subscribers.length === 0) return;
+    const wanted = subscribers.filter(
+      (s) => s.eventTypes.includes(event.type) || s.eventTypes.includes(EVERY_EVENT),
+    );
+    if (wanted.length === 0) return;
+    const body = JSON.stringify({ type: event.type, botId, event });
+    const now = nowIso();
+    await db
+      .insertInto('webhook_sends')
+      .values(
+        wanted.map((s) => ({
+          id: newId('webhookSend'),
+          subscription_id: s.id,
+          body,
+          status: 'pending' as const,
+          attempts: 0,
+          next_attempt_at: now,
+          lease_owner: null,
+          lease_until: null,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .execute();
+  }
+
+  /** Read in the caller's transaction: on SQLite, a read beside it would wait for its connection. */
+  private async subscribersOf(db: Executor, botId: string): Promise<Subscriber[]> {
+    const cached = this.cache.get(botId);
+    if (cached && cached.until > Date.now()) return cached.subscribers;
+    const rows = await db
+      .selectFrom('webhook_subscriptions')
+      .select(['id', 'event_types'])
+      .where('bot_id', '=', botId)
+      .execute();
+    const subscribers = rows.map((r) => ({ id: r.id, eventTypes: fromJson<string[]>(r.event_types) }));
+    if (this.cache.size >= 10_000) this.cache.clear();
+    this.cache.set(botId, { subscribers, until: Date.now() + CACHE_MS });
+    return subscribers;
+  }
+}
