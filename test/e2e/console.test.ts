@@ -11,6 +11,7 @@ import { CONSOLE_DIR } from '../../src/api/console/index.ts';
 import { deployPackage, json, send, sendAndWait, startChat } from '../helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from '../helpers/deployed-bots.ts';
 import { rejectsWith, waitFor } from '../helpers/runtime.ts';
+import { adminCall, startReceiver } from '../helpers/webhooks.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { launchChromium, screenshots } from './browser.ts';
@@ -293,6 +294,46 @@ describe('web console (sqlite, Chromium)', () => {
     await row.waitFor({ state: 'detached' });
     await rejectsWith(asBot.listConversations({}), UnauthorizedError);
     await page.close();
+  });
+
+  test('webhooks: the incoming URL shows; a subscription is made, its secret shown once, its deliveries reported', async () => {
+    const receiver = await startReceiver();
+    try {
+      const page = await signIn(t.token);
+      await page.goto(`${t.url}/console/bots/${bot.botId}/webhooks`);
+      const { webhook } = (await adminCall(t, 'GET', `/bots/${bot.botId}/webhook`)).body as {
+        webhook: { url: string };
+      };
+      await page.getByText(webhook.url).waitFor();
+      await page.getByRole('textbox', { name: 'Receiver URL' }).fill(`${receiver.url}/events`);
+      await page.getByLabel('Event types').fill('order_paid');
+      await page.getByRole('button', { name: 'Subscribe' }).click();
+      const shown = page.locator('.shown-once code');
+      await shown.waitFor();
+      assert.match((await shown.textContent()) ?? '', /^whsec_/);
+      await page.getByRole('button', { name: 'Done' }).click();
+
+      await bot.client.createEvent({ type: 'order_paid', payload: { order: 1 } });
+      await waitFor('the delivery', async () => receiver.received.length > 0, 15_000);
+      const row = page.getByRole('row').filter({ hasText: `${receiver.url}/events` });
+      // The list shows what it read; a reload reads the delivery's outcome.
+      await waitFor(
+        'the delivery to show',
+        async () => {
+          await page.reload();
+          return (await row.getByText('Delivered (HTTP 200)').count()) > 0;
+        },
+        15_000,
+        500,
+      );
+      await shot(page, '18-webhooks');
+      await row.getByRole('button', { name: 'Delete' }).click();
+      await row.getByRole('button', { name: /^Yes/ }).click();
+      await row.waitFor({ state: 'detached' });
+      await page.close();
+    } finally {
+      await receiver.close();
+    }
   });
 
   test('settings: a configuration variable is changed; secrets show by name only', async () => {

@@ -1,7 +1,15 @@
 // The Admin API operations the console uses (`/v1/admin`), named as in the official client.
 import { request } from './http.ts';
 import type { Credentials } from './http.ts';
-import type { AdminIn, AnalyticsInterval, AnalyticsRecord, Out, Role } from './types.ts';
+import type {
+  AdminIn,
+  AnalyticsInterval,
+  AnalyticsRecord,
+  BotWebhook,
+  Out,
+  Role,
+  WebhookSubscription,
+} from './types.ts';
 
 const base = '/v1/admin';
 const id = (value: string) => encodeURIComponent(value);
@@ -40,6 +48,25 @@ export const admin = {
     request<Out<'createBotApiKey'>>('POST', `${base}/bots/baks`, { body: { botId, note } }),
   deleteBotApiKey: (keyId: string) =>
     request<Out<'deleteBotApiKey'>>('DELETE', `${base}/bots/baks/${id(keyId)}`),
+
+  getBotWebhook: (botId: string) =>
+    request<{ webhook: BotWebhook }>('GET', `${base}/bots/${id(botId)}/webhook`),
+  listWebhookSubscriptions: (botId: string) =>
+    request<{ subscriptions: WebhookSubscription[] }>(
+      'GET',
+      `${base}/bots/${id(botId)}/webhook-subscriptions`,
+    ),
+  createWebhookSubscription: (botId: string, body: { url: string; eventTypes: string[] }) =>
+    request<{ subscription: WebhookSubscription; secret: string }>(
+      'POST',
+      `${base}/bots/${id(botId)}/webhook-subscriptions`,
+      { body },
+    ),
+  deleteWebhookSubscription: (botId: string, subscriptionId: string) =>
+    request<Record<string, never>>(
+      'DELETE',
+      `${base}/bots/${id(botId)}/webhook-subscriptions/${id(subscriptionId)}`,
+    ),
 
   listWorkspaceMembers: (query: { nextToken?: string }) =>
     request<Out<'listWorkspaceMembers'>>('GET', `${base}/workspace-members`, {

@@ -31,3 +31,25 @@ export type AnalyticsRecord = Out<'getBotAnalytics'>['records'][number] & {
 export type AnalyticsInterval = 'hour' | 'day';
 
 export type ChatMessage = ChatOut<'createMessage'>['message'];
+
+/** A bot's webhook ingress (Parley's own `getBotWebhook`). */
+export interface BotWebhook {
+  id: string;
+  url: string;
+  verification: 'standard-webhooks' | 'none';
+}
+
+/** A URL the bot's events are posted to (Parley's own `listWebhookSubscriptions`). */
+export interface WebhookSubscription {
+  id: string;
+  url: string;
+  eventTypes: string[];
+  description: string;
+  lastDelivery?: {
+    status: 'delivered' | 'pending' | 'failed';
+    statusCode?: number;
+    error?: string;
+    at: string;
+  };
+  createdAt: string;
+}

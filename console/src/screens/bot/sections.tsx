@@ -9,6 +9,7 @@ import { Logs } from './logs.tsx';
 import { TryIt } from './try-it.tsx';
 import { Settings } from './settings.tsx';
 import { Keys } from './keys.tsx';
+import { Webhooks } from './webhooks.tsx';
 
 export interface BotSection {
   /** The address segment after /console/bots/{id}/ ('' for the overview). */
@@ -25,5 +26,6 @@ export const BOT_SECTIONS: BotSection[] = [
   { segment: 'logs', label: 'Logs', component: Logs },
   { segment: 'try', label: 'Try it', component: TryIt },
   { segment: 'settings', label: 'Settings', component: Settings },
+  { segment: 'webhooks', label: 'Webhooks', component: Webhooks },
   { segment: 'keys', label: 'API keys', component: Keys, needs: 'botKeys.manage' },
 ];
