@@ -141,6 +141,13 @@ export const SETTINGS = {
     description:
       'Requests a minute of one token (a bot key or a personal access token), or to one bot’s webhook.',
   },
+  webhookPrivateTargets: {
+    env: 'PARLEY_WEBHOOK_PRIVATE_TARGETS',
+    flag: 'webhook-private-targets',
+    default: 'off',
+    description:
+      '`on` or `off`: whether outgoing webhooks may be posted to loopback, private-network and link-local addresses. Off, a workspace member cannot make the server call what only the server can reach; turn it on when the receivers are on your own network.',
+  },
   signalRetentionHours: {
     env: 'PARLEY_SIGNAL_RETENTION_HOURS',
     flag: 'signal-retention-hours',
@@ -221,6 +228,8 @@ export interface Config {
   /** Origins allowed to call the Admin and Runtime APIs from a browser; undefined: none. */
   corsOrigins: string[] | undefined;
   files: { maxFileBytes: number; botStorageBytes: number };
+  /** Outgoing webhooks may be posted to non-public addresses. */
+  webhookPrivateTargets: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -321,6 +330,7 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
       botLogLines: positiveInteger(values, 'botLogMaxLines'),
     },
     rateLimits: rateLimitsFrom(values),
+    webhookPrivateTargets: onOff(values, 'webhookPrivateTargets'),
     engineConcurrency: positiveInteger(values, 'engineConcurrency'),
     corsOrigins: originsFrom(values.corsOrigins),
     files: {
@@ -364,10 +374,15 @@ function originsFrom(raw: string | undefined): string[] | undefined {
   return origins;
 }
 
+function onOff(values: Partial<Record<SettingName, string>>, name: SettingName): boolean {
+  const switched = required(values, name);
+  if (switched !== 'on' && switched !== 'off')
+    throw new ConfigError(`${SETTINGS[name].env} must be on or off, got "${switched}"`);
+  return switched === 'on';
+}
+
 function rateLimitsFrom(values: Partial<Record<SettingName, string>>): Config['rateLimits'] {
-  const switched = required(values, 'rateLimits');
-  if (switched === 'off') return undefined;
-  if (switched !== 'on') throw new ConfigError(`PARLEY_RATE_LIMITS must be on or off, got "${switched}"`);
+  if (!onOff(values, 'rateLimits')) return undefined;
   return {
     chatPerMinute: positiveInteger(values, 'rateLimitChatPerMinute'),
     apiPerMinute: positiveInteger(values, 'rateLimitApiPerMinute'),

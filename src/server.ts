@@ -58,6 +58,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     const domain = createDomain(store, bus, {
       ...(config.chatEncryptionKey && { chatSecret: config.chatEncryptionKey }),
       files: { dataDir: config.dataDir, ...config.files },
+      webhookPrivateTargets: config.webhookPrivateTargets,
     });
     const firstStart = await bootstrap(store.db, domain.accounts, config.adminToken);
     // Rate limits count across processes in Redis when there is one; a Redis that does not answer lets
@@ -102,7 +103,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await indexer.start();
     const tableJobs = new TableJobRunner(domain, app.log);
     await tableJobs.start();
-    const webhookSender = new WebhookSender(domain, app.log);
+    const webhookSender = new WebhookSender(domain, app.log, {
+      allowPrivateTargets: config.webhookPrivateTargets,
+    });
     await webhookSender.start();
     let closing: Promise<void> | undefined;
     const liveBus = bus;

@@ -72,7 +72,8 @@ for (const store of await testStores()) {
     };
 
     before(async () => {
-      t = await startTestServer(store);
+      // The receivers here listen on loopback.
+      t = await startTestServer(store, { webhookPrivateTargets: 'on' });
       bot = await deployPackage(t, echoBot);
     });
     after(async () => {
@@ -226,4 +227,55 @@ for (const store of await testStores()) {
       assert.equal((await admin('DELETE', `${path}/whsub_nope`)).status, 404);
     });
   });
+
+  describe(
+    `outgoing webhooks stay off the server's own network by default (${store.name})`,
+    { skip: store.skip },
+    () => {
+      let t: TestServer;
+      let bot: DeployedBot;
+      let receiver: WebhookReceiver;
+      before(async () => {
+        t = await startTestServer(store);
+        bot = await deployPackage(t, echoBot);
+        receiver = await startReceiver();
+      });
+      after(async () => {
+        await receiver?.close();
+        await t?.close();
+      });
+
+      test('an address that is not public is refused at once; a name that resolves to one, at delivery', async () => {
+        const path = `/bots/${bot.botId}/webhook-subscriptions`;
+        for (const url of [
+          'http://127.0.0.1:9/x',
+          'http://[::1]/x',
+          'http://169.254.169.254/latest',
+          'http://10.1.2.3/',
+        ]) {
+          const answer = await adminCall(t, 'POST', path, { url, eventTypes: ['*'] });
+          assert.equal(answer.status, 400, url);
+          assert.match(String(answer.body.message), /^url: .* is not a public address/, url);
+        }
+        const port = new URL(receiver.url).port;
+        const created = await adminCall(t, 'POST', path, {
+          url: `http://localhost:${port}/x`,
+          eventTypes: ['probe'],
+        });
+        assert.equal(created.status, 200, JSON.stringify(created.body));
+        await bot.client.createEvent({ type: 'probe', payload: {} });
+        const last = await waitFor(
+          'the refusal to show',
+          async () => {
+            const answer = await adminCall(t, 'GET', path);
+            return (answer.body.subscriptions as Subscription[])[0]?.lastDelivery;
+          },
+          15_000,
+        );
+        assert.equal(last.status, 'pending');
+        assert.match(String(last.error), /^localhost resolves to (127\.0\.0\.1|::1), not a public address/);
+        assert.equal(receiver.received.length, 0, 'nothing reached the receiver');
+      });
+    },
+  );
 }

@@ -75,6 +75,8 @@ export interface DomainOptions {
   chatSecret?: string;
   /** Where file contents live and how large they may be (the defaults of the settings when absent). */
   files?: FilesOptions;
+  /** Outgoing webhooks may be posted to non-public addresses (off when absent). */
+  webhookPrivateTargets?: boolean;
 }
 
 export function createDomain(store: Store, bus: LiveBus, options: DomainOptions = {}): Domain {
@@ -91,7 +93,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const users = new Users(store);
   const conversations = new Conversations(store, users, log);
   const queue = new EventQueue(store);
-  const webhookSubscriptions = new WebhookSubscriptions(db);
+  const webhookSubscriptions = new WebhookSubscriptions(db, options.webhookPrivateTargets ?? false);
   const events = new Events(store, log, queue, webhookSubscriptions);
   const messages = new Messages(store, users, conversations, events, log);
   const botWebhooks = new BotWebhooks(db, links);

@@ -1,7 +1,12 @@
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Domain } from '../domain/index.ts';
 import type { ClaimedSend, SendOutcome } from '../domain/webhooks/sends.ts';
 import { signatureHeaders } from '../domain/webhooks/signatures.ts';
+import { isPrivateAddress, literalAddress } from '../domain/webhooks/targets.ts';
 import { VERSION } from '../version.ts';
 import { LeasedWork } from './leased-work.ts';
 
@@ -14,28 +19,66 @@ const POLL_MS = 500;
 /** Deliveries in flight at once from one process: receivers are slow, each waits on the network only. */
 const CONCURRENCY = 16;
 
+/** A DNS lookup that fails for names that resolve to non-public addresses (checked at connect time). */
+const publicLookup: LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, '', 0);
+    const blocked = addresses.find((a) => isPrivateAddress(a.address));
+    if (blocked) {
+      const refused = new Error(
+        `${hostname} resolves to ${blocked.address}, not a public address (PARLEY_WEBHOOK_PRIVATE_TARGETS is off)`,
+      );
+      return callback(refused, '', 0);
+    }
+    if (options.all) return callback(null, addresses);
+    const [first] = addresses;
+    if (!first) return callback(new Error(`${hostname} has no address`), '', 0);
+    callback(null, first.address, first.family);
+  });
+};
+
 /** One attempt: the signed POST, and what came of it. Never rejects. */
-async function attempt(send: ClaimedSend): Promise<SendOutcome> {
-  try {
-    const response = await fetch(send.url, {
-      method: 'POST',
-      body: send.body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': `Parley-Webhooks/${VERSION}`,
-        // The delivery's id stays the same on each attempt: the receiver can tell a repeat.
-        ...signatureHeaders(send.secret, send.body, send.id),
-      },
+function attempt(send: ClaimedSend, allowPrivateTargets: boolean): Promise<SendOutcome> {
+  const url = new URL(send.url);
+  const literal = literalAddress(url);
+  // A literal address is connected to without a lookup: it is checked here.
+  if (!allowPrivateTargets && literal !== undefined && isPrivateAddress(literal)) {
+    return Promise.resolve({
+      error: `${literal} is not a public address (PARLEY_WEBHOOK_PRIVATE_TARGETS is off)`,
     });
-    // What the receiver says beyond its status is not read.
-    await response.body?.cancel();
-    return { statusCode: response.status };
-  } catch (err) {
-    const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return { error: err instanceof Error ? `${err.message}${cause}` : String(err) };
   }
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(send.body)),
+    'user-agent': `Parley-Webhooks/${VERSION}`,
+    // The delivery's id stays the same on each attempt: the receiver can tell a repeat.
+    ...signatureHeaders(send.secret, send.body, send.id),
+  };
+  return new Promise((resolve) => {
+    const request = (url.protocol === 'https:' ? https : http).request(
+      url,
+      {
+        method: 'POST',
+        headers,
+        // A connection of its own: a kept-alive one could have been made to another address.
+        agent: false,
+        ...(!allowPrivateTargets && { lookup: publicLookup }),
+      },
+      (response) => {
+        // What the receiver says beyond its status is not read.
+        response.resume();
+        resolve({ statusCode: response.statusCode ?? 0 });
+        request.destroy();
+      },
+    );
+    const timer = setTimeout(
+      () => request.destroy(new Error(`no answer within ${SEND_TIMEOUT_MS / 1000} s`)),
+      SEND_TIMEOUT_MS,
+    );
+    request.on('error', (err) => resolve({ error: err.message }));
+    request.on('close', () => clearTimeout(timer));
+    request.end(send.body);
+  });
 }
 
 /**
@@ -46,7 +89,7 @@ async function attempt(send: ClaimedSend): Promise<SendOutcome> {
 export class WebhookSender {
   private readonly work: LeasedWork<ClaimedSend>;
 
-  constructor(domain: Domain, log: FastifyBaseLogger) {
+  constructor(domain: Domain, log: FastifyBaseLogger, options: { allowPrivateTargets: boolean }) {
     const sends = domain.webhookSends;
     this.work = new LeasedWork(sends, log, {
       name: 'webhook delivery',
@@ -56,7 +99,7 @@ export class WebhookSender {
       pollMs: POLL_MS,
       subscribe: () => () => {},
       work: async (send, owner) => {
-        const outcome = await attempt(send);
+        const outcome = await attempt(send, options.allowPrivateTargets);
         await sends.record(owner, send, outcome).catch((err: unknown) => {
           // The store failed: the claim lapses and the delivery is made again (the receiver sees its id twice).
           log.error(

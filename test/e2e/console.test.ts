@@ -97,7 +97,7 @@ describe('web console (sqlite, Chromium)', () => {
       assert.equal(build.status, 0, build.stderr);
     }
     shot = await screenshots('console');
-    t = await startTestServer({ name: 'sqlite' });
+    t = await startTestServer({ name: 'sqlite' }, { webhookPrivateTargets: 'on' });
     bot = await deployPackage(t, SHOWCASE_BOT);
     chat = await startChat(bot);
     await sendAndWait(bot, chat, 'hello');

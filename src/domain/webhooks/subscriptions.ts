@@ -13,6 +13,7 @@ import { nowIso } from '../shared/time.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { requireRole } from '../workspace/roles.ts';
 import { newSigningSecret } from './signatures.ts';
+import { targetProblem } from './targets.ts';
 
 /** The most subscriptions one bot may have. */
 export const MAX_SUBSCRIPTIONS_PER_BOT = 20;
@@ -60,7 +61,7 @@ interface Subscriber {
   eventTypes: string[];
 }
 
-function checkUrl(url: string): string {
+function checkUrl(url: string, allowPrivate: boolean): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -71,6 +72,8 @@ function checkUrl(url: string): string {
     throw invalidPayload(`url: must be http or https, not ${parsed.protocol.slice(0, -1)}`);
   if (parsed.username !== '' || parsed.password !== '')
     throw invalidPayload('url: may not hold credentials (the deliveries are signed instead)');
+  const problem = targetProblem(parsed, allowPrivate);
+  if (problem !== undefined) throw invalidPayload(`url: ${problem}`);
   return parsed.href;
 }
 
@@ -101,7 +104,10 @@ function toSubscription(row: Row<'webhook_subscriptions'>): WebhookSubscription 
 export class WebhookSubscriptions {
   private readonly cache = new Map<string, { subscribers: Subscriber[]; until: number }>();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly allowPrivateTargets: boolean,
+  ) {}
 
   async list(actor: WorkspaceActor, botId: string): Promise<WebhookSubscription[]> {
     await requireBotOfWorkspace(this.db, actor, botId);
@@ -123,7 +129,7 @@ export class WebhookSubscriptions {
   ): Promise<{ subscription: WebhookSubscription; secret: string }> {
     requireRole(actor.role, 'bots.write');
     await requireBotOfWorkspace(this.db, actor, botId);
-    const url = checkUrl(body.url);
+    const url = checkUrl(body.url, this.allowPrivateTargets);
     const now = nowIso();
     const row: Row<'webhook_subscriptions'> = {
       id: newId('webhookSubscription'),
