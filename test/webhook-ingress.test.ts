@@ -152,6 +152,39 @@ for (const store of await testStores()) {
       assert.equal((await webhookEvents()).length, before);
     });
 
+    test('a body of no declared length is cut off at the limit with 413; an unknown webhook is refused before its body is read', async () => {
+      const before = (await webhookEvents()).length;
+      const chunk = Buffer.alloc(256 * 1024, 'x');
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          // 8 MB at most: the server stops reading long before.
+          if (sent >= 8 * 1024 * 1024) return controller.close();
+          sent += chunk.length;
+          controller.enqueue(chunk);
+        },
+      });
+      const response = await fetch(`${webhook.url}/stream`, {
+        method: 'POST',
+        body,
+        duplex: 'half',
+        headers: { 'content-type': 'application/octet-stream' },
+      } as RequestInit).catch((err: unknown) => err);
+      // The server answers 413 as soon as the limit is passed; a sender still writing may see the connection end instead.
+      if (response instanceof Response) {
+        assert.equal(response.status, 413);
+        assert.match(((await response.json()) as { message: string }).message, /^body: /);
+      }
+      assert.ok(sent < 8 * 1024 * 1024, `the server stopped reading (${sent} bytes sent)`);
+      assert.equal((await webhookEvents()).length, before);
+
+      const unknown = await fetch(`${t.url}/webhooks/${randomUUID()}`, {
+        method: 'POST',
+        body: Buffer.alloc(2 * 1024 * 1024, 'y'),
+      });
+      assert.equal(unknown.status, 404);
+    });
+
     test('with verification off any request is queued, and a binary body arrives in base64', async () => {
       const changed = await admin('PUT', `/bots/${bot.botId}/webhook`, { verification: 'none' });
       assert.equal(changed.status, 200, JSON.stringify(changed.body));

@@ -1,10 +1,20 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Transform } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
+import type { ReachedWebhook } from '../../domain/webhooks/bot-webhooks.ts';
+import { bodyTooLarge } from '../../domain/webhooks/ingress.ts';
 import { errorResponses } from '../../contract/schemas.ts';
 import { pathParam } from '../channel-routes.ts';
 import { PAYLOAD_LIMITS } from '../limits.ts';
 import type { Security } from '../openapi-security.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The webhook of an ingress request, found before its body is read. */
+    reachedWebhook?: ReachedWebhook;
+  }
+}
 
 const tags = ['Webhooks'];
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -34,6 +44,25 @@ function pathAndQuery(request: FastifyRequest, webhookId: string): { path: strin
  */
 export const webhookIngressApi: FastifyPluginAsyncTypebox = async (app) => {
   const { webhookIngress } = app.domain;
+  // What a queued event may carry: the route's own limit is the ceiling of what any receiver takes.
+  const maxBody = PAYLOAD_LIMITS.runtime;
+  app.decorateRequest('reachedWebhook', undefined);
+  // The webhook is found, and the body's size checked, before the body is read: an unknown webhook or
+  // a body its receiver cannot take costs no memory.
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    request.reachedWebhook = await webhookIngress.reach(pathParam(request, 'webhookId'));
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxBody) throw bodyTooLarge(maxBody, declared);
+    let seen = 0;
+    return payload.pipe(
+      new Transform({
+        transform(chunk: Buffer, _encoding, next) {
+          seen += chunk.length;
+          next(seen > maxBody ? bodyTooLarge(maxBody) : null, chunk);
+        },
+      }),
+    );
+  });
   // Bodies stay bytes: a signature is over them as sent, whatever their type says.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -55,14 +84,14 @@ export const webhookIngressApi: FastifyPluginAsyncTypebox = async (app) => {
       handler: async (request, reply) => {
         const webhookId = pathParam(request, 'webhookId');
         const receipt = await webhookIngress.receive(
-          webhookId,
+          request.reachedWebhook ?? (await webhookIngress.reach(webhookId)),
           {
             method: request.method,
             ...pathAndQuery(request, webhookId),
             headers: request.headers,
             body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
           },
-          PAYLOAD_LIMITS.runtime,
+          maxBody,
         );
         return reply.status(receipt.duplicate ? 200 : 202).send(receipt);
       },

@@ -3,7 +3,7 @@ import type { Events } from '../runtime/events.ts';
 import { ApiError, notFound, unauthorized } from '../shared/errors.ts';
 import type { JsonObject } from '../shared/schemas.ts';
 import { nowIso } from '../shared/time.ts';
-import type { BotWebhooks } from './bot-webhooks.ts';
+import type { BotWebhooks, ReachedWebhook } from './bot-webhooks.ts';
 import { signatureProblem } from './signatures.ts';
 
 /** The type of the event a request to a bot's webhook becomes. */
@@ -38,6 +38,14 @@ export interface WebhookReceipt {
 }
 
 class DuplicateDelivery extends Error {}
+
+/** A body larger than a webhook's receiver takes: `size` when it is known. */
+export function bodyTooLarge(maxBody: number, size?: number): ApiError {
+  return new ApiError(
+    'PayloadTooLarge',
+    `body: a webhook request to a bot holds at most ${maxBody} bytes${size === undefined ? '' : ` (this one has ${size})`}`,
+  );
+}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -77,16 +85,16 @@ export class WebhookIngress {
     private readonly events: Events,
   ) {}
 
-  /** `maxBody`: the largest body an event may carry (an event is a Runtime API payload). */
-  async receive(webhookId: string, request: WebhookRequest, maxBody: number): Promise<WebhookReceipt> {
+  /** The webhook a request names, before its body is read. */
+  async reach(webhookId: string): Promise<ReachedWebhook> {
     const webhook = await this.webhooks.reach(webhookId);
     if (!webhook) throw notFound('Webhook', webhookId);
-    if (request.body.length > maxBody) {
-      throw new ApiError(
-        'PayloadTooLarge',
-        `body: a webhook request to a bot holds at most ${maxBody} bytes (this one has ${request.body.length})`,
-      );
-    }
+    return webhook;
+  }
+
+  /** `maxBody`: the largest body an event may carry (an event is a Runtime API payload). */
+  async receive(webhook: ReachedWebhook, request: WebhookRequest, maxBody: number): Promise<WebhookReceipt> {
+    if (request.body.length > maxBody) throw bodyTooLarge(maxBody, request.body.length);
     if (webhook.verification === 'standard-webhooks') {
       const problem = signatureProblem(webhook.signingSecret, request.headers, request.body);
       if (problem !== undefined) {
