@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { deployPackage, json, waitForLog } from './helpers/deployed-bots.ts';
 import type { DeployedBot } from './helpers/deployed-bots.ts';
@@ -226,6 +227,31 @@ for (const store of await testStores()) {
         headers: { authorization: `Bearer ${t.token}`, 'x-workspace-id': other.id },
       });
       assert.equal(response.status, 404);
+    });
+
+    test('a server upgraded from before webhooks gives its bots one, and their signing secrets keep their bytes', async () => {
+      // The store as a release before webhooks left it: no webhook tables, secrets in base64url.
+      const bytes = Buffer.from('a secret of an earlier release!!');
+      const { db } = t.server.store;
+      for (const table of ['webhook_sends', 'webhook_subscriptions', 'webhook_deliveries', 'bot_webhooks'])
+        await sql`drop table ${sql.table(table)}`.execute(db);
+      await sql`delete from kysely_migration where name in ('0018_webhooks', '0019_webhook_subscriptions')`.execute(
+        db,
+      );
+      await sql`update bots set signing_secret = ${bytes.toString('base64url')} where id = ${bot.botId}`.execute(
+        db,
+      );
+
+      await t.restart();
+      const upgraded = (await adminCall(t, 'GET', `/bots/${bot.botId}/webhook`)).body.webhook as WebhookInfo;
+      assert.equal(upgraded.verification, 'standard-webhooks');
+      assert.notEqual(upgraded.id, webhook.id, 'a new webhook id');
+      const kept = (await t.client().getBot({ id: bot.botId })).bot.signingSecret;
+      assert.equal(kept, `whsec_${bytes.toString('base64')}`);
+      webhook = upgraded;
+      const body = '{"after":"upgrade"}';
+      const answer = await post('', body, signed(body, kept));
+      assert.equal(answer.status, 202, JSON.stringify(answer.body));
     });
   });
 }
