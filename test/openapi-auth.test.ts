@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { adminCall } from './helpers/webhooks.ts';
 
 /**
  * The routes that answer without credentials, on purpose. Every other route of the API description
@@ -36,12 +37,16 @@ for (const store of await testStores()) {
   describe(`every route but the public ones needs credentials (${store.name})`, { skip: store.skip }, () => {
     let t: TestServer;
     let webhookId: string;
+    let ingressId: string;
     before(async () => {
       t = await startTestServer(store);
       const { bot } = await t.client().createBot({ name: 'auth-walk' });
       const chat = (await t.client().getBot({ id: bot.id })).bot.integrations.chat;
       assert.ok(chat?.webhookId);
       webhookId = chat.webhookId;
+      // The webhook ingress's credential is the request's signature (unless the bot turns it off).
+      const ingress = await adminCall(t, 'GET', `/bots/${bot.id}/webhook`);
+      ingressId = (ingress.body.webhook as { id: string }).id;
     });
     after(() => t.close());
 
@@ -57,7 +62,7 @@ for (const store of await testStores()) {
         if (PUBLIC.has(name)) continue;
         // A real channel, so that the Chat API gets as far as asking for the user's key.
         const url = path
-          .replace('{webhookId}', webhookId)
+          .replace('{webhookId}', path.startsWith('/webhooks/') ? ingressId : webhookId)
           .replace('{clientId}', webhookId)
           .replace(/\{[^}]+\}/g, 'some-id');
         const res = await fetch(`${t.url}${url}`, {
