@@ -61,6 +61,24 @@ describe('SDK bot processes that misbehave are stopped with the reason, and harm
     return { botId: bot.id, session, runtime: (): Client => t.client({ botId: bot.id }) };
   };
 
+  test('a deploy sends the bundle `register` with its webhook URL; a register that fails is logged and the bot still runs', async () => {
+    const since = new Date().toISOString();
+    const registering = bundle('await reply(text);').replace(
+      "if (req.headers['x-bp-operation'] !== 'event_received') return { status: 200 };",
+      "if (req.headers['x-bp-operation'] === 'register') throw new Error('register saw ' + JSON.parse(req.body).webhookUrl);\n    if (req.headers['x-bp-operation'] !== 'event_received') return { status: 200 };",
+    );
+    const { botId, session } = await deploy('registering', registering);
+    const webhookUrl = (await (
+      await fetch(`${t.url}/v1/admin/bots/${botId}/webhook`, {
+        headers: { authorization: `Bearer ${t.token}`, 'x-workspace-id': t.workspaceId },
+      })
+    ).json()) as { webhook: { url: string } };
+    const line = await waitForLog(t, botId, since, /^register failed: /, 'error', 20_000);
+    assert.ok(line.message.includes(`register saw ${webhookUrl.webhook.url}`), line.message);
+    await session.say('still here');
+    assert.deepEqual(await session.nextTexts(1, 30_000), ['still here']);
+  });
+
   test('a bundle sees only its own file, its own environment, and cannot start processes, threads or servers', async () => {
     const probe = bundle(`
       const outcome = (f) => { try { f(); return 'allowed'; } catch (e) { return e.code || e.message; } };

@@ -115,6 +115,8 @@ for (const store of await testStores()) {
       const deployed = (await t.client().getBot({ id: bot.id })).bot;
       assert.equal((deployed as { runtime?: string }).runtime, 'botpress-sdk', 'getBot says what runs it');
       assert.ok(deployed.deployedAt);
+      // The deploy sent the bundle `register`, as the hosted platform does, and it answered.
+      await waitForLog(t, bot.id, since, /^registered version /, 'info', 30_000);
       const session = await open(await chatUrlOf(t, bot.id));
       await session.say('hello');
       assert.deepEqual(await session.nextTexts(1, 30_000), ['You said: hello']);

@@ -46,6 +46,7 @@ export class Engine implements BotActionRunner {
   readonly schedules: BotSchedules;
   private readonly tableComputer: TableComputer;
   private readonly sdkBots: SdkBots;
+  private stopRegistering: () => void = () => {};
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -80,6 +81,7 @@ export class Engine implements BotActionRunner {
   }
 
   async start(): Promise<void> {
+    this.stopRegistering = this.domain.bots.onDeploy((botId) => void this.sdkBots.register(botId));
     await this.dispatcher.start();
     this.tableComputer.start();
     let ticking = false;
@@ -93,6 +95,7 @@ export class Engine implements BotActionRunner {
   }
 
   async stop(): Promise<void> {
+    this.stopRegistering();
     clearInterval(this.timer);
     await this.dispatcher.stop();
     await this.tableComputer.stop();

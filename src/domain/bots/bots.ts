@@ -325,6 +325,8 @@ function chatIntegration(
 }
 
 export class Bots {
+  private readonly deployListeners = new Set<(botId: string) => void>();
+
   constructor(
     private readonly db: Db,
     private readonly channels: ChatChannels,
@@ -413,7 +415,18 @@ export class Bots {
       await this.webhooks.create(trx, id);
       await insertTags(trx, id, body.tags ?? {});
     });
+    if (body.code !== undefined) this.deployed(id);
     return this.toBot(row, true);
+  }
+
+  /** Calls `listener` with the bot's id after each deploy of code (what runs it may have to know); answers how to stop. */
+  onDeploy(listener: (botId: string) => void): () => void {
+    this.deployListeners.add(listener);
+    return () => this.deployListeners.delete(listener);
+  }
+
+  private deployed(botId: string): void {
+    for (const listener of this.deployListeners) listener(botId);
   }
 
   async update(actor: WorkspaceActor, botId: string, body: UpdateBotBody): Promise<Bot> {
@@ -476,6 +489,7 @@ export class Bots {
       });
     });
     this.caches.botChanged(botId);
+    if (body.code !== undefined) this.deployed(botId);
     return this.toBot(row, true);
   }
 

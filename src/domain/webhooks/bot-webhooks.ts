@@ -77,6 +77,16 @@ export class BotWebhooks {
     return this.get(actor, botId);
   }
 
+  /** The URL of a bot's webhook, for what runs the bot (no actor: the bot is known to exist). */
+  async urlOf(botId: string): Promise<string | undefined> {
+    const row = await this.db
+      .selectFrom('bot_webhooks')
+      .select('webhook_id')
+      .where('bot_id', '=', botId)
+      .executeTakeFirst();
+    return row && this.links.webhookUrl(row.webhook_id);
+  }
+
   async reach(webhookId: string): Promise<ReachedWebhook | undefined> {
     if (!isWebhookId(webhookId)) return undefined;
     const row = await this.db

@@ -120,6 +120,23 @@ export class SdkBots {
   }
 
   /**
+   * A version of the bot's code was deployed: its handler is sent `register` with the bot's webhook URL,
+   * as the hosted platform does at deploy (an SDK 7 bot runs its register handler). What it answers
+   * goes to the bot's logs: a failed register does not undo the deploy.
+   */
+  async register(botId: string): Promise<void> {
+    try {
+      const sdkBot = await this.load(botId);
+      if (!sdkBot || this.closed) return;
+      const webhookUrl = await this.domain.botWebhooks.urlOf(botId);
+      await this.invoke(sdkBot, 'register', 'register', JSON.stringify({ webhookUrl }));
+      this.botLog(botId, { level: 'info', message: `registered version ${sdkBot.versionId}` });
+    } catch (err) {
+      this.botLog(botId, { level: 'error', message: `register failed: ${reasonOf(err)}` });
+    }
+  }
+
+  /**
    * An SDK bot's own action, as its definition declares it, run by its handler (`action_triggered`).
    * A cached output holds for one deploy of the bot: any change to the bot starts the cache over.
    */
