@@ -170,7 +170,7 @@ for (const store of await testStores()) {
         body,
         duplex: 'half',
         headers: { 'content-type': 'application/octet-stream' },
-      } as RequestInit).catch((err: unknown) => err);
+      }).catch((err: unknown) => err);
       // The server answers 413 as soon as the limit is passed; a sender still writing may see the connection end instead.
       if (response instanceof Response) {
         assert.equal(response.status, 413);
