@@ -5,6 +5,7 @@
  * `x-bot-id`). The bundle's own `@botpress/client` calls come back to this server's Runtime API over
  * loopback with an API key of its bot, made for the process and revoked when it ends.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -499,7 +500,9 @@ async function writeOnce(file: string, code: string): Promise<void> {
   );
   if (exists) return;
   await mkdir(path.dirname(file), { recursive: true });
-  const partial = `${file}.${process.pid}.partial`;
+  // A name of its own: two loads of a new version may write at once (a deploy's register and an event),
+  // and each renames its own whole file into place.
+  const partial = `${file}.${randomUUID()}.partial`;
   await writeFile(partial, code);
   await rename(partial, file);
 }
