@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ReachedWebhook } from '../../domain/webhooks/bot-webhooks.ts';
 import { bodyTooLarge } from '../../domain/webhooks/ingress.ts';
 import { errorResponses } from '../../contract/schemas.ts';
-import { pathParam } from '../channel-routes.ts';
+import { pathParam, unavailable } from '../channel-routes.ts';
 import { PAYLOAD_LIMITS } from '../limits.ts';
 import type { Security } from '../openapi-security.ts';
 
@@ -84,7 +84,7 @@ export const webhookIngressApi: FastifyPluginAsyncTypebox = async (app) => {
       handler: async (request, reply) => {
         const webhookId = pathParam(request, 'webhookId');
         const receipt = await webhookIngress.receive(
-          request.reachedWebhook ?? (await webhookIngress.reach(webhookId)),
+          request.reachedWebhook ?? unavailable('the webhook'),
           {
             method: request.method,
             ...pathAndQuery(request, webhookId),

@@ -32,7 +32,6 @@ export type UpdateBotWebhookBody = Static<typeof UpdateBotWebhookBodySchema>;
 /** What the ingress needs of the bot a webhook id names. */
 export interface ReachedWebhook {
   botId: string;
-  workspaceId: string;
   verification: WebhookVerification;
   signingSecret: string;
 }
@@ -92,13 +91,12 @@ export class BotWebhooks {
     const row = await this.db
       .selectFrom('bot_webhooks')
       .innerJoin('bots', 'bots.id', 'bot_webhooks.bot_id')
-      .select(['bots.id', 'bots.workspace_id', 'bots.signing_secret', 'bot_webhooks.verification'])
+      .select(['bots.id', 'bots.signing_secret', 'bot_webhooks.verification'])
       .where('bot_webhooks.webhook_id', '=', webhookId)
       .executeTakeFirst();
     return (
       row && {
         botId: row.id,
-        workspaceId: row.workspace_id,
         verification: row.verification,
         signingSecret: row.signing_secret,
       }

@@ -105,9 +105,10 @@ export class WebhookSends {
    */
   async record(owner: string, send: ClaimedSend, outcome: SendOutcome, now = Date.now()): Promise<void> {
     const attempts = send.attempts + 1;
+    const nextAttempt = now + backoffMs(attempts);
     const status = delivered(outcome)
       ? 'delivered'
-      : now + backoffMs(attempts) - Date.parse(send.createdAt) > SEND_FOR_MS
+      : nextAttempt - Date.parse(send.createdAt) > SEND_FOR_MS
         ? 'failed'
         : 'pending';
     const at = new Date(now).toISOString();
@@ -118,7 +119,7 @@ export class WebhookSends {
         .set({
           status,
           attempts,
-          next_attempt_at: new Date(now + backoffMs(attempts)).toISOString(),
+          next_attempt_at: new Date(nextAttempt).toISOString(),
           lease_owner: null,
           lease_until: null,
           updated_at: at,
