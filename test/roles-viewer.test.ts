@@ -12,7 +12,7 @@ interface OpenApi {
 }
 
 /** Admin API operations that change nothing although they are not GETs. */
-const ADMIN_READS = new Set(['introspect']);
+const ADMIN_READS = new Set(['introspect', 'checkHandleAvailability']);
 /** Admin API operations a viewer may do: on its own account and tokens, not on the workspace. */
 const OWN_ACCOUNT = new Set([
   'updateAccount',
@@ -27,6 +27,7 @@ const VALID_BODIES: Record<string, object> = {
   createWorkspaceMember: { email: 'someone@example.com', role: 'viewer' },
   createBotApiKey: { botId: 'set below' },
   createWebhookSubscription: { url: 'http://example.com/hook', eventTypes: ['*'] },
+  createIntegration: { name: 'viewer-made', version: '1.0.0' },
 };
 
 for (const store of await testStores()) {

@@ -233,11 +233,12 @@ for (const store of await testStores()) {
       // The store as a release before webhooks left it: no webhook tables, secrets in base64url.
       const bytes = Buffer.from('a secret of an earlier release!!');
       const { db } = t.server.store;
-      for (const table of ['webhook_sends', 'webhook_subscriptions', 'webhook_deliveries', 'bot_webhooks'])
+      // (Later migrations go too: a store of that release had none of them.)
+      const tables = ['channel_sends', 'bot_integrations', 'integrations', 'webhook_sends'];
+      for (const table of [...tables, 'webhook_subscriptions', 'webhook_deliveries', 'bot_webhooks'])
         await sql`drop table ${sql.table(table)}`.execute(db);
-      await sql`delete from kysely_migration where name in ('0018_webhooks', '0019_webhook_subscriptions')`.execute(
-        db,
-      );
+      await sql`alter table bot_api_keys drop column integration_id`.execute(db);
+      await sql`delete from kysely_migration where name >= '0018'`.execute(db);
       await sql`update bots set signing_secret = ${bytes.toString('base64url')} where id = ${bot.botId}`.execute(
         db,
       );

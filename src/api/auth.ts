@@ -58,7 +58,8 @@ export function requireAuth(app: FastifyInstance, domain: Domain, mode: Exclude<
     if (routeMode === 'bot') {
       const actor = await domain.auth.botActor(principal, headerValue(request.headers[HEADERS.botId]));
       domain.auth.requireAccess(actor, request.routeOptions.config.access ?? 'write');
-      const integration = headerValue(request.headers[HEADERS.integrationAlias]);
+      // An integration's own key says which integration it is; a header cannot make it another.
+      const integration = actor.integration ?? headerValue(request.headers[HEADERS.integrationAlias]);
       request.botActor = integration === undefined ? actor : { ...actor, integration };
     }
   });

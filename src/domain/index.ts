@@ -9,6 +9,9 @@ import { BotAnalytics } from './bots/bot-analytics.ts';
 import { BotKeys } from './bots/bot-keys.ts';
 import { BotLogs } from './bots/bot-logs.ts';
 import { Bots } from './bots/bots.ts';
+import { ChannelSends } from './integrations/channel-sends.ts';
+import { Installations } from './integrations/installations.ts';
+import { Integrations } from './integrations/integrations.ts';
 import { Conversations } from './runtime/conversations.ts';
 import { Events } from './runtime/events.ts';
 import { EventQueue } from './queue/event-queue.ts';
@@ -43,6 +46,9 @@ export interface Domain extends FilesDomain, TablesDomain {
   workspaces: Workspaces;
   members: Members;
   bots: Bots;
+  integrations: Integrations;
+  installations: Installations;
+  channelSends: ChannelSends;
   botKeys: BotKeys;
   botLogs: BotLogs;
   botAnalytics: BotAnalytics;
@@ -95,8 +101,10 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const queue = new EventQueue(store);
   const webhookSubscriptions = new WebhookSubscriptions(db, options.webhookPrivateTargets ?? false);
   const events = new Events(store, log, queue, webhookSubscriptions);
-  const messages = new Messages(store, users, conversations, events, log);
+  const channelSends = new ChannelSends(store);
+  const messages = new Messages(store, users, conversations, events, log, channelSends);
   const botWebhooks = new BotWebhooks(db, links);
+  const installations = new Installations(db, links);
   const chat = new Chat(
     { store, caches, channels, ids: foreignIds, users, conversations, messages, events, log },
     options.chatSecret,
@@ -106,7 +114,10 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     accounts,
     workspaces: new Workspaces(db, caches),
     members,
-    bots: new Bots(db, channels, botWebhooks, links, caches),
+    bots: new Bots(db, channels, botWebhooks, links, caches, installations),
+    integrations: new Integrations(db),
+    installations,
+    channelSends,
     botKeys: new BotKeys(db, caches),
     botLogs: new BotLogs(store),
     botAnalytics: new BotAnalytics(store),
@@ -126,7 +137,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     chat,
     webchat: new Webchat({ store, chat, ids: foreignIds, users, messages, events, log }),
     botWebhooks,
-    webhookIngress: new WebhookIngress(store, botWebhooks, events),
+    webhookIngress: new WebhookIngress(store, botWebhooks, installations, events),
     webhookSubscriptions,
     webhookSends: new WebhookSends(store),
     queue,

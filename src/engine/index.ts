@@ -14,8 +14,11 @@ import { unitIds } from '../package/format.ts';
 import { ProcessSandbox } from './sandbox/pool.ts';
 import type { JsonObject } from './sandbox/types.ts';
 import { BotSchedules } from './bot-schedules.ts';
+import { BundleHost } from './sdk-bots/bundle-host.ts';
+import type { BundleHostOptions } from './sdk-bots/bundle-host.ts';
 import { SdkBots } from './sdk-bots/sdk-bots.ts';
-import type { SdkBotsOptions } from './sdk-bots/sdk-bots.ts';
+import { SdkIntegrations } from './sdk-bots/sdk-integrations.ts';
+import { ChannelSender } from './channel-sender.ts';
 import { TableComputer } from './table-computer.ts';
 import { isPermanentFailure, reasonOf, UnitFailure } from './failures.ts';
 import { Turn, unitName } from './turn.ts';
@@ -30,7 +33,8 @@ export interface EngineOptions {
   /** Turns worked on at once (of different conversations). */
   concurrency: number;
   metrics: Metrics;
-  sdkBots: SdkBotsOptions;
+  /** How SDK bundles (bots' and integrations') are run. */
+  sdkBots: BundleHostOptions;
 }
 
 /**
@@ -45,8 +49,11 @@ export class Engine implements BotActionRunner {
   private readonly dispatcher: Dispatcher;
   readonly schedules: BotSchedules;
   private readonly tableComputer: TableComputer;
+  private readonly bundles: BundleHost;
   private readonly sdkBots: SdkBots;
-  private stopRegistering: () => void = () => {};
+  private readonly sdkIntegrations: SdkIntegrations;
+  private readonly channelSender: ChannelSender;
+  private stopListening: (() => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -74,15 +81,23 @@ export class Engine implements BotActionRunner {
       turns: options.metrics.turns,
       process: (row) => this.process(row),
     });
-    this.sdkBots = new SdkBots(domain, log, options.sdkBots);
+    this.bundles = new BundleHost(domain, log, options.sdkBots);
+    this.sdkBots = new SdkBots(domain, this.bundles);
+    this.sdkIntegrations = new SdkIntegrations(domain, this.bundles);
+    this.channelSender = new ChannelSender(domain, log, (send) => this.sdkIntegrations.sendToChannel(send));
+    domain.webhookIngress.useHost(this.sdkIntegrations);
     this.schedules = new BotSchedules(domain, this.bots, log, (botId) => this.sdkBots.schedules(botId));
     this.tableComputer = new TableComputer(domain, this.sandbox, this.client, this.bots, log);
     domain.actions.useRunner(this);
   }
 
   async start(): Promise<void> {
-    this.stopRegistering = this.domain.bots.onDeploy((botId) => void this.sdkBots.register(botId));
+    this.stopListening = [
+      this.domain.bots.onDeploy((botId) => void this.sdkBots.register(botId)),
+      this.domain.installations.onChange((changes) => void this.sdkIntegrations.changed(changes)),
+    ];
     await this.dispatcher.start();
+    await this.channelSender.start();
     this.tableComputer.start();
     let ticking = false;
     this.timer = setInterval(() => {
@@ -95,12 +110,13 @@ export class Engine implements BotActionRunner {
   }
 
   async stop(): Promise<void> {
-    this.stopRegistering();
+    for (const stop of this.stopListening) stop();
     clearInterval(this.timer);
     await this.dispatcher.stop();
+    await this.channelSender.stop();
     await this.tableComputer.stop();
     await this.sandbox.close();
-    await this.sdkBots.close();
+    await this.bundles.close();
   }
 
   /** One event's turn: a Parley package's, or an SDK bundle's handler. */
@@ -163,6 +179,11 @@ export class Engine implements BotActionRunner {
       ...(definition.cacheable && { cacheable: definition.cacheable }),
       run: (input) => this.runAction(loaded, actor, unit, name, input),
     };
+  }
+
+  /** An action of an integration installed on the bot. */
+  resolveIntegration(actor: BotActor, alias: string, name: string): Promise<ResolvedAction | undefined> {
+    return this.sdkIntegrations.action(actor, alias, name);
   }
 
   private async runAction(

@@ -45,6 +45,7 @@ export class StoreSweeper {
     await this.domain.tables.dropOrphans();
     await this.domain.webhookIngress.forgetDeliveries(now);
     await this.domain.webhookSends.pruneEnded(new Date(now - SEND_FOR_MS));
+    await this.domain.channelSends.pruneEnded(new Date(now - SEND_FOR_MS));
   }
 
   start(): void {

@@ -21,6 +21,7 @@ import * as pendingEvents from './migrations/0016_pending_events.ts';
 import * as scheduledEvents from './migrations/0017_scheduled_events.ts';
 import * as webhooks from './migrations/0018_webhooks.ts';
 import * as webhookSubscriptions from './migrations/0019_webhook_subscriptions.ts';
+import * as integrations from './migrations/0020_integrations.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0017_scheduled_events': scheduledEvents,
   '0018_webhooks': webhooks,
   '0019_webhook_subscriptions': webhookSubscriptions,
+  '0020_integrations': integrations,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

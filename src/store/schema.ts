@@ -146,6 +146,8 @@ export interface BotApiKeysTable {
   note: string;
   token_hash: string;
   created_at: string;
+  /** Set on the key of an integration's process: it acts for the bot as that integration. */
+  integration_id: string | null;
 }
 
 /** Tags of any resource, one row per key, so both dialects can filter on them with an index. */
@@ -342,6 +344,56 @@ export interface WebhookSendsTable {
   updated_at: string;
 }
 
+export interface IntegrationsTable {
+  id: string;
+  workspace_id: string;
+  /** `handle/name`, as `bp deploy` names it. */
+  name: string;
+  version: string;
+  /** JSON: what the definition declares (channels, actions, events, states, configuration, user...). */
+  definition: string;
+  /** The bundle `bp build` made; null for one registered without code. */
+  code: string | null;
+  /** JSON: its secrets' values (`SECRET_*` of its process). */
+  secrets: string;
+  /** Signs the requests handed to it, for handlers that verify them (`whsec_…`). */
+  signing_secret: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Whether an installation's `register` was answered. */
+export const INSTALLATION_STATUSES = ['registration_pending', 'registered', 'registration_failed'] as const;
+export type InstallationStatus = (typeof INSTALLATION_STATUSES)[number];
+
+export interface BotIntegrationsTable {
+  bot_id: string;
+  integration_id: string;
+  enabled: number;
+  /** JSON: the bot's configuration of the integration. */
+  configuration: string;
+  webhook_id: string;
+  status: InstallationStatus;
+  status_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ChannelSendsTable {
+  id: string;
+  bot_id: string;
+  integration_id: string;
+  message_id: string;
+  status: WebhookSendStatus;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface ChatChannelsTable {
   bot_id: string;
   webhook_id: string;
@@ -530,6 +582,9 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_sends: WebhookSendsTable;
+  integrations: IntegrationsTable;
+  bot_integrations: BotIntegrationsTable;
+  channel_sends: ChannelSendsTable;
   chat_ids: ChatIdsTable;
   conversation_signals: ConversationSignalsTable;
   bot_logs: BotLogsTable;

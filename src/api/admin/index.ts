@@ -8,6 +8,7 @@ import { analyticsRoutes } from './analytics.ts';
 import { botKeyRoutes } from './bot-keys.ts';
 import { botRoutes } from './bots.ts';
 import { botWebhookRoutes } from './bot-webhooks.ts';
+import { integrationRoutes } from './integrations.ts';
 import { logRoutes } from './logs.ts';
 import { memberRoutes } from './members.ts';
 import { workspaceRoutes } from './workspaces.ts';
@@ -25,6 +26,7 @@ export const adminApi: FastifyPluginAsyncTypebox<PlatformApiOptions> = async (ap
   await app.register(botKeyRoutes);
   await app.register(botRoutes);
   await app.register(botWebhookRoutes);
+  await app.register(integrationRoutes);
   await app.register(logRoutes);
   await app.register(analyticsRoutes);
 };

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { WorkspaceActor } from '../../domain/workspace/actors.ts';
 import { notFound } from '../../domain/shared/errors.ts';
-import { WorkspaceChangesSchema, WorkspaceSchema } from '../../domain/workspace/workspaces.ts';
+import { Handle, WorkspaceChangesSchema, WorkspaceSchema } from '../../domain/workspace/workspaces.ts';
 import { accountIdOf } from '../auth.ts';
 import { EmptySchema, errorResponses, IdParams, listOf, PageQuery } from '../../contract/schemas.ts';
 
@@ -52,6 +52,24 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const page = await workspaces.list(accountIdOf(request), request.query);
       return { workspaces: page.items, meta: { nextToken: page.nextToken } };
     },
+  );
+
+  app.put(
+    '/workspaces/handle-availability',
+    {
+      config: { auth: 'account' },
+      schema: {
+        operationId: 'checkHandleAvailability',
+        summary: 'Whether a workspace handle is free to claim (with free ones like it when it is not)',
+        tags,
+        body: Type.Object({ handle: Handle }),
+        response: {
+          200: Type.Object({ available: Type.Boolean(), suggestions: Type.Array(Type.String()) }),
+          ...errorResponses,
+        },
+      },
+    },
+    async (request) => workspaces.handleAvailability(request.body.handle),
   );
 
   app.get(

@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { Transform } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
-import type { ReachedWebhook } from '../../domain/webhooks/bot-webhooks.ts';
+import type { ReachedIngress } from '../../domain/webhooks/ingress.ts';
 import { bodyTooLarge } from '../../domain/webhooks/ingress.ts';
 import { errorResponses } from '../../contract/schemas.ts';
 import { pathParam, unavailable } from '../channel-routes.ts';
@@ -12,7 +13,7 @@ import type { Security } from '../openapi-security.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     /** The webhook of an ingress request, found before its body is read. */
-    reachedWebhook?: ReachedWebhook;
+    reachedWebhook?: ReachedIngress;
   }
 }
 
@@ -27,6 +28,25 @@ const Receipt = Type.Object({
     description: 'true: a delivery of the same id was taken before; nothing new was queued',
   }),
 });
+
+/** Headers of a handler's answer that describe the answer itself; how it travels is this server's to say. */
+const HOP_HEADERS = new Set(['connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade']);
+
+/** The headers of a handler's answer that may be relayed: the integration's code wrote them, so each is checked. */
+function relayedHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name, value]) => {
+      if (HOP_HEADERS.has(name.toLowerCase())) return false;
+      try {
+        validateHeaderName(name);
+        validateHeaderValue(name, value);
+        return true;
+      } catch {
+        return false;
+      }
+    }),
+  );
+}
 
 /** What follows `/webhooks/{id}` in the request's URL, and its query string. */
 function pathAndQuery(request: FastifyRequest, webhookId: string): { path: string; query: string } {
@@ -44,13 +64,16 @@ function pathAndQuery(request: FastifyRequest, webhookId: string): { path: strin
  */
 export const webhookIngressApi: FastifyPluginAsyncTypebox = async (app) => {
   const { webhookIngress } = app.domain;
-  // What a queued event may carry: the route's own limit is the ceiling of what any receiver takes.
-  const maxBody = PAYLOAD_LIMITS.runtime;
+  // What a queued event may carry; an integration's handler takes up to the route's own limit.
+  const maxEventBody = PAYLOAD_LIMITS.runtime;
   app.decorateRequest('reachedWebhook', undefined);
   // The webhook is found, and the body's size checked, before the body is read: an unknown webhook or
   // a body its receiver cannot take costs no memory.
   app.addHook('preParsing', async (request, _reply, payload) => {
-    request.reachedWebhook = await webhookIngress.reach(pathParam(request, 'webhookId'));
+    const reached = await webhookIngress.reach(pathParam(request, 'webhookId'));
+    request.reachedWebhook = reached;
+    if (reached.kind === 'integration') return payload;
+    const maxBody = maxEventBody;
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBody) throw bodyTooLarge(maxBody, declared);
     let seen = 0;
@@ -83,16 +106,22 @@ export const webhookIngressApi: FastifyPluginAsyncTypebox = async (app) => {
       schema: url === '' ? schema : { ...schema, operationId: 'receiveWebhookPath', hide: true },
       handler: async (request, reply) => {
         const webhookId = pathParam(request, 'webhookId');
-        const receipt = await webhookIngress.receive(
-          request.reachedWebhook ?? unavailable('the webhook'),
-          {
-            method: request.method,
-            ...pathAndQuery(request, webhookId),
-            headers: request.headers,
-            body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
-          },
-          maxBody,
-        );
+        const reached = request.reachedWebhook ?? unavailable('the webhook');
+        const received = {
+          method: request.method,
+          ...pathAndQuery(request, webhookId),
+          headers: request.headers,
+          body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+        };
+        if (reached.kind === 'integration') {
+          // The integration's answer goes back as it gave it, past the route's answer schema.
+          const answer = await webhookIngress.forward(reached.installation, received);
+          reply.hijack();
+          reply.raw.writeHead(answer.status, relayedHeaders(answer.headers));
+          reply.raw.end(answer.body);
+          return reply;
+        }
+        const receipt = await webhookIngress.receive(reached.webhook, received, maxEventBody);
         return reply.status(receipt.duplicate ? 200 : 202).send(receipt);
       },
     });

@@ -31,8 +31,12 @@ export class BotKeys {
    * A key for a process of the server's own that runs the bot's code (an SDK bundle's `BP_TOKEN`):
    * no member makes it, and it is deleted when the process ends.
    */
-  createForRuntime(botId: string, note: string): Promise<BotApiKey & { value: string }> {
-    return this.insert(botId, note);
+  createForRuntime(
+    botId: string,
+    note: string,
+    integrationId?: string,
+  ): Promise<BotApiKey & { value: string }> {
+    return this.insert(botId, note, integrationId);
   }
 
   deleteForRuntime(keyId: string): Promise<void> {
@@ -65,11 +69,16 @@ export class BotKeys {
     await this.remove(keyId);
   }
 
-  private async insert(botId: string, note: string): Promise<BotApiKey & { value: string }> {
+  private async insert(
+    botId: string,
+    note: string,
+    integrationId?: string,
+  ): Promise<BotApiKey & { value: string }> {
     const value = newToken('botApiKey');
     const row = {
       id: newId('botApiKey'),
       bot_id: botId,
+      integration_id: integrationId ?? null,
       note,
       token_hash: hashToken(value),
       created_at: nowIso(),

@@ -5,7 +5,7 @@ import type { Caches } from '../shared/caches.ts';
 import { BOT_RUNTIMES } from '../../store/schema.ts';
 import type { BotRuntime, Row } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
-import { ApiError, notFound } from '../shared/errors.ts';
+import { notFound } from '../shared/errors.ts';
 import { CHAT_INTEGRATION } from '../chat/channels.ts';
 import type { ChatChannel, ChatChannels } from '../chat/channels.ts';
 import type { Links } from './links.ts';
@@ -18,6 +18,8 @@ import { newSigningSecret } from '../webhooks/signatures.ts';
 import {
   JsonObject,
   MAX_TIMEOUT_MS,
+  Nullable,
+  NullableMap,
   TagChangeMap,
   TagDefinitions,
   TagMap,
@@ -28,6 +30,7 @@ import { nowIso } from '../shared/time.ts';
 import { mergeMap } from '../shared/json.ts';
 import { runtimeOf, SDK_RUNTIME } from './bot-code.ts';
 import { checkChatConfiguration, checkOrigins } from '../webchat/appearance.ts';
+import type { InstallationChanges, Installations } from '../integrations/installations.ts';
 
 const BotType = Type.Union([Type.Literal('studio'), Type.Literal('adk'), Type.Literal('desk')]);
 const Media = Type.Object({ url: Type.String(), name: Type.String() });
@@ -61,7 +64,6 @@ const Subscriptions = Type.Object({
   events: Type.Union([Type.Record(Type.String(), Type.Object({})), Type.Null()]),
 });
 const TagDefinitionsHolder = Type.Object({ tags: Type.Optional(TagDefinitions) });
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
 export const BotIntegrationSchema = Type.Object({
   id: Type.String(),
@@ -175,8 +177,6 @@ export const CreateBotBodySchema = Type.Object({
 });
 export type CreateBotBody = Static<typeof CreateBotBodySchema>;
 
-const NullableMap = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) =>
-  Type.Record(Type.String(), Nullable(t));
 const TagDefinitionChanges = Type.Object({
   tags: Type.Optional(
     NullableMap(
@@ -333,6 +333,7 @@ export class Bots {
     private readonly webhooks: BotWebhooks,
     private readonly links: Links,
     private readonly caches: Caches,
+    private readonly installations: Installations,
   ) {}
 
   async list(actor: WorkspaceActor, query: ListBotsQuery): Promise<Page<BotSummary>> {
@@ -481,15 +482,16 @@ export class Bots {
       secrets: JSON.stringify(mergeMap(JSON.parse(current.secrets) as MapOf<string>, body.secrets)),
       updated_at: now,
     };
-    await this.db.transaction().execute(async (trx) => {
+    const installed = await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('bots').set(row).where('id', '=', botId).execute();
       await applyTagChanges(trx, botId, body.tags ?? {});
-      await this.updateIntegrations(trx, botId, body.integrations, {
+      return this.updateIntegrations(trx, { id: botId, workspaceId: actor.workspaceId }, body.integrations, {
         keepChat: body.code !== undefined && row.runtime === SDK_RUNTIME,
       });
     });
     this.caches.botChanged(botId);
     if (body.code !== undefined) this.deployed(botId);
+    this.installations.changed(installed);
     return this.toBot(row, true);
   }
 
@@ -518,25 +520,22 @@ export class Bots {
   }
 
   /**
-   * Only the built-in chat channel exists: it can be disabled, and its configuration (given whole, as
-   * the hosted API replaces an integration's configuration) sets its key mode, the origins browsers
-   * may call it from and the look of its webchat. `keepChat`: a `bp deploy` sends null for every
-   * integration its project does not declare, and the chat channel is built in, not declared, so the
-   * deploy of an SDK bundle does not disable it (`enabled: false` does).
+   * The built-in chat channel can be disabled, and its configuration (given whole, as the hosted API
+   * replaces an integration's configuration) sets its key mode, the origins browsers may call it from
+   * and the look of its webchat. `keepChat`: a `bp deploy` sends null for every integration its project
+   * does not declare, and the chat channel is built in, not declared, so the deploy of an SDK bundle
+   * does not disable it (`enabled: false` does). Every other key is an integration of the workspace's,
+   * installed, changed or (null) uninstalled.
    */
   private async updateIntegrations(
     trx: Executor,
-    botId: string,
+    bot: { id: string; workspaceId: string },
     changes: UpdateBotBody['integrations'],
     { keepChat }: { keepChat: boolean },
-  ): Promise<void> {
-    for (const [name, change] of Object.entries(changes ?? {})) {
-      if (name !== CHAT_INTEGRATION) {
-        throw new ApiError(
-          'ReferenceNotFound',
-          `No integration "${name}": Parley offers the built-in "chat" channel`,
-        );
-      }
+  ): Promise<InstallationChanges> {
+    const botId = bot.id;
+    const { [CHAT_INTEGRATION]: chat, ...others } = changes ?? {};
+    for (const change of chat === undefined ? [] : [chat]) {
       if (change === null) {
         if (!keepChat) await this.channels.update(trx, botId, { enabled: false });
         continue;
@@ -552,6 +551,7 @@ export class Bots {
         }),
       });
     }
+    return this.installations.apply(trx, bot, others);
   }
 
   /** The bots whose code a runtime here runs. */
@@ -610,7 +610,10 @@ export class Bots {
   private async toBot(row: Row<'bots'>, secrets: boolean): Promise<Bot> {
     const def = JSON.parse(row.definition) as Definition;
     const tags = (await loadTags(this.db, [row.id])).get(row.id) ?? {};
-    const channel = await this.channels.forBot(row.id);
+    const [channel, installed] = await Promise.all([
+      this.channels.forBot(row.id),
+      this.installations.forBot(row.id),
+    ]);
     return {
       id: row.id,
       createdAt: row.created_at,
@@ -625,7 +628,10 @@ export class Bots {
       tags,
       // A role that may not change the bot does not see what signs for it.
       signingSecret: secrets ? row.signing_secret : '',
-      integrations: channel ? { [CHAT_INTEGRATION]: chatIntegration(channel, this.links, secrets) } : {},
+      integrations: {
+        ...(channel && { [CHAT_INTEGRATION]: chatIntegration(channel, this.links, secrets) }),
+        ...installed,
+      },
       plugins: def.plugins,
       ...(def.maxExecutionTime !== undefined && { maxExecutionTime: def.maxExecutionTime }),
       user: def.user,

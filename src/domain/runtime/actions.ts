@@ -25,9 +25,11 @@ export interface ResolvedAction {
   run(input: JsonObject): Promise<JsonObject>;
 }
 
-/** The port through which the domain finds bots' own actions: the engine implements it. */
+/** The port through which the domain finds bots' own actions and their integrations': the engine implements it. */
 export interface BotActionRunner {
   resolve(actor: BotActor, name: string): Promise<ResolvedAction | undefined>;
+  /** An action of the integration the bot installed under `alias` (its name). */
+  resolveIntegration(actor: BotActor, alias: string, name: string): Promise<ResolvedAction | undefined>;
 }
 
 /**
@@ -66,20 +68,36 @@ export class Actions {
 
   async call(actor: BotActor, type: string, input: JsonObject): Promise<ActionResult> {
     const colon = type.indexOf(':');
-    if (colon >= 0)
-      return {
-        output: await this.integrationAction(actor, type.slice(0, colon), type.slice(colon + 1), input),
-        cached: false,
-      };
+    if (colon >= 0) {
+      const alias = type.slice(0, colon);
+      const name = type.slice(colon + 1);
+      if (alias === CHAT_INTEGRATION && name === 'sendEvent')
+        return { output: await this.sendChatEvent(actor, input), cached: false };
+      const action = this.runner && (await this.runner.resolveIntegration(actor, alias, name));
+      if (!action) throw notFound('Action', type);
+      return this.run(actor, type, action, input, (i) => action.run(i));
+    }
     const action = this.runner && (await this.runner.resolve(actor, type));
     if (!action) throw notFound('Action', type);
+    const { turn } = actor;
+    return this.run(actor, type, action, input, (i) => (turn ? turn.runAction(type, i) : action.run(i)));
+  }
+
+  /** Runs a resolved action: its input and output checked, its output cached when it may be. */
+  private async run(
+    actor: BotActor,
+    type: string,
+    action: ResolvedAction,
+    input: JsonObject,
+    run: (input: JsonObject) => Promise<JsonObject>,
+  ): Promise<ActionResult> {
     this.check(`${action.versionId}:${type}:input`, action.input, input, (m) => invalidPayload(`input ${m}`));
     const key = action.cacheable && cacheKey(action.versionId, type, input);
     if (key) {
       const hit = await this.cached(actor.botId, key);
       if (hit) return { output: hit, cached: true };
     }
-    const output = actor.turn ? await actor.turn.runAction(type, input) : await action.run(input);
+    const output = await run(input);
     this.check(
       `${action.versionId}:${type}:output`,
       action.output,
@@ -94,16 +112,6 @@ export class Actions {
   /** Removes expired cache entries. */
   async pruneCache(now = nowIso()): Promise<void> {
     await this.store.db.deleteFrom('action_cache').where('expires_at', '<', now).execute();
-  }
-
-  private async integrationAction(
-    actor: BotActor,
-    alias: string,
-    name: string,
-    input: JsonObject,
-  ): Promise<JsonObject> {
-    if (alias === CHAT_INTEGRATION && name === 'sendEvent') return this.sendChatEvent(actor, input);
-    throw notFound('Action', `${alias}:${name}`);
   }
 
   /** `chat:sendEvent`: a custom event from the bot to the conversation's listeners (not stored: its id is null). */

@@ -8,7 +8,8 @@ import { MESSAGE_DIRECTIONS } from '../../store/schema.ts';
 import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import type { Conversation, Conversations } from './conversations.ts';
-import { CreateConversationBodySchema } from './conversations.ts';
+import { CreateConversationBodySchema, DEFAULT_INTEGRATION } from './conversations.ts';
+import type { ChannelOutbox } from '../integrations/channel-sends.ts';
 import { notFound } from '../shared/errors.ts';
 import type { Events } from './events.ts';
 import { ScheduleSchema } from './events.ts';
@@ -147,6 +148,8 @@ interface Inserted {
   signals: RecordedSignal[];
   /** The event queued for the bot, if one was. */
   queued?: QueuedNotice;
+  /** The message was queued for its conversation's integration. */
+  toChannel?: boolean;
 }
 
 /** A message counted in its conversation, which is how the conversation is found (`numbersSignal`: its signal numbered too). */
@@ -163,7 +166,7 @@ const countMessageIn = (numbersSignal: boolean) =>
         }))
         .where('id', '=', conversationId)
         .where('bot_id', '=', botId)
-        .returning('signal_seq'),
+        .returning(['signal_seq', 'integration']),
   );
 const countMessage = countMessageIn(false);
 const countMessageAndSignal = countMessageIn(true);
@@ -193,6 +196,7 @@ export class Messages {
     private readonly conversations: Conversations,
     private readonly events: Events,
     private readonly log: ConversationLog,
+    private readonly channelOutbox: ChannelOutbox,
   ) {
     this.resource = new TaggedResource(store, { table: 'messages', name: 'Message', toItem: toMessage });
   }
@@ -370,6 +374,7 @@ export class Messages {
     this.log.publish(inserted.flatMap((i) => i.signals));
     const queued = inserted.flatMap((i) => (i.queued ? [i.queued] : []));
     if (queued.length > 0) this.events.notifyQueued(queued);
+    if (inserted.some((i) => i.toChannel)) this.channelOutbox.queued();
   }
 
   private async insert(
@@ -407,6 +412,13 @@ export class Messages {
     await insertMessage.execute(trx, row);
     await insertTags(trx, row.id, body.tags ?? {});
     const message = toMessage(row, body.tags ?? {});
+    // The bot's message in a conversation of an integration goes out through the integration's channel
+    // (unless the integration wrote it itself). Parley's own chat channel needs no send.
+    const toChannel =
+      outgoing &&
+      counted.integration !== DEFAULT_INTEGRATION &&
+      counted.integration !== actor.integration &&
+      (await this.channelOutbox.queue(trx, actor.botId, counted.integration, row.id));
     const signals: RecordedSignal[] = [];
     let queued: QueuedNotice | undefined;
     if (joins) {
@@ -427,7 +439,8 @@ export class Messages {
       );
       queued = notice;
     }
-    if (options.silent) return { message, signals, ...(queued && { queued }) };
+    const extra = { ...(queued && { queued }), ...(toChannel && { toChannel }) };
+    if (options.silent) return { message, signals, ...extra };
     const created: LiveSignal = {
       type: 'message_created',
       message: {
@@ -442,6 +455,6 @@ export class Messages {
     const signal = numbersSignal
       ? await this.log.recordAt(trx, body.conversationId, Number(counted.signal_seq), created)
       : await this.log.record(trx, body.conversationId, created);
-    return { message, signals: [...signals, signal], ...(queued && { queued }) };
+    return { message, signals: [...signals, signal], ...extra };
   }
 }

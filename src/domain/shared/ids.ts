@@ -26,6 +26,8 @@ export const ID_PREFIXES = {
   tableJob: 'tjob',
   webhookSubscription: 'whsub',
   webhookSend: 'whsend',
+  integration: 'intver',
+  channelSend: 'chsend',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

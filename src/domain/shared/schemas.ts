@@ -37,3 +37,9 @@ export const TagDefinitions = Type.Record(
   Type.Object({ title: Type.Optional(Type.String()), description: Type.Optional(Type.String()) }),
 );
 export const Email = Type.String({ format: 'email', maxLength: 320 });
+
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) =>
+  Type.Union([t, Type.Null()]);
+/** A map of changes: a key set to null is removed. */
+export const NullableMap = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) =>
+  Type.Record(Type.String(), Nullable(t));

@@ -2,8 +2,10 @@ import type { Store } from '../../store/index.ts';
 import type { Events } from '../runtime/events.ts';
 import { ApiError, notFound, unauthorized } from '../shared/errors.ts';
 import type { JsonObject } from '../shared/schemas.ts';
+import { isWebhookId } from '../shared/ids.ts';
 import { nowIso } from '../shared/time.ts';
 import type { BotWebhooks, ReachedWebhook } from './bot-webhooks.ts';
+import type { Installation, Installations } from '../integrations/installations.ts';
 import { signatureProblem } from './signatures.ts';
 
 /** The type of the event a request to a bot's webhook becomes. */
@@ -38,6 +40,31 @@ export interface WebhookReceipt {
 }
 
 class DuplicateDelivery extends Error {}
+
+/** What a webhook id names: a bot's own webhook, or the webhook of an integration installed on a bot. */
+export type ReachedIngress =
+  { kind: 'bot'; webhook: ReachedWebhook } | { kind: 'integration'; installation: Installation };
+
+/** An integration handler's answer, relayed to whoever called its webhook. */
+export interface HandlerAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A request as an integration's handler takes it (`webhook_received`): its body as text. */
+export interface IntegrationRequest {
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The port through which requests reach integrations' handlers: what runs integrations implements it. */
+export interface IntegrationHost {
+  webhook(installation: Installation, request: IntegrationRequest): Promise<HandlerAnswer>;
+}
 
 /** A body larger than a webhook's receiver takes: `size` when it is known. */
 export function bodyTooLarge(maxBody: number, size?: number): ApiError {
@@ -79,17 +106,41 @@ function deliveryIdOf(headers: WebhookRequest['headers']): string | undefined {
  * the bot, which its hooks, triggers or SDK handlers take like any other event.
  */
 export class WebhookIngress {
+  private host: IntegrationHost | undefined;
+
   constructor(
     private readonly store: Store,
     private readonly webhooks: BotWebhooks,
+    private readonly installations: Installations,
     private readonly events: Events,
   ) {}
 
+  useHost(host: IntegrationHost): void {
+    this.host = host;
+  }
+
   /** The webhook a request names, before its body is read. */
-  async reach(webhookId: string): Promise<ReachedWebhook> {
+  async reach(webhookId: string): Promise<ReachedIngress> {
     const webhook = await this.webhooks.reach(webhookId);
-    if (!webhook) throw notFound('Webhook', webhookId);
-    return webhook;
+    if (webhook) return { kind: 'bot', webhook };
+    const installation = isWebhookId(webhookId) ? await this.installations.reach(webhookId) : undefined;
+    if (installation?.enabled) return { kind: 'integration', installation };
+    throw notFound('Webhook', webhookId);
+  }
+
+  /**
+   * A request to an integration's webhook, handed to its handler (`webhook_received`) as it came: the
+   * integration verifies it, and its answer goes back to the sender.
+   */
+  async forward(installation: Installation, request: WebhookRequest): Promise<HandlerAnswer> {
+    if (!this.host) throw new ApiError('Internal', 'integrations are not run by this server');
+    return this.host.webhook(installation, {
+      method: request.method,
+      path: request.path,
+      query: request.query,
+      headers: headersOf(request.headers),
+      body: request.body.toString('utf8'),
+    });
   }
 
   /** `maxBody`: the largest body an event may carry (an event is a Runtime API payload). */

@@ -1,6 +1,6 @@
 import type { Store } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
-import { nowIso } from '../shared/time.ts';
+import { LeasedRows } from '../shared/leased-rows.ts';
 
 /** A delivery is tried again until this long after its event: then it is given up. */
 export const SEND_FOR_MS = 24 * 60 * 60 * 1000;
@@ -37,66 +37,37 @@ const delivered = (outcome: SendOutcome): boolean =>
  * recorded on the delivery and, as its last delivery, on the subscription.
  */
 export class WebhookSends {
-  constructor(private readonly store: Store) {}
+  private readonly rows: LeasedRows;
+
+  constructor(private readonly store: Store) {
+    this.rows = new LeasedRows(store, 'webhook_sends');
+  }
 
   async claim(
     owner: string,
     leaseMs: number,
     limit: number,
   ): Promise<{ items: ClaimedSend[]; more: boolean }> {
-    const now = nowIso();
-    const candidates = await this.store.db
+    const { ids, more } = await this.rows.claim(owner, leaseMs, limit);
+    if (ids.length === 0) return { items: [], more };
+    const rows = await this.store.db
       .selectFrom('webhook_sends')
-      .select('id')
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-      .orderBy('next_attempt_at')
-      .limit(limit + 1)
+      .innerJoin('webhook_subscriptions', 'webhook_subscriptions.id', 'webhook_sends.subscription_id')
+      .selectAll('webhook_sends')
+      .select(['webhook_subscriptions.url', 'webhook_subscriptions.secret'])
+      .where('webhook_sends.id', 'in', ids)
+      .orderBy('webhook_sends.next_attempt_at')
       .execute();
-    const until = new Date(Date.now() + leaseMs).toISOString();
-    const items: ClaimedSend[] = [];
-    for (const { id } of candidates.slice(0, limit)) {
-      // Conditional on the claim being free: of several processes, one wins each delivery.
-      const row = await this.store.db
-        .updateTable('webhook_sends')
-        .set({ lease_owner: owner, lease_until: until })
-        .where('id', '=', id)
-        .where('status', '=', 'pending')
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) continue;
-      const subscription = await this.store.db
-        .selectFrom('webhook_subscriptions')
-        .select(['url', 'secret'])
-        .where('id', '=', row.subscription_id)
-        .executeTakeFirst();
-      // Deleted meanwhile: its deliveries went with it.
-      if (subscription) items.push(toClaimed(row, subscription));
-    }
-    return { items, more: candidates.length > limit };
+    // A delivery of a subscription deleted meanwhile went with it.
+    return { items: rows.map((row) => toClaimed(row, row)), more };
   }
 
-  async renew(owner: string, ids: string[], leaseMs: number): Promise<void> {
-    if (ids.length === 0) return;
-    await this.store.db
-      .updateTable('webhook_sends')
-      .set({ lease_until: new Date(Date.now() + leaseMs).toISOString() })
-      .where('id', 'in', ids)
-      .where('lease_owner', '=', owner)
-      .execute();
+  renew(owner: string, ids: string[], leaseMs: number): Promise<void> {
+    return this.rows.renew(owner, ids, leaseMs);
   }
 
-  /** At start, on SQLite (one process per data folder): every claim was this process's earlier run's. */
-  async releaseStaleClaims(): Promise<void> {
-    if (this.store.dialect !== 'sqlite') return;
-    await this.store.db
-      .updateTable('webhook_sends')
-      .set({ lease_owner: null, lease_until: null })
-      .where('status', '=', 'pending')
-      .where('lease_owner', 'is not', null)
-      .execute();
+  releaseStaleClaims(): Promise<void> {
+    return this.rows.releaseStaleClaims();
   }
 
   /**
@@ -144,12 +115,8 @@ export class WebhookSends {
   }
 
   /** Removes the deliveries that ended (delivered or given up) before `before`. */
-  async pruneEnded(before: Date): Promise<void> {
-    await this.store.db
-      .deleteFrom('webhook_sends')
-      .where('status', '!=', 'pending')
-      .where('updated_at', '<', before.toISOString())
-      .execute();
+  pruneEnded(before: Date): Promise<void> {
+    return this.rows.pruneEnded(before);
   }
 }
 

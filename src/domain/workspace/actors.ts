@@ -3,7 +3,9 @@ import type { Role } from './roles.ts';
 
 /** Who presented a valid token. */
 export type Principal =
-  { kind: 'account'; accountId: string } | { kind: 'botKey'; botId: string; workspaceId: string };
+  | { kind: 'account'; accountId: string }
+  /** `integration`: the key of an integration's process, which acts for the bot as that integration. */
+  | { kind: 'botKey'; botId: string; workspaceId: string; integration?: string };
 
 /** An account acting in one workspace it is a member of, with its role there. */
 export interface WorkspaceActor {
@@ -18,7 +20,7 @@ export interface BotActor {
   workspaceId: string;
   /** The role of the workspace member acting as the bot; undefined for the bot itself (its key, its code). */
   role?: Role;
-  /** The integration acting for the bot (`x-integration-alias`), when one does. */
+  /** The integration acting for the bot (its process's key, or `x-integration-alias`), when one does. */
   integration?: string;
   /** Bot code running in a turn: the bot's own actions it calls run inside that turn. */
   turn?: TurnScope;

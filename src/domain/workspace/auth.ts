@@ -35,10 +35,14 @@ export class Auth {
     const bak = await this.db
       .selectFrom('bot_api_keys')
       .innerJoin('bots', 'bots.id', 'bot_api_keys.bot_id')
-      .select(['bot_api_keys.bot_id', 'bots.workspace_id'])
+      .leftJoin('integrations', 'integrations.id', 'bot_api_keys.integration_id')
+      .select(['bot_api_keys.bot_id', 'bots.workspace_id', 'integrations.name as integration'])
       .where('bot_api_keys.token_hash', '=', hash)
       .executeTakeFirst();
-    if (bak) return { kind: 'botKey', botId: bak.bot_id, workspaceId: bak.workspace_id };
+    if (bak) {
+      const principal: Principal = { kind: 'botKey', botId: bak.bot_id, workspaceId: bak.workspace_id };
+      return bak.integration === null ? principal : { ...principal, integration: bak.integration };
+    }
     return undefined;
   }
 
@@ -59,7 +63,8 @@ export class Auth {
     if (!botId) throw unauthorized('The x-bot-id header is required');
     if (principal.kind === 'botKey') {
       if (principal.botId !== botId) throw forbidden(`This API key does not give access to bot "${botId}"`);
-      return { botId, workspaceId: principal.workspaceId };
+      const actor: BotActor = { botId, workspaceId: principal.workspaceId };
+      return principal.integration === undefined ? actor : { ...actor, integration: principal.integration };
     }
     const accessKey = `${principal.accountId}:${botId}`;
     let access = this.caches.botAccess.get(accessKey);

@@ -41,10 +41,13 @@ export const WorkspaceSchema = Type.Object({
 });
 export type Workspace = Static<typeof WorkspaceSchema>;
 
+/** A workspace's public name, which prefixes the names of the integrations it deploys (`handle/name`). */
+export const Handle = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,48}$' });
+
 export const WorkspaceChangesSchema = Type.Object({
   name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   spendingLimit: Type.Optional(Type.Integer({ ...INT32, minimum: 0 })),
-  handle: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,48}$' })),
+  handle: Type.Optional(Handle),
   ...Profile,
 });
 export type WorkspaceChanges = Static<typeof WorkspaceChangesSchema>;
@@ -160,6 +163,23 @@ export class Workspaces {
       throw err;
     }
     return this.toWorkspace(row);
+  }
+
+  /** Whether a handle is free to claim; a taken one comes with free ones like it. */
+  async handleAvailability(handle: string): Promise<{ available: boolean; suggestions: string[] }> {
+    const taken = await this.db
+      .selectFrom('workspaces')
+      .select('handle')
+      .where('handle', 'like', `${handle}%`)
+      .execute();
+    const names = new Set(taken.map((row) => row.handle));
+    if (!names.has(handle)) return { available: true, suggestions: [] };
+    const suggestions: string[] = [];
+    for (let n = 2; suggestions.length < 3; n++) {
+      const candidate = `${handle.slice(0, 45)}-${n}`;
+      if (!names.has(candidate)) suggestions.push(candidate);
+    }
+    return { available: false, suggestions };
   }
 
   async delete(actor: WorkspaceActor, workspaceId: string): Promise<void> {

@@ -1,0 +1,388 @@
+/**
+ * Runs `@botpress/sdk` bundles (what `bp deploy` uploads: a bot's, or an integration's installed on a
+ * bot): one process per bundle version (bot-process.ts), started when a call comes, stopped when idle
+ * or replaced, restarted with a backoff after it ended on its own. The bundle's own `@botpress/client`
+ * calls come back to this server's Runtime API over loopback with an API key of its bot, made for the
+ * process and revoked when it ends (an integration's key acts as that integration).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyBaseLogger } from 'fastify';
+import type { BotLogEntry } from '../../domain/bots/bot-logs.ts';
+import type { Domain } from '../../domain/index.ts';
+import { isJsonObject } from '../../domain/shared/json.ts';
+import type { Json, JsonObject } from '../../domain/shared/json.ts';
+import { BotFailure } from '../failures.ts';
+import { BotCallTimedOut, BotProcess, BotProcessEnded } from './bot-process.ts';
+import type { BundleRequest, BundleResponse } from './bot-process.ts';
+
+const RUNNER_FILE = fileURLToPath(new URL('./bundle-runner.cjs', import.meta.url));
+/** How often idle processes are looked for. */
+const IDLE_CHECK_MS = 5000;
+/** Bot log lines are written in batches at most this often. */
+const LOG_FLUSH_MS = 200;
+/** Restart delays after a process ended on its own: doubling up to the maximum. */
+const RESTART_BASE_MS = 500;
+const RESTART_MAX_MS = 60_000;
+/** A process that ran this long before ending was not in a crash loop: the backoff starts over. */
+const STABLE_AFTER_MS = 60_000;
+
+export interface BundleHostOptions {
+  /** Where deployed bundles are written to be run (under the data folder). */
+  bundlesDir: string;
+  /** This server's origin, which the bundles' clients call (`BP_API_URL`). */
+  apiUrl: string;
+  memoryMb: number;
+  callTimeoutMs: number;
+  /** A process with nothing to do for this long is stopped. */
+  idleMs: number;
+  /** Bundle processes running at once. */
+  maxProcesses: number;
+}
+
+/** A bundle as its process runs it. */
+export interface Hosted {
+  /** Names its process: the bot's id, or `botId/integrationId` for an integration installed on a bot. */
+  key: string;
+  /** The bot it acts for: its key is the bot's, its output goes to the bot's logs. */
+  botId: string;
+  /** Set for an integration: its process's key acts as that integration. */
+  integrationId?: string;
+  /** Identifies the bundle: a new version replaces the process. */
+  versionId: string;
+  /** The bundle's code, written to a file (named by its version) when its process first starts. */
+  code: () => Promise<string>;
+  /** Its environment beside the API's URL and its key (`SECRET_*`, the ids the SDK falls back on). */
+  env: Record<string, string>;
+  callTimeoutMs?: number;
+  /** What its lines in the bot's logs begin with. */
+  logPrefix: string;
+}
+
+interface Running {
+  versionId: string;
+  started: Promise<BotProcess>;
+  lastUsed: number;
+  /** Calls in flight (a process with none may be stopped). */
+  calls: number;
+  life: Life;
+}
+
+interface Life {
+  /** Stopped on purpose (idle, replaced, closing): its end is no crash. */
+  stopping: boolean;
+  /** The deletion of the process's API key once it ended, which a stop waits for (a closing server too). */
+  revoked?: Promise<void>;
+}
+
+interface Restarts {
+  crashes: number;
+  notBefore: number;
+}
+
+/** The bundle answered a call with a status the contract calls final (a 4xx), or ran past its time. */
+export class BundleCallFailure extends BotFailure {
+  constructor(
+    message: string,
+    readonly timedOut = false,
+  ) {
+    super(message);
+  }
+}
+
+export class BundleHost {
+  private readonly running = new Map<string, Running>();
+  /** The start of a process under way (or the last one), which its next caller waits for. */
+  private readonly starting = new Map<string, Promise<BotProcess>>();
+  private readonly restarts = new Map<string, Restarts>();
+  private readonly logs = new Map<string, BotLogEntry[]>();
+  private readonly idleTimer: NodeJS.Timeout;
+  private logTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly domain: Domain,
+    private readonly log: FastifyBaseLogger,
+    private readonly options: BundleHostOptions,
+  ) {
+    this.idleTimer = setInterval(() => this.stopIdle(), IDLE_CHECK_MS);
+    this.idleTimer.unref();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * One call of the bundle's handler, answered as it answered. A process that ended under the call (or
+   * ran past its time) because of it is a BundleCallFailure: running it again would end the next one too.
+   */
+  async call(hosted: Hosted, request: BundleRequest): Promise<BundleResponse> {
+    const process = await this.processOf(hosted);
+    const running = this.running.get(hosted.key);
+    if (running) {
+      running.lastUsed = Date.now();
+      running.calls++;
+    }
+    try {
+      return await process.call(request);
+    } catch (err) {
+      if (err instanceof BotCallTimedOut) throw new BundleCallFailure(err.message, true);
+      if (err instanceof BotProcessEnded && err.alone) throw new BundleCallFailure(err.message);
+      throw err;
+    } finally {
+      if (running) {
+        running.lastUsed = Date.now();
+        running.calls--;
+      }
+    }
+  }
+
+  /** A call whose answer must be a success: a 5xx may pass (it is thrown to be tried again), a 4xx is final. */
+  async invoke(hosted: Hosted, request: BundleRequest): Promise<BundleResponse> {
+    const response = await this.call(hosted, request);
+    const who = hosted.integrationId === undefined ? 'the bot' : 'the integration';
+    if (response.status >= 500) throw new Error(`${who} answered ${response.status}: ${errorOf(response)}`);
+    if (response.status >= 400)
+      throw new BundleCallFailure(`${who} answered ${response.status}: ${errorOf(response)}`);
+    return response;
+  }
+
+  /** A line in the bot's logs, written with others in a batch. */
+  botLog(botId: string, entry: BotLogEntry): void {
+    const pending = this.logs.get(botId);
+    const line = { ...entry, timestamp: new Date().toISOString() };
+    if (pending) pending.push(line);
+    else this.logs.set(botId, [line]);
+    this.logTimer ??= setTimeout(() => void this.flushLogs(), LOG_FLUSH_MS);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.idleTimer);
+    await Promise.all([...this.running.keys()].map((key) => this.stop(key)));
+    await this.flushLogs();
+  }
+
+  /**
+   * The running process of the bundle's current version, started (or replacing an older one) if
+   * needed. Starts of one key happen one at a time: the first messages of many conversations to a bot
+   * with no process start one process, not one each.
+   */
+  private async processOf(hosted: Hosted): Promise<BotProcess> {
+    const before = this.starting.get(hosted.key) ?? Promise.resolve();
+    const mine = before.catch(() => undefined).then(() => this.ensureProcess(hosted));
+    this.starting.set(hosted.key, mine);
+    try {
+      return await mine;
+    } finally {
+      if (this.starting.get(hosted.key) === mine) this.starting.delete(hosted.key);
+    }
+  }
+
+  private async ensureProcess(hosted: Hosted): Promise<BotProcess> {
+    const { key } = hosted;
+    const current = this.running.get(key);
+    if (current && current.versionId === hosted.versionId) {
+      const process = await current.started;
+      if (process.alive) return process;
+    }
+    if (current && current.versionId !== hosted.versionId) await this.stop(key);
+    if (this.closed) throw new Error('the server is closing');
+    const wait = (this.restarts.get(key)?.notBefore ?? 0) - Date.now();
+    if (wait > 0)
+      throw new Error(`its process is starting again after it ended (in ${Math.ceil(wait / 1000)} s)`);
+    // The room is made and taken with no wait between: starts of others cannot pass the bound.
+    this.makeRoom(key);
+    const life: Life = { stopping: false };
+    const running: Running = {
+      versionId: hosted.versionId,
+      started: this.startProcess(hosted, life),
+      lastUsed: Date.now(),
+      calls: 0,
+      life,
+    };
+    this.running.set(key, running);
+    try {
+      return await running.started;
+    } catch (err) {
+      if (this.running.get(key) === running) this.running.delete(key);
+      throw err;
+    }
+  }
+
+  private async startProcess(hosted: Hosted, life: Life): Promise<BotProcess> {
+    const { botId, key } = hosted;
+    // One file per version, named by it (a version's file never changes).
+    const bundleFile = path.join(this.options.bundlesDir, ...key.split('/'), `${hosted.versionId}.cjs`);
+    await writeOnce(bundleFile, hosted.code);
+    const apiKey = await this.domain.botKeys.createForRuntime(
+      botId,
+      `process of version ${hosted.versionId}`,
+      hosted.integrationId,
+    );
+    const startedAt = Date.now();
+    return BotProcess.start({
+      runnerFile: RUNNER_FILE,
+      bundleFile,
+      env: { ...hosted.env, BP_API_URL: this.options.apiUrl, BP_TOKEN: apiKey.value },
+      memoryMb: this.options.memoryMb,
+      callTimeoutMs: hosted.callTimeoutMs ?? this.options.callTimeoutMs,
+      onOutput: (stream, line) =>
+        this.botLog(botId, {
+          level: stream === 'stderr' ? 'error' : 'info',
+          message: `${hosted.logPrefix}${line}`,
+        }),
+      onExit: (reason) => {
+        life.revoked = this.domain.botKeys
+          .deleteForRuntime(apiKey.id)
+          .catch((err: unknown) => this.log.warn({ err, key }, 'could not revoke a bundle process key'));
+        if (this.running.get(key)?.life === life) this.running.delete(key);
+        if (!life.stopping && !this.closed) this.onEnded(hosted, startedAt, reason);
+      },
+    });
+  }
+
+  /** A process that ended on its own: the bot's logs say why, and its next start waits a backoff. */
+  private onEnded(hosted: Hosted, startedAt: number, reason: string): void {
+    const previous = this.restarts.get(hosted.key);
+    const crashes = Date.now() - startedAt > STABLE_AFTER_MS ? 1 : (previous?.crashes ?? 0) + 1;
+    const delay = Math.min(RESTART_BASE_MS * 2 ** (crashes - 1), RESTART_MAX_MS);
+    this.restarts.set(hosted.key, { crashes, notBefore: Date.now() + delay });
+    this.botLog(hosted.botId, {
+      level: 'error',
+      message: `${hosted.logPrefix}${reason}; it starts again when a call comes, in ${delay / 1000} s at the earliest`,
+    });
+    this.log.warn({ key: hosted.key, reason, restartInMs: delay }, 'an SDK bundle process ended');
+  }
+
+  private async stop(key: string): Promise<void> {
+    const running = this.running.get(key);
+    if (!running) return;
+    running.life.stopping = true;
+    this.running.delete(key);
+    try {
+      await (await running.started).stop();
+    } catch {
+      // it never started: nothing to stop
+    }
+    await running.life.revoked;
+  }
+
+  /** Past the limit of processes, the one idle longest stops; if every one is busy, the call waits. */
+  private makeRoom(key: string): void {
+    if (this.running.size < this.options.maxProcesses) return;
+    let oldest: [string, Running] | undefined;
+    for (const entry of this.running) {
+      if (entry[1].calls > 0) continue;
+      if (!oldest || entry[1].lastUsed < oldest[1].lastUsed) oldest = entry;
+    }
+    if (oldest) {
+      // Its place is given up at once; its process ends in the background.
+      void this.stop(oldest[0]);
+      return;
+    }
+    const message = `${key} waits for a process slot: all ${this.options.maxProcesses} bot processes are busy`;
+    this.log.warn({ key, maxProcesses: this.options.maxProcesses }, message);
+    throw new Error(message);
+  }
+
+  private stopIdle(): void {
+    const before = Date.now() - this.options.idleMs;
+    for (const [key, running] of this.running) {
+      if (running.calls === 0 && running.lastUsed < before) void this.stop(key);
+    }
+  }
+
+  private async flushLogs(): Promise<void> {
+    clearTimeout(this.logTimer);
+    this.logTimer = undefined;
+    const batches = [...this.logs];
+    this.logs.clear();
+    await Promise.all(
+      batches.map(([botId, entries]) =>
+        this.domain.botLogs
+          .write(botId, entries)
+          .catch((err: unknown) =>
+            this.log.warn({ err, botId, lines: entries.length }, 'lines of a bot process were lost'),
+          ),
+      ),
+    );
+  }
+}
+
+/** What a failed call said: the SDK's `{error}` or an API error's `message`, else the body itself. */
+export function errorOf(response: BundleResponse): string {
+  try {
+    const parsed: unknown = JSON.parse(response.body);
+    if (typeof parsed === 'object' && parsed !== null) {
+      if ('message' in parsed && typeof parsed.message === 'string') return parsed.message;
+      if ('error' in parsed && typeof parsed.error === 'string') return parsed.error;
+    }
+  } catch {
+    // not JSON
+  }
+  return response.body.slice(0, 500) || 'no body';
+}
+
+/**
+ * The configuration's values as the hosted platform sends them: base64 of JSON `{ payload: "<values as
+ * JSON>" }`, which newer SDKs parse. SDK 0.10 (what `bp init` makes here) hands the decoded object itself
+ * to the bundle as `ctx.configuration`, so the values are also spread beside `payload`.
+ */
+export function configurationHeader(values: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify({ ...values, payload: JSON.stringify(values) })).toString('base64');
+}
+
+/** `SECRET_<NAME>`: each secret's name in upper snake case, as the SDK reads it. */
+export function secretsEnv(secrets: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(secrets).map(([name, value]) => [
+      `SECRET_${name
+        .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+        .replace(/[^A-Za-z0-9]+/g, '_')
+        .toUpperCase()}`,
+      value,
+    ]),
+  );
+}
+
+/** The `output` of an action's answer (`{ output }`), if it is an object. */
+export function outputOf(body: string): JsonObject | undefined {
+  let parsed: Json;
+  try {
+    // What JSON.parse answers is JSON.
+    parsed = JSON.parse(body) as Json;
+  } catch {
+    return undefined;
+  }
+  return isJsonObject(parsed) && isJsonObject(parsed.output) ? parsed.output : undefined;
+}
+
+/** A POST of the invocation contract to a bundle's handler. */
+export function bundleRequest(headers: Record<string, string>, body: string): BundleRequest {
+  return {
+    method: 'POST',
+    path: '/',
+    query: '',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  };
+}
+
+/** Writes a bundle unless it is there (a version's file never changes: its name is its hash). */
+async function writeOnce(file: string, code: () => Promise<string>): Promise<void> {
+  const exists = await stat(file).then(
+    () => true,
+    () => false,
+  );
+  if (exists) return;
+  await mkdir(path.dirname(file), { recursive: true });
+  // A name of its own: two starts of a new version may write at once, and each renames its own whole
+  // file into place.
+  const partial = `${file}.${randomUUID()}.partial`;
+  await writeFile(partial, await code());
+  await rename(partial, file);
+}
