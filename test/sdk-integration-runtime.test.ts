@@ -68,6 +68,14 @@ module.exports = {
           integration: body.conversation.integration, from: body.user.id, text: body.payload.text }) });
       return { status: res.ok ? 200 : 502 };
     }
+    if (operation === 'create_conversation') {
+      await call(req, 'POST', '/v1/chat/conversations/get-or-create', { channel: body.channel, tags: body.tags });
+      return { status: 200 };
+    }
+    if (operation === 'create_user') {
+      await call(req, 'POST', '/v1/chat/users/get-or-create', { tags: body.tags, name: 'known to ' + body.tags.handle });
+      return { status: 200 };
+    }
     if (operation === 'action_triggered') {
       return { status: 200, body: JSON.stringify({ output: { text: body.input.text.toUpperCase() } }) };
     }
@@ -100,7 +108,7 @@ const DEFINITION = {
   channels: {
     http: {
       messages: { text: { schema: { type: 'object', properties: { text: { type: 'string' } } } } },
-      conversation: { tags: { thread: {} } },
+      conversation: { tags: { thread: {} }, creation: { enabled: true, requiredTags: ['thread'] } },
       message: { tags: {} },
     },
   },
@@ -114,7 +122,7 @@ const DEFINITION = {
       },
     },
   },
-  user: { tags: { handle: {} } },
+  user: { tags: { handle: {} }, creation: { enabled: true, requiredTags: ['handle'] } },
 };
 
 interface Posted {
@@ -232,6 +240,45 @@ for (const store of await testStores()) {
       assert.equal(refused.type, 'InvalidPayload');
       const missing = await rejects4xx(runtime.callAction({ type: 'shouter:whisper', input: {} }));
       assert.equal(missing.code, 404);
+    });
+
+    test('a bot creates conversations and users of the integration through it (create_conversation, create_user)', async () => {
+      const { botId } = await setUp('opener', { url: receiver.url });
+      const runtime = t.client({ botId });
+      const { conversation } = await runtime.createConversation({
+        channel: 'http',
+        tags: { thread: 't9' },
+        integrationName: 'opener',
+      });
+      assert.equal(conversation.integration, 'opener');
+      assert.equal(conversation.tags.thread, 't9');
+      const again = await runtime.getOrCreateConversation({
+        channel: 'http',
+        tags: { thread: 't9' },
+        integrationName: 'opener',
+      });
+      assert.equal(again.conversation.id, conversation.id);
+      assert.equal(again.meta.created, false);
+      const untagged = await rejects4xx(
+        runtime.createConversation({ channel: 'http', tags: {}, integrationName: 'opener' }),
+      );
+      assert.equal(untagged.type, 'InvalidPayload');
+      const { user } = await runtime.createUser({ tags: { handle: 'zed' }, integrationName: 'opener' });
+      assert.equal(user.name, 'known to zed', 'the integration made the user');
+      // A bot's message there goes out through the channel, as in a conversation a user began.
+      await runtime.createMessage({
+        conversationId: conversation.id,
+        userId: botId,
+        type: 'text',
+        payload: { text: 'we begin' },
+        tags: {},
+      });
+      const posted = await waitFor(
+        'the first message of the conversation the bot opened',
+        async () => postedOf(receiver).find((p) => p.thread === 't9'),
+        30_000,
+      );
+      assert.equal(posted.text, 'we begin');
     });
 
     test('a reply the channel refuses with a 500 is handed over again until it takes it', async () => {

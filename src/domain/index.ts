@@ -10,7 +10,9 @@ import { BotKeys } from './bots/bot-keys.ts';
 import { BotLogs } from './bots/bot-logs.ts';
 import { Bots } from './bots/bots.ts';
 import { ChannelSends } from './integrations/channel-sends.ts';
+import { IntegrationHostSlot } from './integrations/host.ts';
 import { Installations } from './integrations/installations.ts';
+import { ProactiveCreation } from './integrations/proactive.ts';
 import { Integrations } from './integrations/integrations.ts';
 import { Conversations } from './runtime/conversations.ts';
 import { Events } from './runtime/events.ts';
@@ -48,6 +50,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   bots: Bots;
   integrations: Integrations;
   installations: Installations;
+  integrationHost: IntegrationHostSlot;
+  proactive: ProactiveCreation;
   channelSends: ChannelSends;
   botKeys: BotKeys;
   botLogs: BotLogs;
@@ -105,6 +109,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const messages = new Messages(store, users, conversations, events, log, channelSends);
   const botWebhooks = new BotWebhooks(db, links);
   const installations = new Installations(db, links);
+  const integrations = new Integrations(db);
+  const integrationHost = new IntegrationHostSlot();
   const chat = new Chat(
     { store, caches, channels, ids: foreignIds, users, conversations, messages, events, log },
     options.chatSecret,
@@ -115,8 +121,10 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     workspaces: new Workspaces(db, caches),
     members,
     bots: new Bots(db, channels, botWebhooks, links, caches, installations),
-    integrations: new Integrations(db),
+    integrations,
     installations,
+    integrationHost,
+    proactive: new ProactiveCreation(installations, integrations, conversations, users, integrationHost),
     channelSends,
     botKeys: new BotKeys(db, caches),
     botLogs: new BotLogs(store),
@@ -137,7 +145,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     chat,
     webchat: new Webchat({ store, chat, ids: foreignIds, users, messages, events, log }),
     botWebhooks,
-    webhookIngress: new WebhookIngress(store, botWebhooks, installations, events),
+    webhookIngress: new WebhookIngress(store, botWebhooks, installations, events, integrationHost),
     webhookSubscriptions,
     webhookSends: new WebhookSends(store),
     queue,

@@ -85,7 +85,7 @@ export class Engine implements BotActionRunner {
     this.sdkBots = new SdkBots(domain, this.bundles);
     this.sdkIntegrations = new SdkIntegrations(domain, this.bundles);
     this.channelSender = new ChannelSender(domain, log, (send) => this.sdkIntegrations.sendToChannel(send));
-    domain.webhookIngress.useHost(this.sdkIntegrations);
+    domain.integrationHost.use(this.sdkIntegrations);
     this.schedules = new BotSchedules(domain, this.bots, log, (botId) => this.sdkBots.schedules(botId));
     this.tableComputer = new TableComputer(domain, this.sandbox, this.client, this.bots, log);
     domain.actions.useRunner(this);

@@ -26,7 +26,11 @@ export const conversationOperations = [
     status: 201,
     body: CreateConversationBodySchema.properties,
     response: ConversationAnswer,
-    handler: async (d, actor, body) => ({ conversation: await d.conversations.create(actor, body) }),
+    handler: async (d, actor, body) => ({
+      conversation:
+        (await d.proactive.conversation(actor, body, 'new'))?.conversation ??
+        (await d.conversations.create(actor, body)),
+    }),
   }),
   operation({
     id: 'getConversation',
@@ -71,7 +75,9 @@ export const conversationOperations = [
     body: GetOrCreateConversationBodySchema.properties,
     response: Type.Object({ conversation: ConversationSchema, meta: CreatedMeta }),
     handler: async (d, actor, body) => {
-      const { conversation, created } = await d.conversations.getOrCreate(actor, body);
+      const { conversation, created } =
+        (await d.proactive.conversation(actor, body, 'reuse')) ??
+        (await d.conversations.getOrCreate(actor, body));
       return { conversation, meta: { created } };
     },
   }),

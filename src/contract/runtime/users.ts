@@ -23,7 +23,9 @@ export const userOperations = [
     status: 201,
     body: CreateUserBodySchema.properties,
     response: UserAnswer,
-    handler: async (d, actor, body) => ({ user: await d.users.create(actor, body) }),
+    handler: async (d, actor, body) => ({
+      user: (await d.proactive.user(actor, body, 'new'))?.user ?? (await d.users.create(actor, body)),
+    }),
   }),
   operation({
     id: 'getUser',
@@ -64,7 +66,8 @@ export const userOperations = [
     body: GetOrCreateUserBodySchema.properties,
     response: Type.Object({ user: UserSchema, meta: CreatedMeta }),
     handler: async (d, actor, body) => {
-      const { user, created } = await d.users.getOrCreate(actor, body);
+      const { user, created } =
+        (await d.proactive.user(actor, body, 'reuse')) ?? (await d.users.getOrCreate(actor, body));
       return { user, meta: { created } };
     },
   }),

@@ -241,6 +241,16 @@ export class Integrations {
     return row?.updated_at;
   }
 
+  /** What the integration declares (channels, user...), without its code. */
+  async definitionOf(id: string): Promise<Record<string, Json> | undefined> {
+    const row = await this.db
+      .selectFrom('integrations')
+      .select('definition')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && fromJson<Record<string, Json>>(row.definition);
+  }
+
   /** What runs the integration (no actor: what asks knows it is installed); undefined without code. */
   async forRuntime(id: string): Promise<RuntimeIntegration | undefined> {
     const row = await this.db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirst();

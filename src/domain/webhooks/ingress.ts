@@ -5,6 +5,7 @@ import type { JsonObject } from '../shared/schemas.ts';
 import { isWebhookId } from '../shared/ids.ts';
 import { nowIso } from '../shared/time.ts';
 import type { BotWebhooks, ReachedWebhook } from './bot-webhooks.ts';
+import type { HandlerAnswer, IntegrationHostSlot } from '../integrations/host.ts';
 import type { Installation, Installations } from '../integrations/installations.ts';
 import { signatureProblem } from './signatures.ts';
 
@@ -44,27 +45,6 @@ class DuplicateDelivery extends Error {}
 /** What a webhook id names: a bot's own webhook, or the webhook of an integration installed on a bot. */
 export type ReachedIngress =
   { kind: 'bot'; webhook: ReachedWebhook } | { kind: 'integration'; installation: Installation };
-
-/** An integration handler's answer, relayed to whoever called its webhook. */
-export interface HandlerAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** A request as an integration's handler takes it (`webhook_received`): its body as text. */
-export interface IntegrationRequest {
-  method: string;
-  path: string;
-  query: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** The port through which requests reach integrations' handlers: what runs integrations implements it. */
-export interface IntegrationHost {
-  webhook(installation: Installation, request: IntegrationRequest): Promise<HandlerAnswer>;
-}
 
 /** A body larger than a webhook's receiver takes: `size` when it is known. */
 export function bodyTooLarge(maxBody: number, size?: number): ApiError {
@@ -106,18 +86,13 @@ function deliveryIdOf(headers: WebhookRequest['headers']): string | undefined {
  * the bot, which its hooks, triggers or SDK handlers take like any other event.
  */
 export class WebhookIngress {
-  private host: IntegrationHost | undefined;
-
   constructor(
     private readonly store: Store,
     private readonly webhooks: BotWebhooks,
     private readonly installations: Installations,
     private readonly events: Events,
+    private readonly host: IntegrationHostSlot,
   ) {}
-
-  useHost(host: IntegrationHost): void {
-    this.host = host;
-  }
 
   /** The webhook a request names, before its body is read. */
   async reach(webhookId: string): Promise<ReachedIngress> {
@@ -133,8 +108,7 @@ export class WebhookIngress {
    * integration verifies it, and its answer goes back to the sender.
    */
   async forward(installation: Installation, request: WebhookRequest): Promise<HandlerAnswer> {
-    if (!this.host) throw new ApiError('Internal', 'integrations are not run by this server');
-    return this.host.webhook(installation, {
+    return this.host.get().webhook(installation, {
       method: request.method,
       path: request.path,
       query: request.query,

@@ -14,7 +14,7 @@ import type { ResolvedAction } from '../../domain/runtime/actions.ts';
 import { ApiError } from '../../domain/shared/errors.ts';
 import { isJsonObject } from '../../domain/shared/json.ts';
 import type { Json, JsonObject } from '../../domain/shared/json.ts';
-import type { HandlerAnswer, IntegrationHost, IntegrationRequest } from '../../domain/webhooks/ingress.ts';
+import type { HandlerAnswer, IntegrationHost, IntegrationRequest } from '../../domain/integrations/host.ts';
 import type { BotActor } from '../../domain/workspace/actors.ts';
 import { reasonOf, unlessMissing } from '../failures.ts';
 import type { BundleResponse } from './bot-process.ts';
@@ -74,6 +74,36 @@ export class SdkIntegrations implements IntegrationHost {
       throw new ApiError(
         timedOut ? 'OperationTimeout' : 'Internal',
         `The integration ${installation.integrationName} did not answer: ${reasonOf(err)}`,
+      );
+    }
+  }
+
+  createConversation(
+    installation: Installation,
+    channel: string,
+    tags: Record<string, string>,
+  ): Promise<void> {
+    return this.create(installation, 'create_conversation', { channel, tags });
+  }
+
+  createUser(installation: Installation, tags: Record<string, string>): Promise<void> {
+    return this.create(installation, 'create_user', { tags });
+  }
+
+  /** Asks the integration to create a conversation or user (it creates it through the API as itself). */
+  private async create(installation: Installation, operation: string, body: JsonObject): Promise<void> {
+    const unit = await this.unitOf(installation);
+    if (!unit) throw new ApiError('Runtime', `The integration ${installation.integrationName} has no code`);
+    try {
+      await this.host.invoke(
+        unit.hosted,
+        bundleRequest(this.headers(unit, installation, operation), JSON.stringify(body)),
+      );
+    } catch (err) {
+      const timedOut = err instanceof BundleCallFailure && err.timedOut;
+      throw new ApiError(
+        timedOut ? 'OperationTimeout' : 'Runtime',
+        `The integration ${installation.integrationName} could not create it (${operation}): ${reasonOf(err)}`,
       );
     }
   }
