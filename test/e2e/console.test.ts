@@ -296,15 +296,35 @@ describe('web console (sqlite, Chromium)', () => {
     await page.close();
   });
 
-  test('webhooks: the incoming URL shows; a subscription is made, its secret shown once, its deliveries reported', async () => {
+  test('webhooks: the incoming URL and installed integrations show; a subscription is made, its secret shown once, its deliveries reported', async () => {
     const receiver = await startReceiver();
     try {
+      // An integration that answers every call (register included) with a 200.
+      const { integration } = await t.client().createIntegration({
+        name: 'console-channel',
+        version: '1.2.3',
+        code: 'module.exports = { handler: async () => ({ status: 200 }) };',
+      });
+      await t.client().updateBot({
+        id: bot.botId,
+        integrations: { [integration.id]: { enabled: true, configuration: {} } },
+      });
       const page = await signIn(t.token);
       await page.goto(`${t.url}/console/bots/${bot.botId}/webhooks`);
       const { webhook } = (await adminCall(t, 'GET', `/bots/${bot.botId}/webhook`)).body as {
         webhook: { url: string };
       };
       await page.getByText(webhook.url).waitFor();
+      const installed = page.getByRole('row').filter({ hasText: 'console-channel 1.2.3' });
+      await waitFor(
+        'the integration to show as registered',
+        async () => {
+          await page.reload();
+          return (await installed.getByText('Registered').count()) > 0;
+        },
+        15_000,
+        500,
+      );
       await page.getByRole('textbox', { name: 'Receiver URL' }).fill(`${receiver.url}/events`);
       await page.getByLabel('Event types').fill('order_paid');
       await page.getByRole('button', { name: 'Subscribe' }).click();

@@ -1,8 +1,9 @@
-// A bot's webhooks: the URL services call it at (its ingress), and the URLs its events are posted to
-// (subscriptions), with how each one's last delivery went. A subscription's secret is shown once.
+// A bot's webhooks: the URL services call it at (its ingress), the URLs of the integrations installed on it,
+// and the URLs its events are posted to (subscriptions), with how each one's last delivery went. A
+// subscription's secret is shown once.
 import { useState } from 'preact/hooks';
 import { admin } from '../../api/admin.ts';
-import type { WebhookSubscription } from '../../api/types.ts';
+import type { Bot, WebhookSubscription } from '../../api/types.ts';
 import { can } from '../../roles.ts';
 import { useCurrentSession } from '../../session.tsx';
 import {
@@ -33,10 +34,27 @@ function LastDelivery({ subscription }: { subscription: WebhookSubscription }) {
   );
 }
 
+type Installation = Bot['integrations'][string];
+
+/** Whether an installed integration answered its `register`. */
+function Registration({ installation }: { installation: Installation }) {
+  if (!installation.enabled) return <span class="muted">Disabled</span>;
+  if (installation.status === 'registered') return <span class="delivery delivered">Registered</span>;
+  if (installation.status === 'registration_failed')
+    return (
+      <span class="delivery failed">Register failed: {installation.statusReason ?? 'no reason given'}</span>
+    );
+  return <span class="muted">Registering…</span>;
+}
+
 export function Webhooks({ bot }: BotScreenProps) {
   const session = useCurrentSession();
   const mayChange = can(session.role, 'bots.write');
   const ingress = useLoad(() => admin.getBotWebhook(bot.id), [bot.id]);
+  // Every entry but the built-in chat channel (`chat`, as the other screens read it) is an installation.
+  const installed = Object.entries(bot.integrations)
+    .filter(([key]) => key !== 'chat')
+    .map(([, installation]) => installation);
   const subscriptions = useLoad(() => admin.listWebhookSubscriptions(bot.id), [bot.id]);
   const [url, setUrl] = useState('');
   const [types, setTypes] = useState('message_created');
@@ -89,6 +107,23 @@ export function Webhooks({ bot }: BotScreenProps) {
           </div>
         )}
       </Loaded>
+
+      <h2>Integrations</h2>
+      {installed.length === 0 ? (
+        <p class="muted">
+          No integration is installed. Deploy one with <code>bp deploy</code> in its project, then install it
+          on the bot (<code>updateBot</code> with <code>integrations</code>, or the bot’s own definition).
+        </p>
+      ) : (
+        <ListTable
+          items={installed}
+          columns={[
+            { label: 'Integration', cell: (i) => `${i.name} ${i.version}` },
+            { label: 'Webhook URL', wide: true, cell: (i) => <code>{i.webhookUrl}</code> },
+            { label: 'Status', cell: (i) => <Registration installation={i} /> },
+          ]}
+        />
+      )}
 
       <h2>Outgoing</h2>
       <p class="muted">The bot’s events of the types named are posted to each URL, signed with its secret.</p>
