@@ -320,7 +320,14 @@ describe('web console (sqlite, Chromium)', () => {
         'the integration to show as registered',
         async () => {
           await page.reload();
-          return (await installed.getByText('Registered').count()) > 0;
+          // The list renders once its data is read, after the page's load.
+          return installed
+            .getByText('Registered')
+            .waitFor({ timeout: 2000 })
+            .then(
+              () => true,
+              () => false,
+            );
         },
         15_000,
         500,
@@ -341,7 +348,13 @@ describe('web console (sqlite, Chromium)', () => {
         'the delivery to show',
         async () => {
           await page.reload();
-          return (await row.getByText('Delivered (HTTP 200)').count()) > 0;
+          return row
+            .getByText('Delivered (HTTP 200)')
+            .waitFor({ timeout: 2000 })
+            .then(
+              () => true,
+              () => false,
+            );
         },
         15_000,
         500,
