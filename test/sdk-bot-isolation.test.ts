@@ -305,6 +305,33 @@ describe('SDK bot processes stop when idle and are bounded in number', () => {
     assert.deepEqual(await again.nextTexts(1, 20_000), ['restarted: after']);
   });
 
+  test('the key a server that died left for a bot process is deleted when the server starts again', async () => {
+    const t = await server({});
+    const { botId, session } = await echo(t, 'orphaned');
+    await session.say('before');
+    assert.deepEqual(await session.nextTexts(1, 20_000), ['orphaned: before']);
+    await session.close();
+    // What a run that died leaves: a process key whose owner is gone (this one is copied from a live one).
+    const { db } = t.server.store;
+    const live = await db
+      .selectFrom('bot_api_keys')
+      .selectAll()
+      .where('bot_id', '=', botId)
+      .where('process_owner', 'is not', null)
+      .executeTakeFirstOrThrow();
+    await db
+      .insertInto('bot_api_keys')
+      .values({
+        ...live,
+        id: `${live.id}x`,
+        token_hash: `${live.token_hash}x`,
+        process_owner: 'a-host:12345:dead',
+      })
+      .execute();
+    await t.restart();
+    assert.equal(await processKeys(t, botId), 0, 'no key of a process is left');
+  });
+
   test('an idle bot holds no process, and its next message starts one again', async () => {
     const t = await server({ sdkBotIdleSeconds: '1' });
     const { botId, session } = await echo(t, 'napper');

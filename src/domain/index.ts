@@ -126,7 +126,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     integrationHost,
     proactive: new ProactiveCreation(installations, integrations, conversations, users, integrationHost),
     channelSends,
-    botKeys: new BotKeys(db, caches),
+    botKeys: new BotKeys(db, caches, store.dialect),
     botLogs: new BotLogs(store),
     botAnalytics: new BotAnalytics(store),
     auth: new Auth(db, members, caches),

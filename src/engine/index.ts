@@ -92,6 +92,8 @@ export class Engine implements BotActionRunner {
   }
 
   async start(): Promise<void> {
+    const stale = await this.domain.botKeys.deleteStaleRuntimeKeys();
+    if (stale > 0) this.log.warn({ keys: stale }, 'deleted the keys of bundle processes an earlier run left');
     this.stopListening = [
       this.domain.bots.onDeploy((botId) => void this.sdkBots.register(botId)),
       this.domain.installations.onChange((changes) => void this.sdkIntegrations.changed(changes)),

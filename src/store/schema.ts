@@ -148,6 +148,8 @@ export interface BotApiKeysTable {
   created_at: string;
   /** Set on the key of an integration's process: it acts for the bot as that integration. */
   integration_id: string | null;
+  /** Set on a key made for a bundle's process: the server process that made it (and deletes it). */
+  process_owner: string | null;
 }
 
 /** Tags of any resource, one row per key, so both dialects can filter on them with an index. */

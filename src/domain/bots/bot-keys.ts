@@ -1,4 +1,6 @@
-import type { Db } from '../../store/index.ts';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Db, Dialect } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { notFound } from '../shared/errors.ts';
@@ -7,6 +9,9 @@ import { requireBotOfWorkspace } from '../shared/ownership.ts';
 import { requireRole } from '../workspace/roles.ts';
 import { nowIso } from '../shared/time.ts';
 import { hashToken, newToken } from '../workspace/tokens.ts';
+
+/** This server process, as the owner of the keys it makes for bundles' processes. */
+const PROCESS_OWNER = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 
 export interface BotApiKey {
   id: string;
@@ -19,6 +24,7 @@ export class BotKeys {
   constructor(
     private readonly db: Db,
     private readonly caches: Caches,
+    private readonly dialect: Dialect,
   ) {}
 
   async create(actor: WorkspaceActor, botId: string, note: string): Promise<BotApiKey & { value: string }> {
@@ -36,7 +42,22 @@ export class BotKeys {
     note: string,
     integrationId?: string,
   ): Promise<BotApiKey & { value: string }> {
-    return this.insert(botId, note, integrationId);
+    return this.insert(botId, note, integrationId, PROCESS_OWNER);
+  }
+
+  /**
+   * At start, on SQLite (one server per data folder): the keys an earlier run made for its bundles'
+   * processes, which it could not delete if it died; no process holds them now.
+   */
+  async deleteStaleRuntimeKeys(): Promise<number> {
+    if (this.dialect !== 'sqlite') return 0;
+    const deleted = await this.db
+      .deleteFrom('bot_api_keys')
+      .where('process_owner', 'is not', null)
+      .where('process_owner', '!=', PROCESS_OWNER)
+      .executeTakeFirst();
+    this.caches.accessChanged();
+    return Number(deleted.numDeletedRows);
   }
 
   deleteForRuntime(keyId: string): Promise<void> {
@@ -73,12 +94,14 @@ export class BotKeys {
     botId: string,
     note: string,
     integrationId?: string,
+    processOwner?: string,
   ): Promise<BotApiKey & { value: string }> {
     const value = newToken('botApiKey');
     const row = {
       id: newId('botApiKey'),
       bot_id: botId,
       integration_id: integrationId ?? null,
+      process_owner: processOwner ?? null,
       note,
       token_hash: hashToken(value),
       created_at: nowIso(),

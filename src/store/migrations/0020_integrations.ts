@@ -42,6 +42,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // The key an integration's process calls the Runtime API with acts for one bot as that integration.
   await db.schema.alterTable('bot_api_keys').addColumn('integration_id', 'text').execute();
+  // The server process that made a key for a bundle's process: a server that died left its keys.
+  await db.schema.alterTable('bot_api_keys').addColumn('process_owner', 'text').execute();
 
   // Messages of a bot to be handed to the channel of the integration its conversation belongs to:
   // written with the message, so none is lost, and sent again with a backoff until the integration
