@@ -34,6 +34,8 @@ export interface BotInstallation {
 /** One installation, as what runs the integration needs it. */
 export interface Installation {
   botId: string;
+  /** The bot's workspace (the integration's: a bot installs only its workspace's integrations). */
+  workspaceId: string;
   integrationId: string;
   integrationName: string;
   enabled: boolean;
@@ -85,11 +87,11 @@ export class Installations {
     if (ids.length === 0) return NO_CHANGES;
     const integrations = await trx
       .selectFrom('integrations')
-      .select(['id', 'name'])
+      .select(['id', 'name', 'workspace_id'])
       .where('workspace_id', '=', bot.workspaceId)
       .where('id', 'in', ids)
       .execute();
-    const names = new Map(integrations.map((i) => [i.id, i.name]));
+    const known = new Map(integrations.map((i) => [i.id, { name: i.name, workspaceId: i.workspace_id }]));
     const current = await trx
       .selectFrom('bot_integrations')
       .selectAll()
@@ -100,19 +102,19 @@ export class Installations {
     const result: InstallationChanges = { registered: [], unregistered: [] };
     const now = nowIso();
     for (const [id, change] of Object.entries(changes)) {
-      const name = names.get(id);
+      const integration = known.get(id);
       const before = installed.get(id);
       if (change === null) {
-        if (!before || name === undefined) continue;
+        if (!before || integration === undefined) continue;
         await trx
           .deleteFrom('bot_integrations')
           .where('bot_id', '=', bot.id)
           .where('integration_id', '=', id)
           .execute();
-        if (before.enabled === 1) result.unregistered.push(toInstallation(before, name));
+        if (before.enabled === 1) result.unregistered.push(toInstallation(before, integration));
         continue;
       }
-      if (name === undefined) {
+      if (integration === undefined) {
         throw new ApiError(
           'ReferenceNotFound',
           `integrations.${id}: no integration of this id in the workspace (Parley offers the built-in "chat" channel and the integrations deployed to the workspace with bp deploy; it has no hub)`,
@@ -146,8 +148,8 @@ export class Installations {
       } else {
         await trx.insertInto('bot_integrations').values(row).execute();
       }
-      if (enabled === 1) result.registered.push(toInstallation(row, name));
-      else if (before?.enabled === 1) result.unregistered.push(toInstallation(before, name));
+      if (enabled === 1) result.registered.push(toInstallation(row, integration));
+      else if (before?.enabled === 1) result.unregistered.push(toInstallation(before, integration));
     }
     return result;
   }
@@ -232,7 +234,7 @@ export class Installations {
     where: (q: ReturnType<Installations['joined']>) => ReturnType<Installations['joined']>,
   ): Promise<Installation | undefined> {
     const row = await where(this.joined()).executeTakeFirst();
-    return row && toInstallation(row, row.name);
+    return row && toInstallation(row, { name: row.name, workspaceId: row.workspace_id });
   }
 
   private joined() {
@@ -240,13 +242,17 @@ export class Installations {
       .selectFrom('bot_integrations')
       .innerJoin('integrations', 'integrations.id', 'bot_integrations.integration_id')
       .selectAll('bot_integrations')
-      .select('integrations.name');
+      .select(['integrations.name', 'integrations.workspace_id']);
   }
 }
 
-function toInstallation(row: Row<'bot_integrations'>, name: string): Installation {
+function toInstallation(
+  row: Row<'bot_integrations'>,
+  { name, workspaceId }: { name: string; workspaceId: string },
+): Installation {
   return {
     botId: row.bot_id,
+    workspaceId,
     integrationId: row.integration_id,
     integrationName: name,
     enabled: row.enabled === 1,

@@ -129,9 +129,7 @@ export class SdkIntegrations implements IntegrationHost {
     if (!installation?.enabled) return { failed: 'the integration is no longer installed and enabled' };
     const unit = await this.unitOf(installation);
     if (!unit) return { failed: 'the integration has no code' };
-    const bot = await this.domain.bots.forRuntime(send.botId);
-    if (!bot) return { failed: 'the bot was deleted' };
-    const actor: BotActor = { botId: send.botId, workspaceId: bot.workspaceId };
+    const actor: BotActor = { botId: send.botId, workspaceId: installation.workspaceId };
     const message = await unlessMissing(this.domain.messages.get(actor, send.messageId));
     const conversation =
       message && (await unlessMissing(this.domain.conversations.get(actor, message.conversationId)));
@@ -141,7 +139,7 @@ export class SdkIntegrations implements IntegrationHost {
       message.userId === send.botId
         ? {
             id: send.botId,
-            createdAt: bot.deployedAt ?? message.createdAt,
+            createdAt: message.createdAt,
             updatedAt: message.createdAt,
             tags: {},
           }
