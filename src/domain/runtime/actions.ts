@@ -3,6 +3,7 @@ import { createAjv } from '../shared/json-schema.ts';
 import type { JsonObject } from '../shared/json.ts';
 import type { ValidateFunction } from 'ajv';
 import type { Store } from '../../store/index.ts';
+import { prepare } from '../../store/prepared.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { CHAT_INTEGRATION } from '../chat/channels.ts';
 import { ApiError, invalidPayload, notFound } from '../shared/errors.ts';
@@ -10,6 +11,26 @@ import { fromJson, toJson } from '../shared/json.ts';
 import type { ConversationLog } from '../live/conversation-log.ts';
 import { requireOfBot } from '../shared/ownership.ts';
 import { nowIso } from '../shared/time.ts';
+
+/** A cacheable action's output for an input: read on every call of it. */
+const readCachedOutput = prepare(['botId', 'key'], (db, { botId, key }: { botId: string; key: string }) =>
+  db
+    .selectFrom('action_cache')
+    .select(['output', 'expires_at'])
+    .where('bot_id', '=', botId)
+    .where('key', '=', key),
+);
+
+const storeCachedOutput = prepare(
+  ['botId', 'key', 'output', 'expiresAt'],
+  (db, args: { botId: string; key: string; output: string; expiresAt: string }) =>
+    db
+      .insertInto('action_cache')
+      .values({ bot_id: args.botId, key: args.key, output: args.output, expires_at: args.expiresAt })
+      .onConflict((oc) =>
+        oc.columns(['bot_id', 'key']).doUpdateSet({ output: args.output, expires_at: args.expiresAt }),
+      ),
+);
 
 /** Longest `type` of an action call. */
 export const ACTION_TYPE_MAX_LENGTH = 200;
@@ -151,12 +172,7 @@ export class Actions {
   }
 
   private async cached(botId: string, key: string): Promise<JsonObject | undefined> {
-    const row = await this.store.db
-      .selectFrom('action_cache')
-      .select(['output', 'expires_at'])
-      .where('bot_id', '=', botId)
-      .where('key', '=', key)
-      .executeTakeFirst();
+    const [row] = (await readCachedOutput.execute(this.store.db, { botId, key })).rows;
     return row && row.expires_at > nowIso() ? fromJson<JsonObject>(row.output) : undefined;
   }
 
@@ -166,19 +182,12 @@ export class Actions {
     output: JsonObject,
     ttlSeconds: number,
   ): Promise<void> {
-    const values = {
-      bot_id: botId,
+    await storeCachedOutput.execute(this.store.db, {
+      botId,
       key,
       output: toJson(output),
-      expires_at: new Date(Date.now() + ttlSeconds * 1000).toISOString(),
-    };
-    await this.store.db
-      .insertInto('action_cache')
-      .values(values)
-      .onConflict((oc) =>
-        oc.columns(['bot_id', 'key']).doUpdateSet({ output: values.output, expires_at: values.expires_at }),
-      )
-      .execute();
+      expiresAt: new Date(Date.now() + ttlSeconds * 1000).toISOString(),
+    });
   }
 }
 
