@@ -237,7 +237,8 @@ for (const store of await testStores()) {
       const tables = ['channel_sends', 'bot_integrations', 'integrations', 'webhook_sends'];
       for (const table of [...tables, 'webhook_subscriptions', 'webhook_deliveries', 'bot_webhooks'])
         await sql`drop table ${sql.table(table)}`.execute(db);
-      await sql`alter table bot_api_keys drop column integration_id`.execute(db);
+      for (const column of ['integration_id', 'process_owner'])
+        await sql`alter table bot_api_keys drop column ${sql.ref(column)}`.execute(db);
       await sql`delete from kysely_migration where name >= '0018'`.execute(db);
       await sql`update bots set signing_secret = ${bytes.toString('base64url')} where id = ${bot.botId}`.execute(
         db,
