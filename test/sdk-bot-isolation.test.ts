@@ -343,6 +343,29 @@ describe('SDK bot processes stop when idle and are bounded in number', () => {
     assert.deepEqual(await session.nextTexts(1, 20_000), ['napper: two']);
   });
 
+  test('a reply that comes 6 s after the message reaches the official chat client’s listener', async () => {
+    const t = await server({});
+    const { bot } = await t.client().createBot({
+      name: 'thinker',
+      code: bundle(`await new Promise((r) => setTimeout(r, 6000)); await reply('thought: ' + text);`),
+    });
+    const session = await ChatSession.open(await chatUrlOf(t, bot.id));
+    sessions.push(session);
+    await session.say('hmm');
+    assert.deepEqual(await session.nextTexts(1, 20_000), ['thought: hmm']);
+  });
+
+  test('a bot whose process starts slower than the idle time is not stopped as idle while it starts', async () => {
+    const t = await server({ sdkBotIdleSeconds: '1' });
+    // Six seconds to load: longer than the idle time, and than the interval idle processes are looked for.
+    const slow = `const until = Date.now() + 6000; while (Date.now() < until) {}\n${bundle(`await reply('slow: ' + text);`)}`;
+    const { bot } = await t.client().createBot({ name: 'slow-starter', code: slow });
+    const session = await ChatSession.open(await chatUrlOf(t, bot.id));
+    sessions.push(session);
+    await session.say('hi');
+    assert.deepEqual(await session.nextTexts(1, 30_000), ['slow: hi']);
+  });
+
   test('past the limit of processes, the one idle longest stops for the bot that needs one', async () => {
     // Idle processes stop only after 300 s here: what stops the first bot's is the limit.
     const t = await server({ sdkBotProcesses: '1' });

@@ -65,7 +65,7 @@ interface Running {
   versionId: string;
   started: Promise<BotProcess>;
   lastUsed: number;
-  /** Calls in flight (a process with none may be stopped). */
+  /** Calls in flight, and the start under way: a process with neither may be stopped. */
   calls: number;
   life: Life;
 }
@@ -130,7 +130,9 @@ export class BundleHost {
       return await process.call(request);
     } catch (err) {
       if (err instanceof BotCallTimedOut) throw new BundleCallFailure(err.message, true);
-      if (err instanceof BotProcessEnded && err.alone) throw new BundleCallFailure(err.message);
+      // A process stopped on purpose (replaced, or the server closing) ended the call: it may be made again.
+      if (err instanceof BotProcessEnded && err.alone && !running?.life.stopping)
+        throw new BundleCallFailure(err.message);
       throw err;
     } finally {
       if (running) {
@@ -201,7 +203,8 @@ export class BundleHost {
       versionId: hosted.versionId,
       started: this.startProcess(hosted, life),
       lastUsed: Date.now(),
-      calls: 0,
+      // The start counts as a call: a start slower than the idle time is not stopped as idle.
+      calls: 1,
       life,
     };
     this.running.set(key, running);
@@ -210,6 +213,9 @@ export class BundleHost {
     } catch (err) {
       if (this.running.get(key) === running) this.running.delete(key);
       throw err;
+    } finally {
+      running.calls--;
+      running.lastUsed = Date.now();
     }
   }
 
