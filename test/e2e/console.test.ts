@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { UnauthorizedError } from '@botpress/client';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/api/console/index.ts';
 import { deployPackage, json, send, sendAndWait, startChat } from '../helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from '../helpers/deployed-bots.ts';
@@ -82,6 +82,25 @@ const SHOWCASE_BOT = {
     ],
   }),
 };
+
+/**
+ * Reloads the page until `target` shows: what a list shows is what it read when it rendered, which
+ * happens after the page's load (so each reload waits a little for it).
+ */
+async function shownAfterReload(page: Page, target: Locator, what: string): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      await page.reload();
+      return target.waitFor({ timeout: 2000 }).then(
+        () => true,
+        () => false,
+      );
+    },
+    15_000,
+    500,
+  );
+}
 
 describe('web console (sqlite, Chromium)', () => {
   let t: TestServer;
@@ -316,21 +335,10 @@ describe('web console (sqlite, Chromium)', () => {
       };
       await page.getByText(webhook.url).waitFor();
       const installed = page.getByRole('row').filter({ hasText: 'console-channel 1.2.3' });
-      await waitFor(
+      await shownAfterReload(
+        page,
+        installed.getByText('Registered'),
         'the integration to show as registered',
-        async () => {
-          await page.reload();
-          // The list renders once its data is read, after the page's load.
-          return installed
-            .getByText('Registered')
-            .waitFor({ timeout: 2000 })
-            .then(
-              () => true,
-              () => false,
-            );
-        },
-        15_000,
-        500,
       );
       await page.getByRole('textbox', { name: 'Receiver URL' }).fill(`${receiver.url}/events`);
       await page.getByLabel('Event types').fill('order_paid');
@@ -344,21 +352,7 @@ describe('web console (sqlite, Chromium)', () => {
       await waitFor('the delivery', async () => receiver.received.length > 0, 15_000);
       const row = page.getByRole('row').filter({ hasText: `${receiver.url}/events` });
       // The list shows what it read; a reload reads the delivery's outcome.
-      await waitFor(
-        'the delivery to show',
-        async () => {
-          await page.reload();
-          return row
-            .getByText('Delivered (HTTP 200)')
-            .waitFor({ timeout: 2000 })
-            .then(
-              () => true,
-              () => false,
-            );
-        },
-        15_000,
-        500,
-      );
+      await shownAfterReload(page, row.getByText('Delivered (HTTP 200)'), 'the delivery to show');
       await shot(page, '18-webhooks');
       await row.getByRole('button', { name: 'Delete' }).click();
       await row.getByRole('button', { name: /^Yes/ }).click();
