@@ -14,7 +14,8 @@ import type { BotLogEntry } from '../../domain/bots/bot-logs.ts';
 import type { Domain } from '../../domain/index.ts';
 import { isJsonObject } from '../../domain/shared/json.ts';
 import type { Json, JsonObject } from '../../domain/shared/json.ts';
-import { BotFailure } from '../failures.ts';
+import { ApiError } from '../../domain/shared/errors.ts';
+import { BotFailure, reasonOf } from '../failures.ts';
 import { BotCallTimedOut, BotProcess, BotProcessEnded } from './bot-process.ts';
 import type { BundleRequest, BundleResponse } from './bot-process.ts';
 
@@ -150,6 +151,29 @@ export class BundleHost {
     if (response.status >= 400)
       throw new BundleCallFailure(`${who} answered ${response.status}: ${errorOf(response)}`);
     return response;
+  }
+
+  /**
+   * `action_triggered`: runs an action in the bundle (`headers` name the operation); the answer's
+   * `output` object is its result. `label` names the action in errors, which tell the caller what the
+   * bundle did, never a fault of the server.
+   */
+  async runAction(
+    hosted: Hosted,
+    headers: Record<string, string>,
+    name: string,
+    input: JsonObject,
+    label = name,
+  ): Promise<JsonObject> {
+    let response: BundleResponse;
+    try {
+      response = await this.invoke(hosted, bundleRequest(headers, JSON.stringify({ type: name, input })));
+    } catch (err) {
+      throw callError(err, `The action "${label}" failed`);
+    }
+    const output = outputOf(response.body);
+    if (!output) throw new ApiError('Runtime', `The action "${label}" answered no output object`);
+    return output;
   }
 
   /** A line in the bot's logs, written with others in a batch. */
@@ -317,6 +341,16 @@ export class BundleHost {
       ),
     );
   }
+}
+
+/** A failed call as its API caller is told: a time-out, else what the bundle did (`otherwise`). */
+export function callError(
+  err: unknown,
+  message: string,
+  otherwise: 'Runtime' | 'Internal' = 'Runtime',
+): ApiError {
+  const timedOut = err instanceof BundleCallFailure && err.timedOut;
+  return new ApiError(timedOut ? 'OperationTimeout' : otherwise, `${message}: ${reasonOf(err)}`);
 }
 
 /** What a failed call said: the SDK's `{error}` or an API error's `message`, else the body itself. */

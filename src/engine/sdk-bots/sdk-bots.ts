@@ -9,18 +9,11 @@ import type { Domain } from '../../domain/index.ts';
 import type { ClaimedEvent } from '../../domain/queue/event-queue.ts';
 import type { BotActor } from '../../domain/workspace/actors.ts';
 import type { ResolvedAction } from '../../domain/runtime/actions.ts';
-import { ApiError } from '../../domain/shared/errors.ts';
 import type { JsonObject } from '../../domain/shared/json.ts';
 import type { Schedule } from '../bot-schedules.ts';
 import { reasonOf, unlessMissing } from '../failures.ts';
 import type { BundleResponse } from './bot-process.ts';
-import {
-  BundleCallFailure,
-  bundleRequest,
-  configurationHeader,
-  outputOf,
-  secretsEnv,
-} from './bundle-host.ts';
+import { bundleRequest, configurationHeader, secretsEnv } from './bundle-host.ts';
 import type { BundleHost, Hosted } from './bundle-host.ts';
 
 /** A bot as its process runs it: what is read once per deploy (its code stays in the store). */
@@ -84,24 +77,13 @@ export class SdkBots {
     };
   }
 
-  private async runAction(sdkBot: SdkBot, name: string, input: JsonObject): Promise<JsonObject> {
-    let response: BundleResponse;
-    try {
-      response = await this.invoke(
-        sdkBot,
-        'action_triggered',
-        'action_triggered',
-        JSON.stringify({ type: name, input }),
-      );
-    } catch (err) {
-      // The caller of the action is told what the bot did, never a fault of the server.
-      const reason = reasonOf(err);
-      const timedOut = err instanceof BundleCallFailure && err.timedOut;
-      throw new ApiError(timedOut ? 'OperationTimeout' : 'Runtime', `The action "${name}" failed: ${reason}`);
-    }
-    const output = outputOf(response.body);
-    if (!output) throw new ApiError('Runtime', `The action "${name}" answered no output object`);
-    return output;
+  private runAction(sdkBot: SdkBot, name: string, input: JsonObject): Promise<JsonObject> {
+    return this.host.runAction(
+      sdkBot.hosted,
+      this.headers(sdkBot, 'action_triggered', 'action_triggered'),
+      name,
+      input,
+    );
   }
 
   /** An SDK bot's recurring events as schedules; undefined for a bot that is none. */
@@ -117,14 +99,16 @@ export class SdkBots {
   }
 
   private invoke(sdkBot: SdkBot, operation: string, type: string, body: string): Promise<BundleResponse> {
-    const { bot } = sdkBot;
-    const headers = {
-      'x-bot-id': bot.botId,
+    return this.host.invoke(sdkBot.hosted, bundleRequest(this.headers(sdkBot, operation, type), body));
+  }
+
+  private headers(sdkBot: SdkBot, operation: string, type: string): Record<string, string> {
+    return {
+      'x-bot-id': sdkBot.bot.botId,
       'x-bp-operation': operation,
       'x-bp-type': type,
-      'x-bp-configuration': configurationHeader(bot.configuration),
+      'x-bp-configuration': configurationHeader(sdkBot.bot.configuration),
     };
-    return this.host.invoke(sdkBot.hosted, bundleRequest(headers, body));
   }
 
   /** The bot of an event, if it is an SDK bot: read in full once per deploy. */

@@ -23,7 +23,7 @@ import {
   bundleRequest,
   configurationHeader,
   errorOf,
-  outputOf,
+  callError,
   secretsEnv,
 } from './bundle-host.ts';
 import type { BundleHost, Hosted } from './bundle-host.ts';
@@ -70,11 +70,7 @@ export class SdkIntegrations implements IntegrationHost {
         level: 'error',
         message: `${unit.hosted.logPrefix}a webhook request failed: ${reasonOf(err)}`,
       });
-      const timedOut = err instanceof BundleCallFailure && err.timedOut;
-      throw new ApiError(
-        timedOut ? 'OperationTimeout' : 'Internal',
-        `The integration ${installation.integrationName} did not answer: ${reasonOf(err)}`,
-      );
+      throw callError(err, `The integration ${installation.integrationName} did not answer`, 'Internal');
     }
   }
 
@@ -100,10 +96,9 @@ export class SdkIntegrations implements IntegrationHost {
         bundleRequest(this.headers(unit, installation, operation), JSON.stringify(body)),
       );
     } catch (err) {
-      const timedOut = err instanceof BundleCallFailure && err.timedOut;
-      throw new ApiError(
-        timedOut ? 'OperationTimeout' : 'Runtime',
-        `The integration ${installation.integrationName} could not create it (${operation}): ${reasonOf(err)}`,
+      throw callError(
+        err,
+        `The integration ${installation.integrationName} could not create it (${operation})`,
       );
     }
   }
@@ -193,35 +188,14 @@ export class SdkIntegrations implements IntegrationHost {
     }
   }
 
-  private async runAction(
+  private runAction(
     unit: Unit,
     installation: Installation,
     name: string,
     input: JsonObject,
   ): Promise<JsonObject> {
-    let response: BundleResponse;
-    try {
-      response = await this.host.invoke(
-        unit.hosted,
-        bundleRequest(
-          this.headers(unit, installation, 'action_triggered'),
-          JSON.stringify({ type: name, input }),
-        ),
-      );
-    } catch (err) {
-      const timedOut = err instanceof BundleCallFailure && err.timedOut;
-      throw new ApiError(
-        timedOut ? 'OperationTimeout' : 'Runtime',
-        `The action "${installation.integrationName}:${name}" failed: ${reasonOf(err)}`,
-      );
-    }
-    const output = outputOf(response.body);
-    if (!output)
-      throw new ApiError(
-        'Runtime',
-        `The action "${installation.integrationName}:${name}" answered no output object`,
-      );
-    return output;
+    const headers = this.headers(unit, installation, 'action_triggered');
+    return this.host.runAction(unit.hosted, headers, name, input, `${installation.integrationName}:${name}`);
   }
 
   private headers(
