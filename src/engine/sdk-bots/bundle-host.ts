@@ -53,8 +53,8 @@ export interface Hosted {
   integrationId?: string;
   /** Identifies the bundle: a new version replaces the process. */
   versionId: string;
-  /** The bundle's code, written to a file (named by its version) when its process first starts. */
-  code: () => Promise<string>;
+  /** The bundle's file (`writeBundle` made it): its code is not held in memory. */
+  bundleFile: string;
   /** Its environment beside the API's URL and its key (`SECRET_*`, the ids the SDK falls back on). */
   env: Record<string, string>;
   callTimeoutMs?: number;
@@ -176,6 +176,16 @@ export class BundleHost {
     return output;
   }
 
+  /**
+   * Writes a version's bundle to the file its processes run, unless it is there; answers the file. One
+   * file per version, under its owner (a bot or an integration), named by it: it never changes.
+   */
+  async writeBundle(owner: string, versionId: string, code: string): Promise<string> {
+    const file = path.join(this.options.bundlesDir, owner, `${versionId}.cjs`);
+    await writeOnce(file, code);
+    return file;
+  }
+
   /** A line in the bot's logs, written with others in a batch. */
   botLog(botId: string, entry: BotLogEntry): void {
     const pending = this.logs.get(botId);
@@ -245,9 +255,6 @@ export class BundleHost {
 
   private async startProcess(hosted: Hosted, life: Life): Promise<BotProcess> {
     const { botId, key } = hosted;
-    // One file per version, named by it (a version's file never changes).
-    const bundleFile = path.join(this.options.bundlesDir, ...key.split('/'), `${hosted.versionId}.cjs`);
-    await writeOnce(bundleFile, hosted.code);
     const apiKey = await this.domain.botKeys.createForRuntime(
       botId,
       `process of version ${hosted.versionId}`,
@@ -256,7 +263,7 @@ export class BundleHost {
     const startedAt = Date.now();
     return BotProcess.start({
       runnerFile: RUNNER_FILE,
-      bundleFile,
+      bundleFile: hosted.bundleFile,
       env: { ...hosted.env, BP_API_URL: this.options.apiUrl, BP_TOKEN: apiKey.value },
       memoryMb: this.options.memoryMb,
       callTimeoutMs: hosted.callTimeoutMs ?? this.options.callTimeoutMs,
@@ -413,7 +420,7 @@ export function bundleRequest(headers: Record<string, string>, body: string): Bu
 }
 
 /** Writes a bundle unless it is there (a version's file never changes: its name is its hash). */
-async function writeOnce(file: string, code: () => Promise<string>): Promise<void> {
+async function writeOnce(file: string, code: string): Promise<void> {
   const exists = await stat(file).then(
     () => true,
     () => false,
@@ -423,6 +430,6 @@ async function writeOnce(file: string, code: () => Promise<string>): Promise<voi
   // A name of its own: two starts of a new version may write at once, and each renames its own whole
   // file into place.
   const partial = `${file}.${randomUUID()}.partial`;
-  await writeFile(partial, await code());
+  await writeFile(partial, code);
   await rename(partial, file);
 }

@@ -16,7 +16,7 @@ import type { BundleResponse } from './bot-process.ts';
 import { bundleRequest, configurationHeader, secretsEnv } from './bundle-host.ts';
 import type { BundleHost, Hosted } from './bundle-host.ts';
 
-/** A bot as its process runs it: what is read once per deploy (its code stays in the store). */
+/** A bot as its process runs it: what is read once per deploy (its code goes to its bundle file). */
 interface SdkBot {
   bot: Omit<RuntimeBot, 'code'>;
   hosted: Hosted;
@@ -125,7 +125,7 @@ export class SdkBots {
       key: botId,
       botId,
       versionId,
-      code: () => this.codeOf(botId, versionId),
+      bundleFile: await this.host.writeBundle(botId, versionId, code),
       env: { BP_BOT_ID: botId, BP_WORKSPACE_ID: bot.workspaceId, ...secretsEnv(bot.secrets) },
       ...(bot.maxExecutionTime !== undefined && { callTimeoutMs: bot.maxExecutionTime * 1000 }),
       logPrefix: '',
@@ -133,14 +133,6 @@ export class SdkBots {
     const sdkBot: SdkBot = { bot: rest, hosted };
     this.bots.set(botId, { updatedAt: bot.updatedAt, sdkBot });
     return sdkBot;
-  }
-
-  /** The code of a version, read again when its process first starts (it is not held in memory). */
-  private async codeOf(botId: string, versionId: string): Promise<string> {
-    const code = (await this.domain.bots.forRuntime(botId))?.code;
-    if (!code || codeVersion(botId, code) !== versionId)
-      throw new Error('the bot was deployed again meanwhile: the next call runs its new version');
-    return code;
   }
 
   /** The hosted platform's event record, with what its type carries: a message with its user and conversation. */

@@ -28,11 +28,12 @@ import {
 } from './bundle-host.ts';
 import type { BundleHost, Hosted } from './bundle-host.ts';
 
-/** An integration's code and definition, read once per deploy of it. */
+/** An integration's definition and bundle file, read once per deploy of it. */
 interface Loaded {
   updatedAt: string;
   integration: Omit<RuntimeIntegration, 'code'>;
   versionId: string;
+  bundleFile: string;
 }
 
 export class SdkIntegrations implements IntegrationHost {
@@ -232,7 +233,7 @@ export class SdkIntegrations implements IntegrationHost {
       botId: installation.botId,
       integrationId: integration.id,
       versionId: loaded.versionId,
-      code: () => this.codeOf(integration.id, loaded.versionId),
+      bundleFile: loaded.bundleFile,
       env: {
         BP_BOT_ID: installation.botId,
         BP_INTEGRATION_ID: integration.id,
@@ -251,20 +252,15 @@ export class SdkIntegrations implements IntegrationHost {
     const runtime = await this.domain.integrations.forRuntime(integrationId);
     if (!runtime) return undefined;
     const { code, ...integration } = runtime;
+    const versionId = codeVersion(integrationId, code);
     const loaded: Loaded = {
       updatedAt: runtime.updatedAt,
       integration,
-      versionId: codeVersion(integrationId, code),
+      versionId,
+      bundleFile: await this.host.writeBundle(integrationId, versionId, code),
     };
     this.loaded.set(integrationId, loaded);
     return loaded;
-  }
-
-  private async codeOf(integrationId: string, versionId: string): Promise<string> {
-    const code = (await this.domain.integrations.forRuntime(integrationId))?.code;
-    if (!code || codeVersion(integrationId, code) !== versionId)
-      throw new Error('the integration was deployed again meanwhile: the next call runs its new version');
-    return code;
   }
 }
 
