@@ -6,6 +6,12 @@ import type { Generated, Insertable, Selectable } from 'kysely';
  * set, and the sets are defined here, once: the domain's schemas and the rows share them.
  */
 
+/**
+ * Every table the Tables API creates for a table's rows is named so (`tbl_rows_<id>`); its columns change
+ * while servers run, unlike those of the tables below, which change only by migration.
+ */
+export const ROW_TABLE_PREFIX = 'tbl_rows_';
+
 export const ROLES = ['viewer', 'billing', 'developer', 'manager', 'administrator', 'owner'] as const;
 export type Role = (typeof ROLES)[number];
 

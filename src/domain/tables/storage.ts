@@ -1,11 +1,9 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import type { Dialect, Executor } from '../../store/index.ts';
+import { ROW_TABLE_PREFIX } from '../../store/schema.ts';
 import { isScalar, sqlColumn } from './columns.ts';
 import type { Column, ColumnType } from './columns.ts';
-
-/** Every row table's name starts so: the sweep of orphans (a deleted bot's tables) finds them by it. */
-export const ROW_TABLE_PREFIX = 'tbl_rows_';
 
 /** `name = value, ...` of an UPDATE, from SQL column names to their values. */
 export function assignments(values: Map<string, unknown>): RawBuilder<unknown> {
