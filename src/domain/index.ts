@@ -135,7 +135,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     conversations,
     messages,
     events,
-    states: new States(store, events),
+    states: new States(store, events, queue),
     workflows: new Workflows(store),
     tagValues: new TagValues(store),
     foreignIds,

@@ -15,13 +15,19 @@ const RENEW_MS = 500;
 /** How often the engine looks for work when nothing woke it. */
 const POLL_MS = 250;
 
+/** How a turn ended, and whether it stored that end itself, with its last write (else the dispatcher does). */
+export interface TurnEnd {
+  status: 'processed' | 'ignored';
+  recorded: boolean;
+}
+
 export interface DispatcherOptions {
   /** Events worked on at once (of different conversations). */
   concurrency: number;
   /** Where each turn's time is recorded, by outcome. */
   turns: Histogram<'outcome'>;
-  /** Runs one event's turn; resolves with its final status, rejects with the failure. */
-  process(event: ClaimedEvent): Promise<'processed' | 'ignored'>;
+  /** Runs one event's turn; resolves with its end, rejects with the failure. */
+  process(event: ClaimedEvent): Promise<TurnEnd>;
 }
 
 /**
@@ -61,8 +67,8 @@ export class Dispatcher {
   private async runOne(row: ClaimedEvent): Promise<void> {
     const timer = this.options.turns.startTimer();
     try {
-      const status = await this.options.process(row);
-      await this.domain.queue.finish(row.id, status);
+      const { status, recorded } = await this.options.process(row);
+      if (!recorded) await this.domain.queue.finish(row.id, status);
       timer({ outcome: status });
       return;
     } catch (err) {

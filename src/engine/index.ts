@@ -4,6 +4,7 @@ import type { BotActionRunner, ResolvedAction } from '../domain/runtime/actions.
 import type { Domain } from '../domain/index.ts';
 import type { ClaimedEvent } from '../domain/queue/event-queue.ts';
 import { Dispatcher } from './dispatcher.ts';
+import type { TurnEnd } from './dispatcher.ts';
 import type { Metrics } from '../metrics.ts';
 import { BotClient } from './bot-client.ts';
 import { CallChain } from './call-chain.ts';
@@ -122,16 +123,17 @@ export class Engine implements BotActionRunner {
   }
 
   /** One event's turn: a Parley package's, or an SDK bundle's handler. */
-  private async process(row: ClaimedEvent): Promise<'processed' | 'ignored'> {
+  private async process(row: ClaimedEvent): Promise<TurnEnd> {
     const loaded = await this.bots.get(row.botId);
-    if (!loaded) return this.sdkBots.deliver(row);
+    if (!loaded) return { status: await this.sdkBots.deliver(row), recorded: false };
     const turn = new Turn(
       { domain: this.domain, sandbox: this.sandbox, client: this.client, serverLog: this.log },
       loaded,
       row,
     );
     try {
-      return await turn.execute();
+      const status = await turn.execute();
+      return { status, recorded: turn.endRecorded };
     } catch (err) {
       // A failure that may pass leaves the dialog where it stands: the turn resumes there when tried again.
       if (isPermanentFailure(err)) await this.failTurn(loaded, turn, row, err);

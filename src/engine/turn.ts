@@ -64,6 +64,8 @@ export class Turn implements DialogHost, TurnScope {
   private kb: EventKb = { included: [], results: [] };
   /** The action calls the turn's code makes, bounded together. */
   private readonly calls = CallChain.root();
+  /** The turn stored the end of its event with its last write (otherwise the dispatcher records it). */
+  endRecorded = false;
   private message?: Message;
   private conversation?: Conversation;
   private user?: User;
@@ -134,10 +136,7 @@ export class Turn implements DialogHost, TurnScope {
 
     if (!resuming) {
       const stopped = await this.incomingHooks(isMessage);
-      if (stopped) {
-        await this.finishTurn();
-        return 'ignored';
-      }
+      if (stopped) return this.finishTurn('ignored');
     }
     const runner = new DialogRunner(this);
     let handled = true;
@@ -151,8 +150,7 @@ export class Turn implements DialogHost, TurnScope {
     } else {
       handled = false;
     }
-    await this.finishTurn();
-    return handled ? 'processed' : 'ignored';
+    return this.finishTurn(handled ? 'processed' : 'ignored');
   }
 
   /** Where a new dialog starts for this event, if anywhere. */
@@ -223,10 +221,13 @@ export class Turn implements DialogHost, TurnScope {
     }
   }
 
-  private async finishTurn(): Promise<void> {
+  /** The turn's end: its last hooks, then its dialog and variables stored with the end of its event. */
+  private async finishTurn(status: TurnResult): Promise<TurnResult> {
     await this.hooks('after_turn_end');
     if (this.dialog.turn) this.dialog.turn.running = false;
-    await this.persist();
+    await this.persist(status);
+    this.endRecorded = true;
+    return status;
   }
 
   private async hooks(type: HookType, extra: Partial<CallContext> = {}): Promise<Json[]> {
@@ -331,14 +332,15 @@ export class Turn implements DialogHost, TurnScope {
    * Stores the dialog and the variables changed since they were last stored, after any write still
    * running (bot code may leave a host call running, and its checkpoint with it, when it returns).
    */
-  private persist(): Promise<void> {
+  private persist(ending?: TurnResult): Promise<void> {
     this.checkpointDue = false;
-    const write = this.checkpointWrite.catch(() => undefined).then(() => this.writeProgress());
+    const write = this.checkpointWrite.catch(() => undefined).then(() => this.writeProgress(ending));
     this.checkpointWrite = write;
     return write;
   }
 
-  private async writeProgress(): Promise<void> {
+  /** `ending`: the turn's status, stored with the end of its event (the turn's last write). */
+  private async writeProgress(ending?: TurnResult): Promise<void> {
     await this.syncWorkflowScope();
     const entries: StateEntry[] = [];
     for (const scope of ['conversation', 'user', 'bot'] as const) {
@@ -349,7 +351,7 @@ export class Turn implements DialogHost, TurnScope {
     if (workflow) entries.push(workflow);
     // Last: recording the workflow's run above may have changed the dialog.
     if (this.conversation) entries.push({ key: this.dialogKey(this.conversation), payload: this.dialog });
-    await this.store(entries);
+    await this.store(entries, ending);
   }
 
   /** Names a workflow run; its record is stored only when its variables are (see `storeWorkflowScope`). */
@@ -498,11 +500,13 @@ export class Turn implements DialogHost, TurnScope {
   }
 
   /** Stores the states the turn owns that changed since they were read or last stored, in one statement. */
-  private async store(entries: StateEntry[]): Promise<void> {
+  private async store(entries: StateEntry[], ending?: TurnResult): Promise<void> {
     const changed = entries
       .map((entry) => ({ ...entry, id: stateKeyText(entry.key), text: this.json(entry.payload) }))
       .filter((entry) => this.stored[entry.id] !== entry.text);
-    await this.s.domain.states.write(this.actor, changed);
+    const { states } = this.s.domain;
+    if (ending) await states.writeAtTurnEnd(this.actor, changed, this.event.id, ending);
+    else await states.write(this.actor, changed);
     for (const entry of changed) this.stored[entry.id] = entry.text;
   }
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { RawBuilder } from 'kysely';
+import type { Compilable, OperationNodeSource, RawBuilder } from 'kysely';
 import type { Executor, Store } from '../../store/index.ts';
 import { prepare } from '../../store/prepared.ts';
 import type { Row } from '../../store/schema.ts';
@@ -48,28 +48,28 @@ const claimRunnable = prepare(['owner', 'leaseUntil', 'now', 'id'], (_db, a: Cla
   claimWhere(a.owner, a.leaseUntil, a.now, sql`id = ${a.id} and ${RUNNABLE}`),
 );
 
-const finishEvent = prepare(
-  ['eventId', 'status', 'failureReason', 'now'],
-  (
-    db,
-    a: {
-      eventId: string;
-      status: 'processed' | 'ignored' | 'failed';
-      failureReason: string | null;
-      now: string;
-    },
-  ) =>
-    db
-      .updateTable('events')
-      .set({
-        status: a.status,
-        failure_reason: a.failureReason,
-        lease_owner: null,
-        lease_until: null,
-        updated_at: a.now,
-      })
-      .where('id', '=', a.eventId),
-);
+type EventEnd = {
+  eventId: string;
+  status: 'processed' | 'ignored' | 'failed';
+  failureReason: string | null;
+  now: string;
+};
+
+/** The update that ends an event's processing. */
+function endEvent(db: Executor, a: EventEnd) {
+  return db
+    .updateTable('events')
+    .set({
+      status: a.status,
+      failure_reason: a.failureReason,
+      lease_owner: null,
+      lease_until: null,
+      updated_at: a.now,
+    })
+    .where('id', '=', a.eventId);
+}
+
+const finishEvent = prepare(['eventId', 'status', 'failureReason', 'now'], endEvent);
 
 /** Claimed rows as the engine's events, in queue order. */
 function toClaimed(rows: Row<'events'>[]): ClaimedEvent[] {
@@ -294,6 +294,26 @@ export class EventQueue {
       failureReason: failureReason?.slice(0, FAILURE_REASON_MAX) ?? null,
       now: nowIso(),
     });
+  }
+
+  /**
+   * Ends an event's processing with another write (a turn's last states), for one commit instead of two:
+   * on Postgres in one statement (the write as a data-modifying CTE); on SQLite as two writes issued at
+   * once, which join one group commit (store/sqlite-group-commit.ts) without a transaction's savepoint.
+   */
+  async finishWith(
+    eventId: string,
+    status: 'processed' | 'ignored',
+    write: ((db: Executor) => Compilable & OperationNodeSource) | undefined,
+  ): Promise<void> {
+    if (!write) return this.finish(eventId, status);
+    const { db } = this.store;
+    if (this.store.dialect === 'postgres') {
+      const end: EventEnd = { eventId, status, failureReason: null, now: nowIso() };
+      await sql`with written as (${write(db)}) ${endEvent(db, end)}`.execute(db);
+      return;
+    }
+    await Promise.all([db.executeQuery(write(db)), this.finish(eventId, status)]);
   }
 
   /**
