@@ -141,8 +141,8 @@ export class States {
   }
 
   /**
-   * A turn's last write: the states it changed and the end of its event, committed together (see
-   * `EventQueue.finishWith`), so that a turn costs one commit fewer.
+   * A turn's last write: the states it changed, then the end of its event (on Postgres in one statement:
+   * see `EventQueue.finishWith`).
    */
   async writeAtTurnEnd(
     actor: BotActor,
