@@ -9,7 +9,7 @@ import type { User } from '../domain/runtime/users.ts';
 import { CallChain } from './call-chain.ts';
 import { stateKeyText } from '../domain/runtime/states.ts';
 import type { StateEntry, StateKey } from '../domain/runtime/states.ts';
-import { newId } from '../domain/shared/ids.ts';
+import { derivedId, newId } from '../domain/shared/ids.ts';
 import { CONVERSATION_STARTED_EVENT } from '../domain/webchat/webchat.ts';
 import { DialogError, DialogRunner } from './dialog.ts';
 import { UnitFailure, unlessMissing } from './failures.ts';
@@ -24,9 +24,6 @@ import type { LoadedBot } from './loaded-bot.ts';
 import { unitIds } from '../package/format.ts';
 import type { HookType, VariableScope, WorkflowNode } from '../package/format.ts';
 import type { CallContext, HostHandler, Json, JsonObject, Sandbox, Scopes } from './sandbox/types.ts';
-
-/** The tag that makes each reply of a turn idempotent: a resumed turn finds the replies it already sent. */
-const REPLY_TAG = 'parley:reply';
 
 export type TurnResult = 'processed' | 'ignored';
 
@@ -295,13 +292,14 @@ export class Turn implements DialogHost, TurnScope {
       userId: this.actor.botId,
       type: typeof type === 'string' ? type : 'text',
       payload: payload,
-      tags: { [REPLY_TAG]: `${this.event.id}:${n}` },
     };
-    // Only a run after an interrupted one can find its replies already sent.
-    const sent = this.event.firstDelivery
-      ? await this.s.domain.messages.create(this.actor, body)
-      : (await this.s.domain.messages.getOrCreate(this.actor, { ...body, discriminateByTags: [REPLY_TAG] }))
-          .message;
+    // Each reply's id is made from the event and the reply's number in the turn: a run after an
+    // interrupted one (the only run that can find its replies already sent) finds them by it.
+    const id = derivedId('message', this.event.id, n);
+    const { messages } = this.s.domain;
+    const sent =
+      (!this.event.firstDelivery && (await unlessMissing(messages.get(this.actor, id)))) ||
+      (await messages.create(this.actor, body, { id }));
     await this.hooks('after_outgoing_message', { message: toJsonValue(sent) });
   }
 

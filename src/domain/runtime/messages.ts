@@ -85,6 +85,8 @@ export interface CreateOptions {
   silent?: boolean;
   /** The caller has just checked that the user takes part in the conversation (the Chat API does). */
   participant?: boolean;
+  /** The message's id, when the caller makes it (`derivedId`: a turn's reply, found by it if the turn runs again). */
+  id?: string;
 }
 
 const Discriminate = { discriminateByTags: Type.Optional(Type.Array(Type.String())) };
@@ -398,7 +400,7 @@ export class Messages {
     // A user the caller found taking part in the conversation exists: no need to look again.
     if (joins && !(await this.users.exists(actor, body.userId, trx))) throw notFound('User', body.userId);
     const row: Row<'messages'> = {
-      id: newId('message'),
+      id: options.id ?? newId('message'),
       bot_id: actor.botId,
       conversation_id: body.conversationId,
       user_id: body.userId,

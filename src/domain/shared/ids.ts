@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { createHash, randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulidx';
 
 /** Prefixes of every id Parley hands out; ids are prefix + ULID (sortable by creation time, 28-36 chars). */
@@ -53,6 +53,35 @@ const ulid = monotonicFactory(pooledRandom());
 
 export function newId(kind: IdKind): string {
   return `${ID_PREFIXES[kind]}_${ulid()}`;
+}
+
+/** Crockford's base32, as ULIDs are written. */
+const BASE32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+/** Digits of the number in a derived id: 32,768 records can be derived from one. */
+const DERIVED_DIGITS = 3;
+
+/**
+ * The id of the `n`th record made from another (`from`, a Parley id): the same arguments give the same id,
+ * so a writer that runs again finds what it made the first time by its id. It is `from`'s ULID followed
+ * by `n` in three base32 digits, so the records made from one sort in their order, after those made from
+ * an older one, and never equal an id `newId` hands out (those are shorter).
+ */
+export function derivedId(kind: IdKind, from: string, n: number): string {
+  if (!Number.isSafeInteger(n) || n < 0 || n >= BASE32.length ** DERIVED_DIGITS) {
+    throw new RangeError(`a derived id takes a number from 0 to ${BASE32.length ** DERIVED_DIGITS - 1}`);
+  }
+  const base = from.slice(from.indexOf('_') + 1);
+  let ulid = base;
+  if (!ULID.test(base)) {
+    const digest = createHash('sha256').update(from).digest();
+    ulid = Array.from(digest.subarray(0, 26), (byte) => BASE32[byte % 32]).join('');
+  }
+  let digits = '';
+  for (let rest = n, i = 0; i < DERIVED_DIGITS; i++, rest = Math.floor(rest / 32)) {
+    digits = (BASE32[rest % 32] ?? '0') + digits;
+  }
+  return `${ID_PREFIXES[kind]}_${ulid}${digits}`;
 }
 
 /** The shape of a webhook id (a UUID, as `randomUUID` makes them): anything else names no webhook. */
