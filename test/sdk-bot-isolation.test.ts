@@ -263,12 +263,15 @@ describe('SDK bot processes stop when idle and are bounded in number', () => {
     (await t.client().listBotApiKeys({ botId })).baks.filter((k) => k.note.startsWith('process of version'))
       .length;
 
-  const echo = async (t: TestServer, name: string) => {
-    const { bot } = await t.client().createBot({ name, code: bundle(`await reply('${name}: ' + text);`) });
+  /** A bot of `code`, and a chat session with it (closed after the suite). */
+  const talkTo = async (t: TestServer, name: string, code: string) => {
+    const { bot } = await t.client().createBot({ name, code });
     const session = await ChatSession.open(await chatUrlOf(t, bot.id));
     sessions.push(session);
     return { botId: bot.id, session };
   };
+
+  const echo = (t: TestServer, name: string) => talkTo(t, name, bundle(`await reply('${name}: ' + text);`));
 
   test('the first messages of many conversations to a bot with no process start one process', async () => {
     const t = await server({});
@@ -345,12 +348,10 @@ describe('SDK bot processes stop when idle and are bounded in number', () => {
 
   test('a reply that comes 6 s after the message reaches the official chat client’s listener', async () => {
     const t = await server({});
-    const { bot } = await t.client().createBot({
-      name: 'thinker',
-      code: bundle(`await new Promise((r) => setTimeout(r, 6000)); await reply('thought: ' + text);`),
-    });
-    const session = await ChatSession.open(await chatUrlOf(t, bot.id));
-    sessions.push(session);
+    const thinking = bundle(
+      `await new Promise((r) => setTimeout(r, 6000)); await reply('thought: ' + text);`,
+    );
+    const { session } = await talkTo(t, 'thinker', thinking);
     await session.say('hmm');
     assert.deepEqual(await session.nextTexts(1, 20_000), ['thought: hmm']);
   });
@@ -359,9 +360,7 @@ describe('SDK bot processes stop when idle and are bounded in number', () => {
     const t = await server({ sdkBotIdleSeconds: '1' });
     // Six seconds to load: longer than the idle time, and than the interval idle processes are looked for.
     const slow = `const until = Date.now() + 6000; while (Date.now() < until) {}\n${bundle(`await reply('slow: ' + text);`)}`;
-    const { bot } = await t.client().createBot({ name: 'slow-starter', code: slow });
-    const session = await ChatSession.open(await chatUrlOf(t, bot.id));
-    sessions.push(session);
+    const { session } = await talkTo(t, 'slow-starter', slow);
     await session.say('hi');
     assert.deepEqual(await session.nextTexts(1, 30_000), ['slow: hi']);
   });
