@@ -9,6 +9,7 @@ import { createDomain } from './domain/index.ts';
 import type { Domain } from './domain/index.ts';
 import { openBus } from './bus/index.ts';
 import type { LiveBus } from './domain/live/conversation-log.ts';
+import type { BotLogProblem } from './domain/bots/bot-log-buffer.ts';
 import { Engine } from './engine/index.ts';
 import { StoreSweeper } from './engine/store-sweeper.ts';
 import { FileIndexer } from './engine/file-indexer.ts';
@@ -46,6 +47,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let limiterRedis: Redis | undefined;
   // Bus errors come before the app's logger exists only if the bus fails at once; then they are thrown.
   let reportBusError: (err: unknown) => void = () => {};
+  // Bot code logs only once the engine runs, after the app's logger exists.
+  let reportBotLogProblem: (problem: BotLogProblem) => void = () => {};
   try {
     bus = await openBus(
       {
@@ -59,6 +62,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       ...(config.chatEncryptionKey && { chatSecret: config.chatEncryptionKey }),
       files: { dataDir: config.dataDir, ...config.files },
       webhookPrivateTargets: config.webhookPrivateTargets,
+      onBotLogProblem: (problem) => reportBotLogProblem(problem),
     });
     const firstStart = await bootstrap(store.db, domain.accounts, config.adminToken);
     // Rate limits count across processes in Redis when there is one; a Redis that does not answer lets
@@ -82,6 +86,18 @@ export async function startServer(config: Config): Promise<RunningServer> {
       app.log.error({ reason: err instanceof Error ? err.message : String(err) }, 'live signal bus error');
     reportStoreError = (err) =>
       app.log.error({ reason: err.message }, 'a database connection failed; the pool replaces it');
+    reportBotLogProblem = (problem) => {
+      if (problem.kind === 'lost')
+        app.log.warn(
+          { botId: problem.botId, lines: problem.lines, reason: problem.reason },
+          'bot log lines were lost',
+        );
+      else
+        app.log.warn(
+          { err: problem.error, lines: problem.lines, retryMs: problem.retryMs },
+          'bot log lines wait for the store',
+        );
+    };
     await app.listen({ port: config.port, host: config.host });
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${listeningPort(app)}`;
     domain.links.baseUrl = config.publicUrl ?? url;
@@ -126,6 +142,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await webhookSender.stop();
           await domain.closeFiles();
           await sweeper.stop();
+          await domain.botLogs.close();
           await liveBus.close();
           limiterRedis?.disconnect();
           await store.close();

@@ -200,6 +200,58 @@ for (const store of await testStores()) {
       );
     });
 
+    test('lines the runtime logs are stored within a second, and a read in the process sees them at once', async () => {
+      const { client, botId } = await freshBot('behind');
+      t.server.domain.botLogs.append(botId, [
+        { level: 'info', message: 'first' },
+        { level: 'warn', message: 'second' },
+      ]);
+      const read = await client.getBotLogs({ id: botId, timeStart: at(-60_000) });
+      assert.deepEqual(
+        read.logs.map((l) => [l.level, l.message]),
+        [
+          ['info', 'first'],
+          ['warn', 'second'],
+        ],
+      );
+
+      // No read this time: the batch is written on its own.
+      t.server.domain.botLogs.append(botId, [{ level: 'info', message: 'third' }]);
+      const stored = async () =>
+        (
+          await t.server.store.db
+            .selectFrom('bot_logs')
+            .select('message')
+            .where('bot_id', '=', botId)
+            .where('message', '=', 'third')
+            .execute()
+        ).length;
+      const deadline = Date.now() + 1000;
+      while ((await stored()) === 0 && Date.now() < deadline) await sleep(25);
+      assert.equal(await stored(), 1, 'the line is in the store within a second');
+    });
+
+    test("lines of a bot that does not exist are dropped, and the other bots' lines of their batch stored", async () => {
+      const { client, botId } = await freshBot('neighbour');
+      // The same batch: the lines wait together until the read writes them.
+      t.server.domain.botLogs.append('bot_01J00000000000000000000000', [
+        { level: 'info', message: 'orphan' },
+      ]);
+      t.server.domain.botLogs.append(botId, [{ level: 'info', message: 'kept' }]);
+      const read = await client.getBotLogs({ id: botId, timeStart: at(-60_000) });
+      assert.deepEqual(
+        read.logs.map((l) => l.message),
+        ['kept'],
+      );
+      // Nothing of the refused batch is written again later.
+      t.server.domain.botLogs.append(botId, [{ level: 'info', message: 'later' }]);
+      const again = await client.getBotLogs({ id: botId, timeStart: at(-60_000) });
+      assert.deepEqual(
+        again.logs.map((l) => l.message),
+        ['kept', 'later'],
+      );
+    });
+
     test('a large batch is stored whole', async () => {
       const { botId } = await freshBot('batch');
       await write(

@@ -1,3 +1,4 @@
+import type { BotLogProblem } from './bots/bot-log-buffer.ts';
 import type { Store } from '../store/index.ts';
 import { Accounts } from './workspace/accounts.ts';
 import { Caches } from './shared/caches.ts';
@@ -87,6 +88,8 @@ export interface DomainOptions {
   files?: FilesOptions;
   /** Outgoing webhooks may be posted to non-public addresses (off when absent). */
   webhookPrivateTargets?: boolean;
+  /** Told of bot log lines the store did not take at once (ignored when absent: a one-off command's). */
+  onBotLogProblem?: (problem: BotLogProblem) => void;
 }
 
 export function createDomain(store: Store, bus: LiveBus, options: DomainOptions = {}): Domain {
@@ -127,7 +130,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     proactive: new ProactiveCreation(installations, integrations, conversations, users, integrationHost),
     channelSends,
     botKeys: new BotKeys(db, caches, store.dialect),
-    botLogs: new BotLogs(store),
+    botLogs: new BotLogs(store, options.onBotLogProblem ?? (() => undefined)),
     botAnalytics: new BotAnalytics(store),
     auth: new Auth(db, members, caches),
     analytics: new Analytics(db),

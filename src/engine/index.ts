@@ -10,7 +10,6 @@ import { BotClient } from './bot-client.ts';
 import { CallChain } from './call-chain.ts';
 import { LoadedBots } from './loaded-bot.ts';
 import type { LoadedBot } from './loaded-bot.ts';
-import type { BotLogEntry } from '../domain/bots/bot-logs.ts';
 import { unitIds } from '../package/format.ts';
 import { ProcessSandbox } from './sandbox/pool.ts';
 import type { JsonObject } from './sandbox/types.ts';
@@ -143,12 +142,14 @@ export class Engine implements BotActionRunner {
 
   /** A turn that failed for good leaves its dialog where a new message can start over, and says why in the bot's logs. */
   private async failTurn(loaded: LoadedBot, turn: Turn, row: ClaimedEvent, err: unknown): Promise<void> {
-    await this.botLog(loaded.bot.botId, {
-      level: 'error',
-      message: `The turn of event ${row.id} (${row.type}) failed: ${reasonOf(err)}`,
-      ...(row.conversationId !== undefined && { conversationId: row.conversationId }),
-      ...(row.userId !== undefined && { userId: row.userId }),
-    });
+    this.domain.botLogs.append(loaded.bot.botId, [
+      {
+        level: 'error',
+        message: `The turn of event ${row.id} (${row.type}) failed: ${reasonOf(err)}`,
+        ...(row.conversationId !== undefined && { conversationId: row.conversationId }),
+        ...(row.userId !== undefined && { userId: row.userId }),
+      },
+    ]);
     turn.dialog.frames = [];
     turn.dialog.waiting = undefined;
     if (turn.dialog.turn) turn.dialog.turn.running = false;
@@ -157,15 +158,6 @@ export class Engine implements BotActionRunner {
     } catch (saveErr) {
       // The event is marked failed all the same; the next message finds the dialog of the failed turn.
       this.log.error({ err: saveErr, eventId: row.id }, 'could not reset the dialog of a failed turn');
-    }
-  }
-
-  /** A line in a bot's logs; if the store cannot take it, the server's log says so. */
-  private async botLog(botId: string, entry: BotLogEntry): Promise<void> {
-    try {
-      await this.domain.botLogs.write(botId, [entry]);
-    } catch (err) {
-      this.log.warn({ err, botId, line: entry.message }, 'a bot log line was lost');
     }
   }
 
@@ -212,19 +204,17 @@ export class Engine implements BotActionRunner {
       )
       .finally(() => calls.end());
     timer({ outcome: outcome.ok ? 'ok' : 'failed' });
-    if (outcome.logs.length > 0) {
-      await this.domain.botLogs.write(
-        actor.botId,
-        outcome.logs.map((l) => ({ ...l, timestamp: l.time })),
-      );
-    }
+    this.domain.botLogs.append(
+      actor.botId,
+      outcome.logs.map((l) => ({ ...l, timestamp: l.time })),
+    );
     if (!outcome.ok) {
       const failure = new UnitFailure(
         unit,
         outcome.kind,
         `${unitName(unit)} failed (${outcome.kind}): ${outcome.message}`,
       );
-      await this.botLog(actor.botId, { level: 'error', message: failure.message });
+      this.domain.botLogs.append(actor.botId, [{ level: 'error', message: failure.message }]);
       throw failure.toApiError();
     }
     const value = outcome.value;

@@ -79,12 +79,10 @@ export class TableComputer implements ColumnComputer {
         { event: {}, workflow: {}, conversation: {}, user: {}, bot: {}, env, turn: {}, input: row },
         this.client.handler(actor, CallChain.root()),
       );
-      if (outcome.logs.length > 0) {
-        await this.domain.botLogs.write(
-          table.botId,
-          outcome.logs.map((l) => ({ ...l, timestamp: l.time })),
-        );
-      }
+      this.domain.botLogs.append(
+        table.botId,
+        outcome.logs.map((l) => ({ ...l, timestamp: l.time })),
+      );
       outcomes[column.name] = outcome.ok
         ? { value: outcome.value }
         : { error: `the code failed (${outcome.kind}): ${outcome.message}` };

@@ -254,12 +254,10 @@ export class Turn implements DialogHost, TurnScope {
     const outcome = await this.s.sandbox.call(this.loaded.program, unit, context, host);
     // Whatever the code did with the error, the turn fails, and is tried again from its last checkpoint.
     if (checkpointFailure !== undefined) throw checkpointFailure;
-    if (outcome.logs.length > 0) {
-      await this.s.domain.botLogs.write(
-        this.actor.botId,
-        outcome.logs.map((line) => ({ ...line, timestamp: line.time, ...this.logRefs() })),
-      );
-    }
+    this.s.domain.botLogs.append(
+      this.actor.botId,
+      outcome.logs.map((line) => ({ ...line, timestamp: line.time, ...this.logRefs() })),
+    );
     if (!outcome.ok) {
       const message = `${unitName(unit)} failed (${outcome.kind}): ${outcome.message}`;
       throw new UnitFailure(unit, outcome.kind, message);
@@ -453,11 +451,7 @@ export class Turn implements DialogHost, TurnScope {
   }
 
   log(level: 'info' | 'warn' | 'error', message: string): void {
-    this.s.domain.botLogs
-      .write(this.actor.botId, [{ level, message, ...this.logRefs() }])
-      .catch((err: unknown) =>
-        this.s.serverLog.warn({ err, botId: this.actor.botId, message }, 'a bot log line was lost'),
-      );
+    this.s.domain.botLogs.append(this.actor.botId, [{ level, message, ...this.logRefs() }]);
   }
 
   // Variables

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Store } from '../../store/index.ts';
 import { BOT_LOG_LEVELS } from '../../store/schema.ts';
-import type { BotLogLevel, Row } from '../../store/schema.ts';
+import type { BotLogLevel } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { invalidPayload } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -12,6 +12,8 @@ import { Keyset } from '../shared/pagination.ts';
 import type { Page } from '../shared/pagination.ts';
 import { requireRole } from '../workspace/roles.ts';
 import { nowIso } from '../shared/time.ts';
+import { BotLogBuffer } from './bot-log-buffer.ts';
+import type { BotLogProblem, BotLogRow } from './bot-log-buffer.ts';
 
 export const LOG_LEVELS = BOT_LOG_LEVELS;
 export type { BotLogLevel };
@@ -82,33 +84,69 @@ function capped(message: string): string {
   return `${head}…`;
 }
 
+/** Rows of `entries`, each message capped at LOG_MESSAGE_MAX characters; a bad level is the caller's error. */
+function rowsOf(botId: string, entries: readonly BotLogEntry[]): BotLogRow[] {
+  const now = nowIso();
+  return entries.map((e) => {
+    if (!isLevel(e.level)) {
+      throw invalidPayload(`A log level is one of ${LOG_LEVELS.join(', ')}, got "${String(e.level)}"`);
+    }
+    return {
+      id: newId('botLog'),
+      bot_id: botId,
+      timestamp: e.timestamp === undefined ? now : isoOf(e.timestamp, 'timestamp'),
+      level: e.level,
+      message: capped(String(e.message)),
+      conversation_id: e.conversationId ?? null,
+      user_id: e.userId ?? null,
+      workflow_id: e.workflowId ?? null,
+    };
+  });
+}
+
 /** Bot logs: written by the bot runtime, read through getBotLogs and `parley logs`. */
 export class BotLogs {
-  constructor(private readonly store: Store) {}
+  private readonly buffer: BotLogBuffer;
+
+  constructor(
+    private readonly store: Store,
+    /** Told of lines the store did not take at once (see BotLogBuffer). */
+    report: (problem: BotLogProblem) => void,
+  ) {
+    this.buffer = new BotLogBuffer(
+      {
+        insert: (rows) => this.insert(rows),
+        botExists: async (botId) =>
+          (await this.store.db.selectFrom('bots').select('id').where('id', '=', botId).executeTakeFirst()) !==
+          undefined,
+      },
+      report,
+    );
+  }
 
   /**
-   * Stores a batch of lines of one bot with one INSERT (chunked, in one transaction, past 1,000 lines).
-   * The bot must exist (a deleted bot's lines fail on the foreign key). Messages are capped at
-   * LOG_MESSAGE_MAX characters.
+   * Lines of bot code (or of the engine about a bot), written within a second with others in a batch
+   * (see BotLogBuffer): what the runtime logs on the hot path.
+   */
+  append(botId: string, entries: readonly BotLogEntry[]): void {
+    this.buffer.add(rowsOf(botId, entries));
+  }
+
+  /**
+   * Stores lines now, with one INSERT (chunked, in one transaction, past 1,000 lines). The bot must
+   * exist (a deleted bot's lines fail on the foreign key).
    */
   async write(botId: string, entries: readonly BotLogEntry[]): Promise<void> {
-    if (entries.length === 0) return;
-    const now = nowIso();
-    const rows: Row<'bot_logs'>[] = entries.map((e) => {
-      if (!isLevel(e.level)) {
-        throw invalidPayload(`A log level is one of ${LOG_LEVELS.join(', ')}, got "${String(e.level)}"`);
-      }
-      return {
-        id: newId('botLog'),
-        bot_id: botId,
-        timestamp: e.timestamp === undefined ? now : isoOf(e.timestamp, 'timestamp'),
-        level: e.level,
-        message: capped(String(e.message)),
-        conversation_id: e.conversationId ?? null,
-        user_id: e.userId ?? null,
-        workflow_id: e.workflowId ?? null,
-      };
-    });
+    await this.insert(rowsOf(botId, entries));
+  }
+
+  /** Writes the lines that wait; what the store refuses then is reported lost. */
+  close(): Promise<void> {
+    return this.buffer.close();
+  }
+
+  private async insert(rows: readonly BotLogRow[]): Promise<void> {
+    if (rows.length === 0) return;
     if (rows.length <= INSERT_CHUNK) {
       await this.store.db.insertInto('bot_logs').values(rows).execute();
       return;
@@ -127,6 +165,8 @@ export class BotLogs {
   async list(actor: WorkspaceActor, botId: string, query: BotLogsQuery): Promise<Page<BotLog>> {
     requireRole(actor.role, 'read');
     await requireBotOfWorkspace(this.store.db, actor, botId);
+    // Every line this process logged before the read is in it.
+    await this.buffer.flush();
 
     const timeStart = isoOf(query.timeStart, 'timeStart');
     const timeEnd = query.timeEnd === undefined ? nowIso() : isoOf(query.timeEnd, 'timeEnd');

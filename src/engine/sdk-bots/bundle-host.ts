@@ -22,8 +22,6 @@ import type { BundleRequest, BundleResponse } from './bot-process.ts';
 const RUNNER_FILE = fileURLToPath(new URL('./bundle-runner.cjs', import.meta.url));
 /** How often idle processes are looked for. */
 const IDLE_CHECK_MS = 5000;
-/** Bot log lines are written in batches at most this often. */
-const LOG_FLUSH_MS = 200;
 /** Restart delays after a process ended on its own: doubling up to the maximum. */
 const RESTART_BASE_MS = 500;
 const RESTART_MAX_MS = 60_000;
@@ -98,9 +96,7 @@ export class BundleHost {
   /** The start of a process under way (or the last one), which its next caller waits for. */
   private readonly starting = new Map<string, Promise<BotProcess>>();
   private readonly restarts = new Map<string, Restarts>();
-  private readonly logs = new Map<string, BotLogEntry[]>();
   private readonly idleTimer: NodeJS.Timeout;
-  private logTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(
@@ -186,20 +182,15 @@ export class BundleHost {
     return file;
   }
 
-  /** A line in the bot's logs, written with others in a batch. */
+  /** A line in the bot's logs (written with others in a batch). */
   botLog(botId: string, entry: BotLogEntry): void {
-    const pending = this.logs.get(botId);
-    const line = { ...entry, timestamp: new Date().toISOString() };
-    if (pending) pending.push(line);
-    else this.logs.set(botId, [line]);
-    this.logTimer ??= setTimeout(() => void this.flushLogs(), LOG_FLUSH_MS);
+    this.domain.botLogs.append(botId, [entry]);
   }
 
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.idleTimer);
     await Promise.all([...this.running.keys()].map((key) => this.stop(key)));
-    await this.flushLogs();
   }
 
   /**
@@ -331,22 +322,6 @@ export class BundleHost {
     for (const [key, running] of this.running) {
       if (running.calls === 0 && running.lastUsed < before) void this.stop(key);
     }
-  }
-
-  private async flushLogs(): Promise<void> {
-    clearTimeout(this.logTimer);
-    this.logTimer = undefined;
-    const batches = [...this.logs];
-    this.logs.clear();
-    await Promise.all(
-      batches.map(([botId, entries]) =>
-        this.domain.botLogs
-          .write(botId, entries)
-          .catch((err: unknown) =>
-            this.log.warn({ err, botId, lines: entries.length }, 'lines of a bot process were lost'),
-          ),
-      ),
-    );
   }
 }
 
