@@ -70,9 +70,11 @@ function declaredHeaders<Actor>(op: Operation<Actor>, request: FastifyRequest): 
 
 /** The fields of a request part that its schema declares (a part without a schema declares none). */
 function declaredFields(schema: { properties: object }, part: unknown): Record<string, unknown> {
-  if (typeof part !== 'object' || part === null) return {};
-  const values = new Map(Object.entries(part));
-  return Object.fromEntries(
-    Object.keys(schema.properties).flatMap((name) => (values.has(name) ? [[name, values.get(name)]] : [])),
-  );
+  const fields: Record<string, unknown> = {};
+  if (typeof part !== 'object' || part === null) return fields;
+  for (const name of Object.keys(schema.properties)) {
+    // Own fields only: a name like `constructor` must not read what every object inherits.
+    if (Object.hasOwn(part, name)) fields[name] = Reflect.get(part, name);
+  }
+  return fields;
 }

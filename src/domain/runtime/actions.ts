@@ -32,6 +32,38 @@ const storeCachedOutput = prepare(
       ),
 );
 
+/** Cached outputs this process keeps in memory besides the store (the most recently read or written). */
+const OUTPUTS_IN_MEMORY = 10_000;
+/** A larger output is read from the store each time: memory holds many small outputs, not a few large ones. */
+const LARGEST_OUTPUT_IN_MEMORY = 16_384;
+
+/**
+ * The outputs of cacheable actions this process read or wrote lately, until they expire. A cached output
+ * never changes before it expires (its key names the deployed version and the input), so this process
+ * may answer from memory what the store would answer; the store shares outputs across processes.
+ */
+class RecentOutputs {
+  private readonly entries = new Map<string, { json: string; expiresAt: string }>();
+
+  get(key: string, now: string): string | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt > now) return entry.json;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, json: string, expiresAt: string): void {
+    if (json.length > LARGEST_OUTPUT_IN_MEMORY) return;
+    this.entries.delete(key);
+    if (this.entries.size >= OUTPUTS_IN_MEMORY) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(key, { json, expiresAt });
+  }
+}
+
 /** Longest `type` of an action call. */
 export const ACTION_TYPE_MAX_LENGTH = 200;
 
@@ -77,6 +109,7 @@ const ajv = createAjv();
 export class Actions {
   private runner: BotActionRunner | undefined;
   private readonly validators = new Map<string, ValidateFunction>();
+  private readonly recent = new RecentOutputs();
 
   constructor(
     private readonly store: Store,
@@ -172,8 +205,13 @@ export class Actions {
   }
 
   private async cached(botId: string, key: string): Promise<JsonObject | undefined> {
+    const now = nowIso();
+    const recent = this.recent.get(`${botId}:${key}`, now);
+    if (recent !== undefined) return fromJson<JsonObject>(recent);
     const [row] = (await readCachedOutput.execute(this.store.db, { botId, key })).rows;
-    return row && row.expires_at > nowIso() ? fromJson<JsonObject>(row.output) : undefined;
+    if (!row || row.expires_at <= now) return undefined;
+    this.recent.set(`${botId}:${key}`, row.output, row.expires_at);
+    return fromJson<JsonObject>(row.output);
   }
 
   private async storeOutput(
@@ -182,12 +220,10 @@ export class Actions {
     output: JsonObject,
     ttlSeconds: number,
   ): Promise<void> {
-    await storeCachedOutput.execute(this.store.db, {
-      botId,
-      key,
-      output: toJson(output),
-      expiresAt: new Date(Date.now() + ttlSeconds * 1000).toISOString(),
-    });
+    const json = toJson(output);
+    const expiresAt = new Date(Date.now() + ttlSeconds * 1000).toISOString();
+    await storeCachedOutput.execute(this.store.db, { botId, key, output: json, expiresAt });
+    this.recent.set(`${botId}:${key}`, json, expiresAt);
   }
 }
 
