@@ -58,6 +58,21 @@ const insertSignal = prepare(
   (db, row: Row<'conversation_signals'>) => db.insertInto('conversation_signals').values(row),
 );
 
+/** A signal stored under `seq` with its frame, as `publish` takes it. */
+export function recorded(
+  conversationId: string,
+  seq: number,
+  frame: string,
+  signal: LiveSignal,
+): RecordedSignal {
+  return {
+    conversationId,
+    seq,
+    frame,
+    ...(signal.type === 'participant_removed' && { removedUserId: signal.userId }),
+  };
+}
+
 export class ConversationLog {
   constructor(
     private readonly store: Store,
@@ -85,14 +100,14 @@ export class ConversationLog {
     seq: number,
     signal: LiveSignal,
   ): Promise<RecordedSignal> {
-    const frame = JSON.stringify(await this.toWire(db, conversationId, signal));
+    const frame = await this.frameOf(db, conversationId, signal);
     await insertSignal.execute(db, { conversation_id: conversationId, seq, frame, created_at: nowIso() });
-    return {
-      conversationId,
-      seq,
-      frame,
-      ...(signal.type === 'participant_removed' && { removedUserId: signal.userId }),
-    };
+    return recorded(conversationId, seq, frame, signal);
+  }
+
+  /** A signal's `data:` line, for a caller that stores it in a statement of its own (see `recorded`). */
+  async frameOf(db: Executor, conversationId: string, signal: LiveSignal): Promise<string> {
+    return JSON.stringify(await this.toWire(db, conversationId, signal));
   }
 
   /** After the commit of the change the signals report. */
@@ -118,7 +133,7 @@ export class ConversationLog {
   async since(
     conversationId: string,
     afterSeq: number,
-    toSeq = Number.MAX_SAFE_INTEGER,
+    toSeq: number,
     limit = BACKLOG_PAGE,
   ): Promise<RecordedSignal[]> {
     const rows = await this.store.db

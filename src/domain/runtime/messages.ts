@@ -18,6 +18,7 @@ import { fromJson, toJson, withoutNulls } from '../shared/json.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import { JsonObject, TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
 import type { ConversationLog, LiveSignal, RecordedSignal } from '../live/conversation-log.ts';
+import { recorded } from '../live/conversation-log.ts';
 import type { QueuedNotice } from '../queue/event-queue.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, discriminatingTags } from '../shared/tags.ts';
@@ -189,6 +190,46 @@ const insertMessage = prepare(
   (db, row: Row<'messages'>) => db.insertInto('messages').values(row),
 );
 
+/**
+ * PostgreSQL: a bot's message in a conversation of the chat channel (its turn's reply, the hot path),
+ * counted, stored and signalled by one statement, where a transaction took five round trips. The
+ * conversation's update is the guard: a conversation that is not found, or whose messages go out through
+ * another integration's channel, changes nothing here, and the message takes the general path.
+ */
+const insertChatReply = prepare(
+  ['conversationId', 'botId', 'integration', 'id', 'userId', 'type', 'payload', 'origin', 'now', 'frame'],
+  (
+    _db,
+    a: {
+      conversationId: string;
+      botId: string;
+      integration: string;
+      id: string;
+      userId: string;
+      type: string;
+      payload: string;
+      origin: string | null;
+      now: string;
+      frame: string;
+    },
+  ) => sql<{ signal_seq: number | string }>`with counted as (
+      update conversations
+      set message_count = message_count + 1, updated_at = ${a.now}, signal_seq = signal_seq + 1
+      where id = ${a.conversationId} and bot_id = ${a.botId} and integration = ${a.integration}
+      returning signal_seq
+    ), message as (
+      insert into messages
+        (id, bot_id, conversation_id, user_id, type, payload, direction, origin, created_at, updated_at)
+      select ${a.id}, ${a.botId}, ${a.conversationId}, ${a.userId}, ${a.type}, ${a.payload}, 'outgoing',
+        ${a.origin}, ${a.now}, ${a.now}
+      from counted
+    ), signal as (
+      insert into conversation_signals (conversation_id, seq, frame, created_at)
+      select ${a.conversationId}, signal_seq, ${a.frame}, ${a.now} from counted
+    )
+    select signal_seq from counted`,
+);
+
 export class Messages {
   private readonly resource: TaggedResource<'messages', Message>;
 
@@ -212,6 +253,8 @@ export class Messages {
    * (`incoming`: the user joins the conversation and a `message_created` event is queued for the bot).
    */
   async create(actor: BotActor, body: CreateMessageBody, options: CreateOptions = {}): Promise<Message> {
+    const reply = await this.createChatReply(actor, body, options);
+    if (reply) return reply;
     const inserted = await this.db.transaction().execute((trx) => this.insert(actor, body, options, trx));
     this.announce([inserted]);
     return inserted.message;
@@ -363,6 +406,59 @@ export class Messages {
     return { message: item, ...(inserted && { inserted }) };
   }
 
+  /**
+   * On PostgreSQL, a bot's message without tags in a conversation of the chat channel, in one statement
+   * (`insertChatReply`); undefined when the message is not that (or the conversation not found), for
+   * the general path to create it or say why not.
+   */
+  private async createChatReply(
+    actor: BotActor,
+    body: CreateMessageBody,
+    options: CreateOptions,
+  ): Promise<Message | undefined> {
+    const plain =
+      this.store.dialect === 'postgres' &&
+      body.userId === actor.botId &&
+      !options.silent &&
+      options.createdAt === undefined &&
+      Object.keys(body.tags ?? {}).length === 0;
+    if (!plain) return undefined;
+    const now = nowIso();
+    const payload = toJson(body.payload);
+    const message: Message = {
+      id: options.id ?? newId('message'),
+      createdAt: now,
+      updatedAt: now,
+      type: body.type,
+      // As read back from the store, like every message returned.
+      payload: fromJson<JsonObject>(payload),
+      direction: 'outgoing',
+      userId: body.userId,
+      conversationId: body.conversationId,
+      tags: {},
+      ...(body.origin !== undefined && { origin: body.origin }),
+    };
+    const signal = createdSignal(message, true);
+    const frame = await this.log.frameOf(this.db, body.conversationId, signal);
+    const [counted] = (
+      await insertChatReply.execute(this.db, {
+        conversationId: body.conversationId,
+        botId: actor.botId,
+        integration: DEFAULT_INTEGRATION,
+        id: message.id,
+        userId: body.userId,
+        type: body.type,
+        payload,
+        origin: body.origin ?? null,
+        now,
+        frame,
+      })
+    ).rows;
+    if (!counted) return undefined;
+    this.log.publish([recorded(body.conversationId, Number(counted.signal_seq), frame, signal)]);
+    return message;
+  }
+
   private lockKey(body: {
     conversationId: string;
     tags?: Record<string, string | null>;
@@ -443,20 +539,25 @@ export class Messages {
     }
     const extra = { ...(queued && { queued }), ...(toChannel && { toChannel }) };
     if (options.silent) return { message, signals, ...extra };
-    const created: LiveSignal = {
-      type: 'message_created',
-      message: {
-        id: message.id,
-        createdAt: message.createdAt,
-        type: message.type,
-        payload: message.payload,
-        userId: message.userId,
-      },
-      isBot: outgoing,
-    };
+    const created = createdSignal(message, outgoing);
     const signal = numbersSignal
       ? await this.log.recordAt(trx, body.conversationId, Number(counted.signal_seq), created)
       : await this.log.record(trx, body.conversationId, created);
     return { message, signals: [...signals, signal], ...extra };
   }
+}
+
+/** What listeners are told of a new message. */
+function createdSignal(message: Message, isBot: boolean): LiveSignal {
+  return {
+    type: 'message_created',
+    message: {
+      id: message.id,
+      createdAt: message.createdAt,
+      type: message.type,
+      payload: message.payload,
+      userId: message.userId,
+    },
+    isBot,
+  };
 }

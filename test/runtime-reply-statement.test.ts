@@ -1,0 +1,106 @@
+// A bot's message in a conversation of the chat channel (a turn's reply) is, on PostgreSQL, one
+// statement (src/domain/runtime/messages.ts, insertChatReply); any other message takes the general
+// path. Both stores: the message is stored, counted and signalled the same either way.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ResourceNotFoundError } from '@botpress/client';
+import { createTestBot, unique } from './helpers/runtime.ts';
+import type { TestBot } from './helpers/runtime.ts';
+import { startTestServer } from './helpers/server.ts';
+import type { TestServer } from './helpers/server.ts';
+import { testStores } from './helpers/stores.ts';
+
+for (const store of await testStores()) {
+  describe(`a bot's message in a chat conversation (${store.name})`, { skip: store.skip }, () => {
+    let t: TestServer;
+    let bot: TestBot;
+    before(async () => {
+      t = await startTestServer(store);
+      bot = await createTestBot(t, 'replies');
+    });
+    after(() => t.close());
+
+    /** The server's SQL statements so far, from /metrics. */
+    async function statements(): Promise<number> {
+      const text = await (await fetch(`${t.url}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith('parley_sql_statements_total'));
+      return Number(line?.split(' ').at(-1));
+    }
+
+    test('is stored, counted and signalled, in order, and costs one statement on PostgreSQL', async () => {
+      const { conversation } = await bot.client.createConversation({ channel: 'channel', tags: {} });
+      const { user } = await bot.client.createUser({ tags: {} });
+      const before = await t.server.domain.log.lastSeq(conversation.id);
+      const costs: number[] = [];
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const start = await statements();
+        const { message } = await bot.client.createMessage({
+          conversationId: conversation.id,
+          userId: bot.botId,
+          type: 'text',
+          payload: { text: `reply ${i}` },
+          tags: {},
+        });
+        // The /metrics read itself runs none; other work of the server may: the least of five is the cost.
+        costs.push((await statements()) - start);
+        ids.push(message.id);
+        assert.equal(message.direction, 'outgoing');
+        assert.deepEqual(message.payload, { text: `reply ${i}` });
+        assert.deepEqual(message.tags, {});
+      }
+      if (store.name === 'postgres')
+        assert.equal(Math.min(...costs), 1, `statements per message: ${costs.join(', ')}`);
+
+      const { messages } = await bot.client.listMessages({ conversationId: conversation.id });
+      assert.deepEqual(messages.map((m) => m.id).sort(), [...ids].sort());
+      const stored = await bot.client.getMessage({ id: ids[0] ?? '' });
+      assert.deepEqual(stored.message.payload, { text: 'reply 0' });
+      const signals = await t.server.domain.log.since(
+        conversation.id,
+        before,
+        await t.server.domain.log.lastSeq(conversation.id),
+      );
+      assert.deepEqual(
+        signals.map((s) => s.seq),
+        [1, 2, 3, 4, 5].map((n) => before + n),
+      );
+      assert.deepEqual(
+        signals.map((s) => (JSON.parse(s.frame) as { data: { payload: unknown } }).data.payload),
+        [0, 1, 2, 3, 4].map((i) => ({ type: 'text', text: `reply ${i}` })),
+      );
+      // A user's message after them takes the next number.
+      await bot.client.createMessage({
+        conversationId: conversation.id,
+        userId: user.id,
+        type: 'text',
+        payload: { text: 'hi' },
+        tags: {},
+      });
+      assert.equal(
+        await t.server.domain.log.lastSeq(conversation.id),
+        before + 7,
+        'joined, then the message',
+      );
+    });
+
+    test('in a conversation that is not found, or of another bot, is ResourceNotFound', async () => {
+      const other = await createTestBot(t, unique('other'));
+      const { conversation } = await other.client.createConversation({ channel: 'channel', tags: {} });
+      for (const conversationId of [conversation.id, 'conv_01J00000000000000000000000']) {
+        await assert.rejects(
+          bot.client.createMessage({
+            conversationId,
+            userId: bot.botId,
+            type: 'text',
+            payload: { text: 'lost?' },
+            tags: {},
+          }),
+          ResourceNotFoundError,
+        );
+      }
+      const { messages } = await other.client.listMessages({ conversationId: conversation.id });
+      assert.deepEqual(messages, []);
+    });
+  });
+}
