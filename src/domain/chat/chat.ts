@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
@@ -108,6 +108,8 @@ interface Services {
 }
 
 const keyEncoder = new TextEncoder();
+/** Channels' signing keys kept imported at once (more than any server has channels in use). */
+const IMPORTED_KEYS = 10_000;
 
 /**
  * The Chat API's rules, on top of the runtime records: end users identified by HS256 keys `{ id }`,
@@ -131,6 +133,8 @@ const participantConversation = prepare(
 
 export class Chat {
   private sharedSecret: Promise<string> | undefined;
+  /** The channels' signing keys, by their secret: see `secretOf`. */
+  private readonly keys = new Map<string, Promise<webcrypto.CryptoKey>>();
 
   constructor(
     private readonly s: Services,
@@ -535,7 +539,23 @@ export class Chat {
    * Personal mode: the channel's own key. Shared mode: a key derived from the server's secret for this
    * channel, so a key one channel issued never opens another channel's user of the same id.
    */
-  private async secretOf(channel: ChatChannel): Promise<Uint8Array> {
+  private secretOf(channel: ChatChannel): Promise<webcrypto.CryptoKey> {
+    // Imported once: jose imports raw bytes again on every call, which cost more than the check itself.
+    const name = channel.encryptionKey ? `personal:${channel.encryptionKey}` : `shared:${channel.botId}`;
+    let key = this.keys.get(name);
+    if (!key) {
+      if (this.keys.size >= IMPORTED_KEYS) this.keys.clear();
+      key = this.rawSecretOf(channel).then((raw) =>
+        webcrypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']),
+      );
+      // A failed import is not kept: the next call tries again.
+      key.catch(() => this.keys.delete(name));
+      this.keys.set(name, key);
+    }
+    return key;
+  }
+
+  private async rawSecretOf(channel: ChatChannel): Promise<Uint8Array> {
     if (channel.encryptionKey) return keyEncoder.encode(channel.encryptionKey);
     const shared = await (this.sharedSecret ??= this.s.channels.sharedSecret(this.configuredSecret));
     return createHmac('sha256', shared).update(`chat-channel:${channel.botId}`).digest();
