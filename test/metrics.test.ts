@@ -52,7 +52,9 @@ for (const store of await testStores()) {
       // What a turn cost is counted: statements and commits of the store, calls into bot code (one card).
       const [statements, commits, sandboxCalls] = await counters();
       assert.ok(statements! > before[0]! + 5, `statements counted: ${before[0]} then ${statements}`);
-      assert.ok(commits! >= before[1]! + 2, `commits counted: ${before[1]} then ${commits}`);
+      // At least the message's own transaction: on PostgreSQL the bot's reply is one statement, which
+      // commits by itself (uncounted).
+      assert.ok(commits! >= before[1]! + 1, `commits counted: ${before[1]} then ${commits}`);
       assert.ok(commits! < statements!);
       assert.equal(sandboxCalls, before[2]! + 1, 'one call into bot code: the code card');
       const listener = await c.chat.listenConversation({ id: c.conversationId });

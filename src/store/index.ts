@@ -129,9 +129,12 @@ async function migrate(db: Db, dialect: Dialect): Promise<void> {
   }
 }
 
-/** An error about the migrator's own tables (`kysely_migration…`) not existing. */
+/**
+ * An error about the migrator's own tables (`kysely_migration…`), or the schema it has just made sure of,
+ * not existing (the second seen once too, under the same conditions).
+ */
 function isMissingBookkeeping(error: unknown): boolean {
-  return error instanceof Error && /kysely_migration\w*" does not exist/.test(error.message);
+  return error instanceof Error && /(kysely_migration\w*|schema "\w+") does not exist/.test(error.message);
 }
 
 type KyselyLog = KyselyConfig['log'];
