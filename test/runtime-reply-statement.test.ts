@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ResourceNotFoundError } from '@botpress/client';
-import { createTestBot, unique } from './helpers/runtime.ts';
+import { createTestBot, statementsRun, unique } from './helpers/runtime.ts';
 import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
@@ -20,13 +20,6 @@ for (const store of await testStores()) {
     });
     after(() => t.close());
 
-    /** The server's SQL statements so far, from /metrics. */
-    async function statements(): Promise<number> {
-      const text = await (await fetch(`${t.url}/metrics`)).text();
-      const line = text.split('\n').find((l) => l.startsWith('parley_sql_statements_total'));
-      return Number(line?.split(' ').at(-1));
-    }
-
     test('is stored, counted and signalled, in order, and costs one statement on PostgreSQL', async () => {
       const { conversation } = await bot.client.createConversation({ channel: 'channel', tags: {} });
       const { user } = await bot.client.createUser({ tags: {} });
@@ -34,7 +27,7 @@ for (const store of await testStores()) {
       const costs: number[] = [];
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
-        const start = await statements();
+        const start = await statementsRun(t);
         const { message } = await bot.client.createMessage({
           conversationId: conversation.id,
           userId: bot.botId,
@@ -43,7 +36,7 @@ for (const store of await testStores()) {
           tags: {},
         });
         // The /metrics read itself runs none; other work of the server may: the least of five is the cost.
-        costs.push((await statements()) - start);
+        costs.push((await statementsRun(t)) - start);
         ids.push(message.id);
         assert.equal(message.direction, 'outgoing');
         assert.deepEqual(message.payload, { text: `reply ${i}` });

@@ -1,3 +1,4 @@
+import { TurnRecordsReader } from './runtime/turn-records.ts';
 import type { BotLogProblem } from './bots/bot-log-buffer.ts';
 import type { Store } from '../store/index.ts';
 import { Accounts } from './workspace/accounts.ts';
@@ -64,6 +65,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   messages: Messages;
   events: Events;
   states: States;
+  /** What a turn reads before it runs, at once. */
+  turnRecords: TurnRecordsReader;
   workflows: Workflows;
   tagValues: TagValues;
   foreignIds: ForeignIds;
@@ -114,6 +117,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const installations = new Installations(db, links);
   const integrations = new Integrations(db);
   const integrationHost = new IntegrationHostSlot();
+  const states = new States(store, events, queue);
   const chat = new Chat(
     { store, caches, channels, ids: foreignIds, users, conversations, messages, events, log },
     options.chatSecret,
@@ -138,7 +142,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     conversations,
     messages,
     events,
-    states: new States(store, events, queue),
+    states,
+    turnRecords: new TurnRecordsReader(store, messages, conversations, users, states),
     workflows: new Workflows(store),
     tagValues: new TagValues(store),
     foreignIds,

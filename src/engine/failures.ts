@@ -30,16 +30,6 @@ export function isPermanentFailure(err: unknown): boolean {
   return err instanceof ApiError && err.code < 500;
 }
 
-/** The value of a read, or undefined when what it reads does not exist (any other failure is thrown). */
-export async function unlessMissing<T>(read: Promise<T>): Promise<T | undefined> {
-  try {
-    return await read;
-  } catch (err) {
-    if (err instanceof ApiError && err.type === 'ResourceNotFound') return undefined;
-    throw err;
-  }
-}
-
 export function reasonOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

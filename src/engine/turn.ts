@@ -12,7 +12,8 @@ import type { StateEntry, StateKey } from '../domain/runtime/states.ts';
 import { derivedId, newId } from '../domain/shared/ids.ts';
 import { CONVERSATION_STARTED_EVENT } from '../domain/webchat/webchat.ts';
 import { DialogError, DialogRunner } from './dialog.ts';
-import { UnitFailure, unlessMissing } from './failures.ts';
+import { UnitFailure } from './failures.ts';
+import { unlessMissing } from '../domain/shared/errors.ts';
 import { isJsonObject, toJsonValue } from '../domain/shared/json.ts';
 import type { DialogHost } from './dialog.ts';
 import { DIALOG_STATE, emptyDialog, isDialogState, VARIABLES_STATE } from './dialog-state.ts';
@@ -92,17 +93,14 @@ export class Turn implements DialogHost, TurnScope {
     const { domain } = this.s;
     const isMessage = this.event.type === 'message_created' && this.event.messageId !== undefined;
     // Only what no longer exists ends a turn here; a store that fails to answer fails the turn, which is tried again.
-    // Read at once: on PostgreSQL, one wait for the three instead of one each.
-    // The variables and the dialog too: their keys are the event's ids.
+    // The records and the states of the variables and the dialog (their keys are the event's ids), at once.
     const { messageId, conversationId, userId } = this.event;
-    const [message, conversation, user, states] = await Promise.all([
-      isMessage && messageId !== undefined
-        ? unlessMissing(domain.messages.get(this.actor, messageId))
-        : undefined,
-      conversationId ? unlessMissing(domain.conversations.get(this.actor, conversationId)) : undefined,
-      userId ? unlessMissing(domain.users.get(this.actor, userId)) : undefined,
-      domain.states.readMany(this.actor, this.scopeStateKeys(conversationId, userId)),
-    ]);
+    const { message, conversation, user, states } = await domain.turnRecords.read(this.actor, {
+      messageId: isMessage ? messageId : undefined,
+      conversationId: conversationId || undefined,
+      userId: userId || undefined,
+      stateKeys: this.scopeStateKeys(conversationId, userId),
+    });
     // The message (or its conversation) was deleted before its turn: nothing to answer.
     if (isMessage && !message) return 'ignored';
     if (conversationId && !conversation) return 'ignored';

@@ -207,3 +207,10 @@ export function assertNoRepeats(ids: string[]): void {
   const repeated = ids.filter((id) => (seen.has(id) ? true : (seen.add(id), false)));
   assert.deepEqual(repeated, [], 'no id is served twice');
 }
+
+/** The SQL statements the server has run so far, from its /metrics (the read itself runs none). */
+export async function statementsRun(t: TestServer): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('parley_sql_statements_total'));
+  return Number(line?.split(' ').at(-1));
+}

@@ -89,7 +89,8 @@ function toConversation(row: Row<'conversations'>, tags: Record<string, string>)
 }
 
 export class Conversations {
-  private readonly resource: TaggedResource<'conversations', Conversation>;
+  /** Its records with their tags (read with others at a turn's start: see turn-records.ts). */
+  readonly resource: TaggedResource<'conversations', Conversation>;
 
   constructor(
     private readonly store: Store,

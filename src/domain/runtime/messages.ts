@@ -231,7 +231,8 @@ const insertChatReply = prepare(
 );
 
 export class Messages {
-  private readonly resource: TaggedResource<'messages', Message>;
+  /** Its records with their tags (read with others at a turn's start: see turn-records.ts). */
+  readonly resource: TaggedResource<'messages', Message>;
 
   constructor(
     private readonly store: Store,

@@ -109,26 +109,23 @@ export class States {
    * Keyed `type/id/name`; missing and expired states are absent.
    */
   async readMany(actor: BotActor, keys: StateKey[]): Promise<Map<string, JsonObject>> {
-    const found = new Map<string, JsonObject>();
-    if (keys.length === 0) return found;
-    const now = nowIso();
-    const rows = await this.db
+    if (keys.length === 0) return new Map();
+    return payloadsOf(await this.readManyQuery(actor.botId, keys).execute());
+  }
+
+  /** The query of `readMany` (`keys` not empty), for a caller that reads the states with other records. */
+  readManyQuery(botId: string, keys: StateKey[]) {
+    return this.db
       .selectFrom('states')
       .select(['type', 'resource_id', 'name', 'payload', 'expires_at'])
-      .where('bot_id', '=', actor.botId)
+      .where('bot_id', '=', botId)
       .where((eb) =>
         eb.or(
           keys.map((k) =>
             eb.and([eb('type', '=', k.type), eb('resource_id', '=', k.id), eb('name', '=', k.name)]),
           ),
         ),
-      )
-      .execute();
-    for (const row of rows) {
-      if (row.expires_at !== null && row.expires_at <= now) continue;
-      found.set(stateKeyText({ type: row.type, id: row.resource_id, name: row.name }), fromJson(row.payload));
-    }
-    return found;
+      );
   }
 
   /**
@@ -387,4 +384,17 @@ export class States {
     if (key.type !== 'conversation' && key.type !== 'user' && key.type !== 'workflow') return;
     await requireOfBot(this.db, OWNER_TABLES[key.type], actor, key.id);
   }
+}
+
+/** A state as `readManyQuery` reads it. */
+export type ReadState = Pick<Row<'states'>, 'type' | 'resource_id' | 'name' | 'payload' | 'expires_at'>;
+
+/** The payloads of states read, keyed `type/id/name`, without the expired ones. */
+export function payloadsOf(rows: readonly ReadState[], now = nowIso()): Map<string, JsonObject> {
+  const found = new Map<string, JsonObject>();
+  for (const row of rows) {
+    if (row.expires_at !== null && row.expires_at <= now) continue;
+    found.set(stateKeyText({ type: row.type, id: row.resource_id, name: row.name }), fromJson(row.payload));
+  }
+  return found;
 }

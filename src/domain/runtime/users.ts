@@ -86,7 +86,8 @@ function toUser(row: Row<'users'>, tags: Record<string, string>): User {
 
 /** End users of one bot: whoever talks to it on any channel. */
 export class Users {
-  private readonly resource: TaggedResource<'users', User>;
+  /** Its records with their tags (read with others at a turn's start: see turn-records.ts). */
+  readonly resource: TaggedResource<'users', User>;
 
   constructor(private readonly store: Store) {
     this.resource = new TaggedResource(store, {

@@ -88,3 +88,13 @@ export function asApiError(err: unknown): ApiError | undefined {
   }
   return undefined;
 }
+
+/** The value of a read, or undefined when what it reads does not exist (any other failure is thrown). */
+export async function unlessMissing<T>(read: Promise<T>): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (err) {
+    if (err instanceof ApiError && err.type === 'ResourceNotFound') return undefined;
+    throw err;
+  }
+}

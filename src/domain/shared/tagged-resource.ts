@@ -30,6 +30,9 @@ export type TaggedRow<T extends TaggedTable> = Row<T> & {
   updated_at: string;
 };
 
+/** A row with its tags as a JSON array of `[key, value]` pairs. */
+export type RowWithTags<T extends TaggedTable> = TaggedRow<T> & { tag_pairs: string };
+
 export interface TaggedResourceSpec<T extends TaggedTable, Item> {
   table: T;
   /** Its name in errors: `Conversation "x" doesn't exist`. */
@@ -57,18 +60,27 @@ export interface ListOptions<T extends TaggedTable> {
 export class TaggedResource<T extends TaggedTable, Item> {
   /** A record with its tags (as a JSON array of `[key, value]` pairs): on the hot path of every turn. */
   private readonly getWithTags;
+  private readonly pairs: RawBuilder<string>;
 
   constructor(
     private readonly store: Store,
     private readonly spec: TaggedResourceSpec<T, Item>,
   ) {
-    const pairs = tagPairsColumn(store.dialect, sql.ref('r.id'));
-    this.getWithTags = prepare(
-      ['id', 'botId'],
-      (_db, { id, botId }: { id: string; botId: string }) =>
-        sql<TaggedRow<T> & { tag_pairs: string }>`select r.*, ${pairs} as tag_pairs
-          from ${sql.table(spec.table)} r where r.id = ${id} and r.bot_id = ${botId}`,
+    this.pairs = tagPairsColumn(store.dialect, sql.ref('r.id'));
+    this.getWithTags = prepare(['id', 'botId'], (_db, { id, botId }: { id: string; botId: string }) =>
+      this.withTagsQuery(id, botId),
     );
+  }
+
+  /** The query of `get`: a record of the bot with its tags, for a caller that reads it with others. */
+  withTagsQuery(id: string, botId: string): RawBuilder<RowWithTags<T>> {
+    return sql<RowWithTags<T>>`select r.*, ${this.pairs} as tag_pairs
+      from ${sql.table(this.spec.table)} r where r.id = ${id} and r.bot_id = ${botId}`;
+  }
+
+  /** The item of a row `withTagsQuery` read. */
+  itemOf(row: RowWithTags<T>): Item {
+    return this.spec.toItem(row, tagsFromPairs(row.tag_pairs));
   }
 
   /** The row of a record of this bot; another bot's record does not exist for it. */
@@ -85,7 +97,7 @@ export class TaggedResource<T extends TaggedTable, Item> {
     const { rows } = await this.getWithTags.execute(db, { id, botId: actor.botId });
     const row = rows[0];
     if (!row) throw notFound(this.spec.name, id);
-    return this.spec.toItem(row, tagsFromPairs(row.tag_pairs));
+    return this.itemOf(row);
   }
 
   async withTags(row: TaggedRow<T>, db: Executor = this.store.db): Promise<Item> {

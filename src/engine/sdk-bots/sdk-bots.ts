@@ -11,7 +11,7 @@ import type { BotActor } from '../../domain/workspace/actors.ts';
 import type { ResolvedAction } from '../../domain/runtime/actions.ts';
 import type { JsonObject } from '../../domain/shared/json.ts';
 import type { Schedule } from '../bot-schedules.ts';
-import { reasonOf, unlessMissing } from '../failures.ts';
+import { reasonOf } from '../failures.ts';
 import type { BundleResponse } from './bot-process.ts';
 import { bundleRequest, configurationHeader, secretsEnv } from './bundle-host.ts';
 import type { BundleHost, Hosted } from './bundle-host.ts';
@@ -141,13 +141,12 @@ export class SdkBots {
     const { domain } = this;
     let payload: Record<string, unknown> = row.payload;
     if (row.type === 'message_created' && row.messageId !== undefined) {
-      const [message, user, conversation] = await Promise.all([
-        unlessMissing(domain.messages.get(actor, row.messageId)),
-        row.userId === undefined ? undefined : unlessMissing(domain.users.get(actor, row.userId)),
-        row.conversationId === undefined
-          ? undefined
-          : unlessMissing(domain.conversations.get(actor, row.conversationId)),
-      ]);
+      const { message, user, conversation } = await domain.turnRecords.read(actor, {
+        messageId: row.messageId,
+        userId: row.userId,
+        conversationId: row.conversationId,
+        stateKeys: [],
+      });
       // Deleted before its turn: nothing to answer.
       if (!message || !conversation) return undefined;
       payload = { message, user, conversation, states: {} };

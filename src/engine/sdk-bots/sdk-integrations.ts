@@ -16,7 +16,8 @@ import { isJsonObject } from '../../domain/shared/json.ts';
 import type { Json, JsonObject } from '../../domain/shared/json.ts';
 import type { HandlerAnswer, IntegrationHost, IntegrationRequest } from '../../domain/integrations/host.ts';
 import type { BotActor } from '../../domain/workspace/actors.ts';
-import { reasonOf, unlessMissing } from '../failures.ts';
+import { reasonOf } from '../failures.ts';
+import { unlessMissing } from '../../domain/shared/errors.ts';
 import type { BundleResponse } from './bot-process.ts';
 import {
   BundleCallFailure,
