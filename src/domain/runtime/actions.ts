@@ -43,24 +43,27 @@ const LARGEST_OUTPUT_IN_MEMORY = 16_384;
  * may answer from memory what the store would answer; the store shares outputs across processes.
  */
 class RecentOutputs {
+  /** By bot and cache key. */
   private readonly entries = new Map<string, { json: string; expiresAt: string }>();
 
-  get(key: string, now: string): string | undefined {
-    const entry = this.entries.get(key);
+  get(botId: string, key: string, now: string): string | undefined {
+    const slot = `${botId}:${key}`;
+    const entry = this.entries.get(slot);
     if (!entry) return undefined;
     if (entry.expiresAt > now) return entry.json;
-    this.entries.delete(key);
+    this.entries.delete(slot);
     return undefined;
   }
 
-  set(key: string, json: string, expiresAt: string): void {
+  set(botId: string, key: string, json: string, expiresAt: string): void {
     if (json.length > LARGEST_OUTPUT_IN_MEMORY) return;
-    this.entries.delete(key);
+    const slot = `${botId}:${key}`;
+    this.entries.delete(slot);
     if (this.entries.size >= OUTPUTS_IN_MEMORY) {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
-    this.entries.set(key, { json, expiresAt });
+    this.entries.set(slot, { json, expiresAt });
   }
 }
 
@@ -206,11 +209,11 @@ export class Actions {
 
   private async cached(botId: string, key: string): Promise<JsonObject | undefined> {
     const now = nowIso();
-    const recent = this.recent.get(`${botId}:${key}`, now);
+    const recent = this.recent.get(botId, key, now);
     if (recent !== undefined) return fromJson<JsonObject>(recent);
     const [row] = (await readCachedOutput.execute(this.store.db, { botId, key })).rows;
     if (!row || row.expires_at <= now) return undefined;
-    this.recent.set(`${botId}:${key}`, row.output, row.expires_at);
+    this.recent.set(botId, key, row.output, row.expires_at);
     return fromJson<JsonObject>(row.output);
   }
 
@@ -223,7 +226,7 @@ export class Actions {
     const json = toJson(output);
     const expiresAt = new Date(Date.now() + ttlSeconds * 1000).toISOString();
     await storeCachedOutput.execute(this.store.db, { botId, key, output: json, expiresAt });
-    this.recent.set(`${botId}:${key}`, json, expiresAt);
+    this.recent.set(botId, key, json, expiresAt);
   }
 }
 
