@@ -74,7 +74,8 @@ export const SETTINGS = {
     env: 'PARLEY_POSTGRES_POOL_SIZE',
     flag: 'postgres-pool-size',
     default: '10',
-    description: 'Connections this process keeps open to PostgreSQL, at most.',
+    description:
+      'Connections this process keeps open to PostgreSQL, at most. Requests may hold two thirds of them; the rest are kept for the turns that answer them.',
   },
   postgresStatementTimeoutMs: {
     env: 'PARLEY_POSTGRES_STATEMENT_TIMEOUT_MS',

@@ -3,7 +3,7 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
-import type { KyselyConfig, Migration, MigrationProvider, Transaction } from 'kysely';
+import type { KyselyConfig, Migration, MigrationProvider, PostgresPool, Transaction } from 'kysely';
 import type { StoreConfig } from '../config.ts';
 import type { Database } from './schema.ts';
 import * as foundation from './migrations/0001_foundation.ts';
@@ -26,6 +26,7 @@ import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpoin
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
 import { namedStatementPool } from './postgres-named-statements.ts';
+import { cappedPool, requestConnections, sharedPool } from './postgres-lanes.ts';
 
 export type Db = Kysely<Database>;
 /** The database or a transaction on it: what repository functions run against. */
@@ -56,6 +57,12 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
 export interface Store {
   db: Db;
+  /**
+   * The same database, for the work of turns (the engine's queue, what a turn reads, the bot's reply):
+   * on Postgres its statements take connections that requests cannot all hold (postgres-lanes.ts).
+   * On SQLite it is `db`.
+   */
+  turnDb: Db;
   dialect: Dialect;
   /** Throws when the database cannot answer a trivial query. */
   ping(): Promise<void>;
@@ -74,9 +81,9 @@ export interface StoreHooks {
 export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Promise<Store> {
   const onError = hooks.onError ?? (() => {});
   const log = statementLog(hooks.onStatement);
-  const db =
+  const { db, turnDb } =
     config.kind === 'sqlite'
-      ? openSqlite(config.file, log, hooks.onStatement)
+      ? sameForTurns(openSqlite(config.file, log, hooks.onStatement))
       : openPostgres(config, onError, log);
   const checkpointer = config.kind === 'sqlite' ? startCheckpointer(config.file, onError) : undefined;
   // On Postgres the health check has a connection of its own: when slow queries hold every pooled
@@ -84,6 +91,7 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
   const health = config.kind === 'postgres' ? healthCheckPool(config, onError) : undefined;
   const store: Store = {
     db,
+    turnDb,
     dialect: config.kind,
     ping: async () => {
       if (health) await health.query('select 1');
@@ -91,6 +99,7 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
     },
     close: async () => {
       await checkpointer?.stop();
+      if (turnDb !== db) await turnDb.destroy();
       await db.destroy();
       await health?.end();
     },
@@ -99,6 +108,7 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
     await migrate(db, config.kind);
   } catch (err) {
     await checkpointer?.stop();
+    if (turnDb !== db) await turnDb.destroy();
     await db.destroy();
     await health?.end();
     throw err;
@@ -163,11 +173,15 @@ function openSqlite(file: string, log: KyselyLog, onStatement?: (sql: string) =>
   });
 }
 
+function sameForTurns(db: Db): { db: Db; turnDb: Db } {
+  return { db, turnDb: db };
+}
+
 function openPostgres(
   config: Extract<StoreConfig, { kind: 'postgres' }>,
   onError: StoreErrorReporter,
   log: KyselyLog,
-): Db {
+): { db: Db; turnDb: Db } {
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolSize,
@@ -185,10 +199,13 @@ function openPostgres(
       if (client.listenerCount('error') === 1) onError(err);
     });
   });
-  return new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: namedStatementPool(pool) }),
-    ...(log && { log }),
-  });
+  const named = namedStatementPool(pool);
+  const kysely = (lanePool: PostgresPool) =>
+    new Kysely<Database>({ dialect: new PostgresDialect({ pool: lanePool }), ...(log && { log }) });
+  return {
+    db: kysely(cappedPool(named, requestConnections(config.poolSize))),
+    turnDb: kysely(sharedPool(named)),
+  };
 }
 
 function healthCheckPool(config: Extract<StoreConfig, { kind: 'postgres' }>, onError: StoreErrorReporter) {

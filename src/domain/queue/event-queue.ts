@@ -118,6 +118,11 @@ export class EventQueue {
 
   constructor(private readonly store: Store) {}
 
+  /** The queue is the engine's work: its statements take the turns' connections (Store.turnDb). */
+  private get db() {
+    return this.store.turnDb;
+  }
+
   /**
    * Called when this process queues events (after their commit), so its engine need not wait for its
    * next poll; `queued` names them when the caller knows which, with the claims taken as they were stored.
@@ -152,7 +157,7 @@ export class EventQueue {
 
   /** Events waiting for a turn, and how long the oldest has waited (for the metrics). */
   async stats(now = Date.now()): Promise<{ depth: number; oldestAgeSeconds: number }> {
-    const row = await this.store.db
+    const row = await this.db
       .selectFrom('events')
       .select((eb) => [eb.fn.countAll<number | string>().as('depth'), eb.fn.min('created_at').as('oldest')])
       // A literal, not a parameter: only then may the store use its index of pending events.
@@ -182,7 +187,7 @@ export class EventQueue {
         and (e.lease_until is null or e.lease_until < ${now})
         and not exists (${olderPending(sql.ref('e'))})
       order by e.created_at, e.id
-      limit ${limit + 1}`.execute(this.store.db);
+      limit ${limit + 1}`.execute(this.db);
     const ids = rows.slice(0, limit).map((r) => r.id);
     const items = ids.length ? await this.take(owner, leaseMs, now, sql`id in (${sql.join(ids)})`) : [];
     return { items, more: rows.length > limit };
@@ -212,7 +217,7 @@ export class EventQueue {
       return this.take(owner, leaseMs, now, sql`id = (${next}) and ${RUNNABLE}`);
     }
     // On SQLite, as in `claim`: most turns leave nothing behind them, and a read takes no write lock.
-    const id = (await next.execute(this.store.db)).rows[0]?.id;
+    const id = (await next.execute(this.db)).rows[0]?.id;
     const claimed = id === undefined ? undefined : await this.takeOne(claimRunnable, owner, leaseMs, id);
     return claimed ? [claimed] : [];
   }
@@ -227,7 +232,7 @@ export class EventQueue {
     leaseMs: number,
     now: string,
     which: RawBuilder<unknown>,
-    db: Executor = this.store.db,
+    db: Executor = this.db,
   ): Promise<ClaimedEvent[]> {
     const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
     const { rows } = await claimWhere(owner, leaseUntil, now, which).execute(db);
@@ -240,7 +245,7 @@ export class EventQueue {
     owner: string,
     leaseMs: number,
     id: string,
-    db: Executor = this.store.db,
+    db: Executor = this.db,
   ): Promise<ClaimedEvent | undefined> {
     const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
     const { rows } = await claim.execute(db, { owner, leaseUntil, now: nowIso(), id });
@@ -249,7 +254,7 @@ export class EventQueue {
 
   async renew(owner: string, eventIds: string[], leaseMs: number): Promise<void> {
     if (eventIds.length === 0) return;
-    await this.store.db
+    await this.db
       .updateTable('events')
       .set({ lease_until: new Date(Date.now() + leaseMs).toISOString() })
       .where('id', 'in', eventIds)
@@ -267,7 +272,7 @@ export class EventQueue {
       await this.finish(event.id, 'failed', `gave up after ${attempts} attempts: ${reason}`);
       return 'failed';
     }
-    await this.store.db
+    await this.db
       .updateTable('events')
       .set({
         attempts,
@@ -288,7 +293,7 @@ export class EventQueue {
     status: 'processed' | 'ignored' | 'failed',
     failureReason?: string,
   ): Promise<void> {
-    await finishEvent.execute(this.store.db, {
+    await finishEvent.execute(this.db, {
       eventId,
       status,
       failureReason: failureReason?.slice(0, FAILURE_REASON_MAX) ?? null,
@@ -308,7 +313,7 @@ export class EventQueue {
     write: ((db: Executor) => Compilable & OperationNodeSource) | undefined,
   ): Promise<void> {
     if (!write) return this.finish(eventId, status);
-    const { db } = this.store;
+    const { db } = this;
     if (this.store.dialect === 'postgres') {
       const end: EventEnd = { eventId, status, failureReason: null, now: nowIso() };
       await sql`with written as (${write(db)}) ${endEvent(db, end)}`.execute(db);
@@ -324,7 +329,7 @@ export class EventQueue {
    */
   async releaseStaleClaims(): Promise<void> {
     if (this.store.dialect !== 'sqlite') return;
-    await this.store.db
+    await this.db
       .updateTable('events')
       .set({ lease_owner: null, lease_until: null })
       .where('status', '=', sql.lit('pending'))

@@ -440,9 +440,11 @@ export class Messages {
       ...(body.origin !== undefined && { origin: body.origin }),
     };
     const signal = createdSignal(message, true);
-    const frame = await this.log.frameOf(this.db, body.conversationId, signal);
+    // A reply answers work already queued: it takes the turns' connections, not the requests'.
+    const db = this.store.turnDb;
+    const frame = await this.log.frameOf(db, body.conversationId, signal);
     const [counted] = (
-      await insertChatReply.execute(this.db, {
+      await insertChatReply.execute(db, {
         conversationId: body.conversationId,
         botId: actor.botId,
         integration: DEFAULT_INTEGRATION,

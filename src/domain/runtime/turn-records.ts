@@ -75,7 +75,7 @@ export class TurnRecordsReader {
             ? sql<string>`'[]'`
             : sql<string>`(select coalesce(json_agg(s), '[]')::text
                 from (${this.states.readManyQuery(botId, ids.stateKeys)}) s)`
-        } as states`.execute(this.store.db);
+        } as states`.execute(this.store.turnDb);
     const row = rows[0];
     if (!row) throw new ApiError('Internal', 'the read of a turn’s records answered no row');
     return {
