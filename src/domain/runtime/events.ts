@@ -108,6 +108,29 @@ const insertEvent = prepare(
   (db, row: Row<'events'>) => db.insertInto('events').values(row),
 );
 
+/** The row of an event the bot is given: `pending` (queued now) or `scheduled` (queued when due). */
+export function eventRow(botId: string, event: QueuedEvent, now: string): Row<'events'> {
+  return {
+    id: newId('event'),
+    bot_id: botId,
+    type: event.type,
+    payload: toJson(event.payload),
+    conversation_id: event.conversationId ?? null,
+    user_id: event.userId ?? null,
+    message_id: event.messageId ?? null,
+    workflow_id: event.workflowId ?? null,
+    status: event.scheduledFor ? 'scheduled' : 'pending',
+    failure_reason: null,
+    scheduled_for: event.scheduledFor ?? null,
+    lease_owner: null,
+    lease_until: null,
+    attempts: 0,
+    deliveries: 0,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /** Where each event a bot queues goes beside its queue (its outgoing webhooks), in the same transaction. */
 export interface EventOutbox {
   fanOut(db: Executor, botId: string, event: Event): Promise<void>;
@@ -150,28 +173,19 @@ export class Events {
     return { event: stored, notice: { id: stored.id, ...(claimed && { claimed }) } };
   }
 
+  /**
+   * A pending event that the caller's own statement inserted in `db`'s transaction (its row made by
+   * `eventRow`): what `queueForTurn` does after its insert, its webhooks and its claim.
+   */
+  async insertedForTurn(botId: string, event: Event, db: Executor): Promise<QueuedNotice> {
+    await this.outbox.fanOut(db, botId, event);
+    const claimed = await this.queueWatch.claimAtInsert(db, event.id);
+    return { id: event.id, ...(claimed && { claimed }) };
+  }
+
   /** Stores an event for the bot: `pending` (queued now) or `scheduled` (queued when due). */
   async queue(botId: string, event: QueuedEvent, db: Executor = this.db): Promise<Event> {
-    const now = nowIso();
-    const row: Row<'events'> = {
-      id: newId('event'),
-      bot_id: botId,
-      type: event.type,
-      payload: toJson(event.payload),
-      conversation_id: event.conversationId ?? null,
-      user_id: event.userId ?? null,
-      message_id: event.messageId ?? null,
-      workflow_id: event.workflowId ?? null,
-      status: event.scheduledFor ? 'scheduled' : 'pending',
-      failure_reason: null,
-      scheduled_for: event.scheduledFor ?? null,
-      lease_owner: null,
-      lease_until: null,
-      attempts: 0,
-      deliveries: 0,
-      created_at: now,
-      updated_at: now,
-    };
+    const row = eventRow(botId, event, nowIso());
     await insertEvent.execute(db, row);
     const stored = toEvent(row);
     // A scheduled event goes out when it fires (fireDue).

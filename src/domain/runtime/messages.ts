@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Transaction } from 'kysely';
+import type { RawBuilder, Transaction } from 'kysely';
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
@@ -12,7 +12,7 @@ import { CreateConversationBodySchema, DEFAULT_INTEGRATION } from './conversatio
 import type { ChannelOutbox } from '../integrations/channel-sends.ts';
 import { notFound } from '../shared/errors.ts';
 import type { Events } from './events.ts';
-import { ScheduleSchema } from './events.ts';
+import { eventRow, ScheduleSchema, toEvent } from './events.ts';
 import { newId } from '../shared/ids.ts';
 import { fromJson, toJson, withoutNulls } from '../shared/json.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
@@ -190,44 +190,93 @@ const insertMessage = prepare(
   (db, row: Row<'messages'>) => db.insertInto('messages').values(row),
 );
 
+/** What a message stored by one statement of its own is made of (`insertChatReply`, `insertIncoming`). */
+type MessageAtOnce = {
+  conversationId: string;
+  botId: string;
+  id: string;
+  userId: string;
+  type: string;
+  payload: string;
+  origin: string | null;
+  now: string;
+  frame: string;
+};
+
 /**
- * PostgreSQL: a bot's message in a conversation of the chat channel (its turn's reply, the hot path),
- * counted, stored and signalled by one statement, where a transaction took five round trips. The
- * conversation's update is the guard: a conversation that is not found, or whose messages go out through
- * another integration's channel, changes nothing here, and the message takes the general path.
+ * The CTEs of a message stored at once: the conversation's update counts it and numbers its signal, and
+ * is the guard (with `also`'s conditions): when it changes no row, nothing is inserted.
  */
-const insertChatReply = prepare(
-  ['conversationId', 'botId', 'integration', 'id', 'userId', 'type', 'payload', 'origin', 'now', 'frame'],
-  (
-    _db,
-    a: {
-      conversationId: string;
-      botId: string;
-      integration: string;
-      id: string;
-      userId: string;
-      type: string;
-      payload: string;
-      origin: string | null;
-      now: string;
-      frame: string;
-    },
-  ) => sql<{ signal_seq: number | string }>`with counted as (
+const messageCtes = (a: MessageAtOnce, direction: Message['direction'], also: RawBuilder<unknown>) => ({
+  counted: sql`counted as (
       update conversations
       set message_count = message_count + 1, updated_at = ${a.now}, signal_seq = signal_seq + 1
-      where id = ${a.conversationId} and bot_id = ${a.botId} and integration = ${a.integration}
+      where id = ${a.conversationId} and bot_id = ${a.botId}${also}
       returning signal_seq
-    ), message as (
+    )`,
+  message: sql`message as (
       insert into messages
         (id, bot_id, conversation_id, user_id, type, payload, direction, origin, created_at, updated_at)
-      select ${a.id}, ${a.botId}, ${a.conversationId}, ${a.userId}, ${a.type}, ${a.payload}, 'outgoing',
+      select ${a.id}, ${a.botId}, ${a.conversationId}, ${a.userId}, ${a.type}, ${a.payload}, ${sql.lit(direction)},
         ${a.origin}, ${a.now}, ${a.now}
       from counted
-    ), signal as (
+    )`,
+  signal: sql`signal as (
       insert into conversation_signals (conversation_id, seq, frame, created_at)
       select ${a.conversationId}, signal_seq, ${a.frame}, ${a.now} from counted
-    )
-    select signal_seq from counted`,
+    )`,
+});
+
+const MESSAGE_AT_ONCE = [
+  'conversationId',
+  'botId',
+  'id',
+  'userId',
+  'type',
+  'payload',
+  'origin',
+  'now',
+  'frame',
+] as const satisfies readonly (keyof MessageAtOnce)[];
+
+/**
+ * PostgreSQL: a bot's message in a conversation of the chat channel (its turn's reply, the hot path),
+ * counted, stored and signalled by one statement, where a transaction took five round trips. A
+ * conversation that is not found, or whose messages go out through another integration's channel,
+ * changes nothing here, and the message takes the general path.
+ */
+const insertChatReply = prepare(
+  [...MESSAGE_AT_ONCE, 'integration'],
+  (_db, a: MessageAtOnce & { integration: string }) => {
+    const { counted, message, signal } = messageCtes(a, 'outgoing', sql` and integration = ${a.integration}`);
+    return sql<{ signal_seq: number | string }>`with ${counted}, ${message}, ${signal}
+      select signal_seq from counted`;
+  },
+);
+
+/**
+ * On PostgreSQL, a user's message in a conversation it takes part in, in one statement: the message, the
+ * bot's event and the signal. The event's claim stays a statement of its own after this one, in the same
+ * transaction: a CTE sees the snapshot its statement began with, so a claim within it could miss a turn
+ * of the conversation committed meanwhile.
+ */
+const insertIncoming = prepare(
+  [...MESSAGE_AT_ONCE, 'eventId', 'eventType', 'eventPayload', 'eventStatus'],
+  (
+    _db,
+    a: MessageAtOnce & { eventId: string; eventType: string; eventPayload: string; eventStatus: string },
+  ) => {
+    const { counted, message, signal } = messageCtes(a, 'incoming', sql``);
+    return sql<{ signal_seq: number | string }>`with ${counted}, ${message}, event as (
+        insert into events
+          (id, bot_id, type, payload, conversation_id, user_id, message_id, status, attempts, deliveries,
+            created_at, updated_at)
+        select ${a.eventId}, ${a.botId}, ${a.eventType}, ${a.eventPayload}, ${a.conversationId}, ${a.userId},
+          ${a.id}, ${a.eventStatus}, 0, 0, ${a.now}, ${a.now}
+        from counted
+      ), ${signal}
+      select signal_seq from counted`;
+  },
 );
 
 export class Messages {
@@ -254,8 +303,10 @@ export class Messages {
    * (`incoming`: the user joins the conversation and a `message_created` event is queued for the bot).
    */
   async create(actor: BotActor, body: CreateMessageBody, options: CreateOptions = {}): Promise<Message> {
-    const reply = await this.createChatReply(actor, body, options);
-    if (reply) return reply;
+    const atOnce =
+      (await this.createChatReply(actor, body, options)) ??
+      (await this.createIncomingAtOnce(actor, body, options));
+    if (atOnce) return atOnce;
     const inserted = await this.db.transaction().execute((trx) => this.insert(actor, body, options, trx));
     this.announce([inserted]);
     return inserted.message;
@@ -408,18 +459,17 @@ export class Messages {
   }
 
   /**
-   * On PostgreSQL, a bot's message without tags in a conversation of the chat channel, in one statement
-   * (`insertChatReply`); undefined when the message is not that (or the conversation not found), for
-   * the general path to create it or say why not.
+   * A message that one statement of its own stores on PostgreSQL (`insertChatReply`, `insertIncoming`),
+   * as it will read back; undefined when it is not plain (silent, dated or tagged) or the store is SQLite.
    */
-  private async createChatReply(
+  private plainMessage(
     actor: BotActor,
     body: CreateMessageBody,
     options: CreateOptions,
-  ): Promise<Message | undefined> {
+    direction: Message['direction'],
+  ): { message: Message; stored: Omit<MessageAtOnce, 'frame'> } | undefined {
     const plain =
       this.store.dialect === 'postgres' &&
-      body.userId === actor.botId &&
       !options.silent &&
       options.createdAt === undefined &&
       Object.keys(body.tags ?? {}).length === 0;
@@ -433,33 +483,98 @@ export class Messages {
       type: body.type,
       // As read back from the store, like every message returned.
       payload: fromJson<JsonObject>(payload),
-      direction: 'outgoing',
+      direction,
       userId: body.userId,
       conversationId: body.conversationId,
       tags: {},
       ...(body.origin !== undefined && { origin: body.origin }),
     };
+    const stored = {
+      conversationId: body.conversationId,
+      botId: actor.botId,
+      id: message.id,
+      userId: body.userId,
+      type: body.type,
+      payload,
+      origin: body.origin ?? null,
+      now,
+    };
+    return { message, stored };
+  }
+
+  /**
+   * On PostgreSQL, a bot's message without tags in a conversation of the chat channel, in one statement
+   * (`insertChatReply`); undefined when the message is not that (or the conversation not found), for
+   * the general path to create it or say why not.
+   */
+  private async createChatReply(
+    actor: BotActor,
+    body: CreateMessageBody,
+    options: CreateOptions,
+  ): Promise<Message | undefined> {
+    const plain =
+      body.userId === actor.botId ? this.plainMessage(actor, body, options, 'outgoing') : undefined;
+    if (!plain) return undefined;
+    const { message, stored } = plain;
     const signal = createdSignal(message, true);
     // A reply answers work already queued: it takes the turns' connections, not the requests'.
     const db = this.store.turnDb;
     const frame = await this.log.frameOf(db, body.conversationId, signal);
     const [counted] = (
-      await insertChatReply.execute(db, {
-        conversationId: body.conversationId,
-        botId: actor.botId,
-        integration: DEFAULT_INTEGRATION,
-        id: message.id,
-        userId: body.userId,
-        type: body.type,
-        payload,
-        origin: body.origin ?? null,
-        now,
-        frame,
-      })
+      await insertChatReply.execute(db, { ...stored, frame, integration: DEFAULT_INTEGRATION })
     ).rows;
     if (!counted) return undefined;
     this.log.publish([recorded(body.conversationId, Number(counted.signal_seq), frame, signal)]);
     return message;
+  }
+
+  /**
+   * On PostgreSQL, a message without tags from a user the caller found taking part in the conversation
+   * (the Chat API's), with its event for the bot and its signal, in one statement (`insertIncoming`) and
+   * the event's claim; undefined when the message is not that, for the general path.
+   */
+  private async createIncomingAtOnce(
+    actor: BotActor,
+    body: CreateMessageBody,
+    options: CreateOptions,
+  ): Promise<Message | undefined> {
+    const plain =
+      body.userId !== actor.botId && options.participant === true
+        ? this.plainMessage(actor, body, options, 'incoming')
+        : undefined;
+    if (!plain) return undefined;
+    const { message, stored } = plain;
+    const event = eventRow(
+      actor.botId,
+      {
+        type: 'message_created',
+        payload: { message },
+        conversationId: body.conversationId,
+        userId: body.userId,
+        messageId: message.id,
+      },
+      stored.now,
+    );
+    const signal = createdSignal(message, false);
+    const frame = await this.log.frameOf(this.db, body.conversationId, signal);
+    const inserted = await this.db.transaction().execute(async (trx): Promise<Inserted> => {
+      const [counted] = (
+        await insertIncoming.execute(trx, {
+          ...stored,
+          frame,
+          eventId: event.id,
+          eventType: event.type,
+          eventPayload: event.payload,
+          eventStatus: event.status,
+        })
+      ).rows;
+      if (!counted) throw notFound('Conversation', body.conversationId);
+      const queued = await this.events.insertedForTurn(actor.botId, toEvent(event), trx);
+      const seq = Number(counted.signal_seq);
+      return { message, signals: [recorded(body.conversationId, seq, frame, signal)], queued };
+    });
+    this.announce([inserted]);
+    return inserted.message;
   }
 
   private lockKey(body: {
