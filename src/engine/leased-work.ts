@@ -177,7 +177,12 @@ export class LeasedWork<Item extends { id: string }> {
       const room = this.room();
       if (room > 0 && this.queued.size > 0 && this.queue.claimQueued) {
         // The oldest known first; the others wait for the next place.
-        const ids = [...this.queued].slice(0, room);
+        const ids: string[] = [];
+        // Not a copy of the whole set: under a backlog it holds thousands, and this runs at each turn's end.
+        for (const id of this.queued) {
+          if (ids.length === room) break;
+          ids.push(id);
+        }
         for (const id of ids) this.queued.delete(id);
         for (const item of await this.queue.claimQueued(owner, leaseMs, ids)) this.begin(item);
       }
