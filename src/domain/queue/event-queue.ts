@@ -157,7 +157,8 @@ export class EventQueue {
 
   /** Events waiting for a turn, and how long the oldest has waited (for the metrics). */
   async stats(now = Date.now()): Promise<{ depth: number; oldestAgeSeconds: number }> {
-    const row = await this.db
+    // Read for a /metrics request, not for a turn: it takes a request's connection.
+    const row = await this.store.db
       .selectFrom('events')
       .select((eb) => [eb.fn.countAll<number | string>().as('depth'), eb.fn.min('created_at').as('oldest')])
       // A literal, not a parameter: only then may the store use its index of pending events.
