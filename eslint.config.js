@@ -47,6 +47,30 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  // The domain never asks which database it runs on: what differs between SQLite and Postgres is the
+  // store's (store/dialects/: `Store.sql`, asked for by meaning). A name or a text here that says
+  // "dialect", "sqlite" or "postgres" is such a question (or an import of a store module of one), and
+  // so is an import of either driver. Comments may still name the stores: they say why.
+  {
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...['Identifier[name', 'Literal[value', 'TemplateElement[value.raw'].map((node) => ({
+          selector: `${node}=/dialect|sqlite|postgres/i]`,
+          message:
+            'The domain does not ask which database it runs on: ask the store by meaning (Store.sql, src/store/dialects/store-sql.ts).',
+        })),
+      ],
+      'no-restricted-imports': [
+        'error',
+        ...['better-sqlite3', 'pg'].map((name) => ({
+          name,
+          message: 'The database drivers are the store’s (src/store/).',
+        })),
+      ],
+    },
+  },
   // Plain JavaScript, and bot code (function bodies the sandbox runs, outside any TypeScript project).
   {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs', 'examples/**', 'test/fixtures/**'],

@@ -2,8 +2,10 @@
 // machine's ceiling, everything started here on 127.0.0.1 and stopped at the end. Parley's chat round
 // trip and live fan-out run with SSE listeners and again with WebSocket ones (rows named `…, WebSocket`).
 // Prints one table and writes bench/results/latest.json. Options: --quick, --no-pin, --profile,
-// --scenarios chat,sdk,held,actions,fanout,search,tables, --stores sqlite,postgres. `sdk` is the chat
-// round trip of the echo bot of `bp init`, deployed as `bp deploy` does, and its cold start.
+// --scenarios chat,sdk,held,actions,fanout,search,tables,llm, --stores sqlite,postgres. `sdk` is the chat
+// round trip of the echo bot of `bp init`, deployed as `bp deploy` does, and its cold start. `llm` is
+// what the LLM gateway adds to a streamed completion (first token, last byte), 1 and 64 streams at a
+// time, beside the same streams asked of the provider directly.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
@@ -17,6 +19,7 @@ import {
   botApiKey,
   chatUserAndConversation,
   deploy,
+  llmSettings,
   POSTGRES_URL,
   postgresProblem,
   ROOT,
@@ -24,6 +27,9 @@ import {
   uncachedActionBot,
 } from './lib/parley.ts';
 import type { ParleyServer, StoreName } from './lib/parley.ts';
+import type { LlmStreamsJob, LlmStreamsResult, LlmWire } from './lib/llm-load.ts';
+import { REPLY_TOKENS } from './lib/llm-prompt.ts';
+import type { ProviderReady } from './lib/model-provider.ts';
 import { summarizeProfiles } from './lib/profile.ts';
 import { buildSdkEchoBundle, deploySdkBundle } from './lib/sdk-bot.ts';
 import type { ProfileSummary } from './lib/profile.ts';
@@ -52,6 +58,7 @@ import type {
   RunResult,
 } from './lib/protocol.ts';
 import { median, round, summarize } from './lib/stats.ts';
+import type { Latency } from './lib/stats.ts';
 
 const { values: options } = parseArgs({
   options: {
@@ -79,6 +86,7 @@ const plan = quick
       deliveries: { 1000: 10 } as Record<number, number>,
       held: { conversations: 500, intervalMs: 5000, warmupMs: 5000, durationMs: 15_000, graceMs: 5000 },
       tables: { rows: 10_000, finds: 1000, findWarmup: 100, upserts: 10, upsertWarmup: 2 },
+      llm: { concurrency: [1, 64], rounds: 4, streams: { 1: 10, 64: 128 } as Record<number, number> },
       timeLimitMs: 180_000,
     }
   : {
@@ -93,9 +101,10 @@ const plan = quick
       deliveries: { 1000: 10, 10_000: 5 } as Record<number, number>,
       held: { conversations: 2000, intervalMs: 5000, warmupMs: 5000, durationMs: 30_000, graceMs: 5000 },
       tables: { rows: 100_000, finds: 5000, findWarmup: 500, upserts: 30, upsertWarmup: 2 },
+      llm: { concurrency: [1, 64], rounds: 8, streams: { 1: 20, 64: 256 } as Record<number, number> },
       timeLimitMs: 18 * 60_000,
     };
-const scenarios = new Set((options.scenarios ?? 'chat,sdk,held,actions,fanout,search,tables').split(','));
+const scenarios = new Set((options.scenarios ?? 'chat,sdk,held,actions,fanout,search,tables,llm').split(','));
 const notes: string[] = [];
 const note = (text: string) => {
   notes.push(text);
@@ -264,12 +273,31 @@ interface Peers {
   ceiling?: Endpoint;
 }
 
-async function startServerProcess(name: string, file: string): Promise<Endpoint> {
-  const proc = start(name, process.execPath, [file], { cwd: BENCH_DIR, cpu: SERVER_CPU, keepOutput: false });
+/**
+ * Starts `node [nodeArgs] file` (on the servers' core unless said) and waits for the line it prints when
+ * it listens, `{"ready":true,"url":...}` and what else it says of itself (`Ready`).
+ */
+async function startServerProcess<Ready extends { url: string } = { url: string }>(
+  name: string,
+  file: string,
+  { cpu = SERVER_CPU, nodeArgs = [] }: { cpu?: string; nodeArgs?: string[] } = {},
+): Promise<Ready & Endpoint> {
+  const proc = start(name, process.execPath, [...nodeArgs, file], { cwd: BENCH_DIR, cpu, keepOutput: false });
   cleanupTasks.push(() => stop(proc.pid));
   const [line] = await proc.waitFor(/^\{"ready":true.*\}$/m, 60_000);
-  return { url: (JSON.parse(line) as { url: string }).url, pid: proc.pid };
+  return { ...(JSON.parse(line) as Ready), pid: proc.pid };
 }
+
+/**
+ * The LLM scenario's provider (bench/lib/model-provider.ts). It runs on the load core: it stands for a
+ * service on another machine, and Parley keeps the servers' core to itself, as in the other scenarios;
+ * both sides of the comparison share the load core with it alike.
+ */
+const startModelProvider = () =>
+  startServerProcess<ProviderReady>('model provider', path.join(BENCH_DIR, 'lib', 'model-provider.ts'), {
+    cpu: LOAD_CPU,
+    nodeArgs: ['--import', 'tsx'],
+  });
 
 async function installPeers(): Promise<boolean> {
   if (peersInstalled()) return true;
@@ -303,7 +331,7 @@ function measured<T extends RunResult | HeldRunResult = RunResult>(pids: number[
 }
 
 /** Runs a job on a load process and adds the CPU shares of `pids` and of the load process meanwhile. */
-async function measuredOn<J, R, T extends R & (RunResult | HeldRunResult)>(
+async function measuredOn<J, R, T extends R & { serverCores?: number; loadCores?: number }>(
   jobs: JobProcess<J, R>,
   pids: number[],
   job: J,
@@ -909,6 +937,179 @@ async function tablesScenario(store: StoreName, server: ParleyServer): Promise<v
   }
 }
 
+// ---------------------------------------------------------------------------------------------------
+// LLM gateway: streamed completions asked of the provider directly and through Parley's Cognitive API,
+// side by side: in each round both arms run the same number of streams at the same concurrency (the
+// arm that goes first alternates), and the streams of the counted rounds are pooled per arm. What
+// Parley adds is its arm's percentile minus the provider's, for the time to the first token and to the
+// last byte. Parley is asked with `options.skipCache`: every stream reaches the provider.
+
+interface LlmArmFigures {
+  /** Streams answered in full over the counted rounds, and how many the arm finished per second. */
+  streams: number;
+  rate: number;
+  ttft: Latency;
+  total: Latency;
+  /** From the last text to the last byte: what the end of a stream adds to its last token. */
+  tail: Latency;
+}
+interface LlmRound {
+  round: number;
+  wire: LlmWire;
+  errors: number;
+  ttft: Latency;
+  total: Latency;
+  tail: Latency;
+  /** Parley's processes, the load generator and the provider: CPU over the round's wall time. */
+  serverCores: number;
+  loadCores: number;
+  providerCores: number;
+}
+type Added = Omit<Figures, 'rate'>;
+interface LlmFigure {
+  store: StoreName;
+  concurrency: number;
+  /** Tokens per reply, one a chunk. */
+  tokens: number;
+  pacing: ProviderReady['pacing'];
+  provider: LlmArmFigures;
+  parley: LlmArmFigures;
+  /** Parley's percentile minus the provider's. */
+  added: { ttft: Added; total: Added };
+  /** The medians over Parley's counted rounds of its processes' CPU share. */
+  parleyCores: number;
+  /** Every round, the warm-up (round 0) included, in run order. */
+  rounds: LlmRound[];
+}
+const llmFigures: LlmFigure[] = [];
+/** Issue 31's target for what the gateway adds, to the first token and to the last byte alike. */
+const LLM_ADDED_TARGET = { p50: 5, p99: 20 };
+
+function addedBy(parley: Latency, provider: Latency): Added {
+  return { p50: parley.p50 - provider.p50, p95: parley.p95 - provider.p95, p99: parley.p99 - provider.p99 };
+}
+
+async function llmScenario(
+  store: StoreName,
+  server: ParleyServer,
+  provider: ProviderReady & Endpoint,
+): Promise<void> {
+  const admin = { authorization: `Bearer ${server.token}`, 'x-workspace-id': server.workspaceId };
+  const { bot } = await serverCall(server)<{ bot: { id: string } }>('POST', '/v1/admin/bots', admin, {
+    name: 'llm-bench',
+  });
+  const botHeaders = { authorization: `Bearer ${await botApiKey(server, bot.id)}`, 'x-bot-id': bot.id };
+  const arms: (Pick<LlmStreamsJob, 'wire' | 'url' | 'headers' | 'model'> & { name: string })[] = [
+    {
+      wire: 'provider',
+      name: 'provider alone',
+      url: `${provider.url}/chat/completions`,
+      headers: {},
+      model: provider.models.best,
+    },
+    {
+      wire: 'parley',
+      name: 'through Parley',
+      url: `${server.url}/v2/cognitive/generate-text-stream`,
+      headers: botHeaders,
+      model: 'best',
+    },
+  ];
+  const llmLoad = await JobProcess.start<LlmStreamsJob, LlmStreamsResult>(
+    'LLM load generator',
+    path.join(BENCH_DIR, 'lib', 'llm-load.ts'),
+    ROOT,
+  );
+  cleanupTasks.push(() => stop(llmLoad.proc.pid));
+  const { firstTokenDelayMs, tokenDelayMs } = provider.pacing;
+  const staggerMs = firstTokenDelayMs + REPLY_TOKENS * tokenDelayMs;
+  let firstStream = 0;
+  try {
+    for (const concurrency of plan.llm.concurrency) {
+      const streams = plan.llm.streams[concurrency] ?? concurrency;
+      const pooled: Record<LlmWire, { ttft: number[]; total: number[]; tail: number[]; windowMs: number }> = {
+        provider: { ttft: [], total: [], tail: [], windowMs: 0 },
+        parley: { ttft: [], total: [], tail: [], windowMs: 0 },
+      };
+      const rounds: LlmRound[] = [];
+      // Round 0 warms both arms up (connections, compiled code) and is not counted.
+      for (let round = 0; round <= plan.llm.rounds; round++) {
+        for (const arm of rotate(arms, round)) {
+          const { name, ...job } = arm;
+          const providerCpu = cpuMs(provider.pid);
+          const started = performance.now();
+          const result = await measuredOn(llmLoad, server.pids(), {
+            ...job,
+            streams,
+            concurrency,
+            staggerMs,
+            firstStream,
+          });
+          const providerCores = (cpuMs(provider.pid) - providerCpu) / (performance.now() - started);
+          firstStream += streams;
+          const what = `llm C=${concurrency} ${store} ${name}${round === 0 ? ' (warm-up)' : ` round ${round}`}`;
+          if (result.errors > 0)
+            note(`${what}: ${result.errors} of ${streams} streams failed (first: ${result.firstError})`);
+          if (result.ttftMs.length === 0)
+            throw new Error(`${what}: no stream answered (${result.firstError})`);
+          const ttft = summarize(result.ttftMs);
+          const total = summarize(result.totalMs);
+          const tail = summarize(result.tailMs);
+          rounds.push({
+            round,
+            wire: arm.wire,
+            errors: result.errors,
+            ttft,
+            total,
+            tail,
+            serverCores: result.serverCores ?? NaN,
+            loadCores: result.loadCores ?? NaN,
+            providerCores,
+          });
+          log(
+            `${what}: first token p50 ${ms(ttft.p50)} ms p99 ${ms(ttft.p99)} ms, last byte p50 ${ms(total.p50)} ms p99 ${ms(total.p99)} ms (after the last text: p50 ${ms(tail.p50)} ms), Parley ${(result.serverCores ?? 0).toFixed(2)} cores, provider ${providerCores.toFixed(2)}, load ${(result.loadCores ?? 0).toFixed(2)}`,
+          );
+          if (round > 0) {
+            const kept = pooled[arm.wire];
+            kept.ttft.push(...result.ttftMs);
+            kept.total.push(...result.totalMs);
+            kept.tail.push(...result.tailMs);
+            kept.windowMs += result.windowMs;
+          }
+          await sleep(200);
+        }
+      }
+      const figures = (wire: LlmWire): LlmArmFigures => {
+        const kept = pooled[wire];
+        return {
+          streams: kept.ttft.length,
+          rate: (kept.ttft.length / kept.windowMs) * 1000,
+          ttft: summarize(kept.ttft),
+          total: summarize(kept.total),
+          tail: summarize(kept.tail),
+        };
+      };
+      const direct = figures('provider');
+      const parley = figures('parley');
+      llmFigures.push({
+        store,
+        concurrency,
+        tokens: REPLY_TOKENS,
+        pacing: provider.pacing,
+        provider: direct,
+        parley,
+        added: { ttft: addedBy(parley.ttft, direct.ttft), total: addedBy(parley.total, direct.total) },
+        parleyCores: median(
+          rounds.filter((r) => r.round > 0 && r.wire === 'parley').map((r) => r.serverCores),
+        ),
+        rounds,
+      });
+    }
+  } finally {
+    await stop(llmLoad.proc.pid);
+  }
+}
+
 function perDeliveryMedians(d: FanoutDeliverResult, which: 'message' | 'reply'): Omit<Figures, 'rate'> {
   return {
     p50: median(d.perDelivery.map((p) => p[which].p50)),
@@ -1180,6 +1381,8 @@ interface Target {
 const targets: Target[] = [];
 
 const ms = (v: number) => (Number.isFinite(v) ? (v < 10 ? v.toFixed(2) : v.toFixed(1)) : '-');
+/** A difference of milliseconds, with its sign. */
+const signedMs = (v: number) => (v >= 0 ? `+${ms(v)}` : `−${ms(-v)}`);
 const num = (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') : '-');
 const x = (v: number | undefined) => (v !== undefined && Number.isFinite(v) ? `${v.toFixed(2)}×` : '-');
 const mb = (b: number) => `${(b / 1e6).toFixed(0)} MB`;
@@ -1316,6 +1519,57 @@ function buildRows(): Row[] {
       target: '',
       met: '',
     });
+  }
+  for (const f of llmFigures) {
+    const { firstTokenDelayMs, tokenDelayMs } = f.pacing;
+    const stream = `LLM stream of ${f.tokens} tokens (the first after ${firstTokenDelayMs} ms, then every ${tokenDelayMs} ms), ${f.concurrency} at a time`;
+    const measures = [
+      { key: 'ttft', what: 'time to first token' },
+      { key: 'total', what: 'time to last byte' },
+    ] as const;
+    for (const { key, what } of measures) {
+      const scenario = `${stream}: ${what}`;
+      const added = f.added[key];
+      const met = added.p50 < LLM_ADDED_TARGET.p50 && added.p99 < LLM_ADDED_TARGET.p99;
+      const target = `added: p50 < ${LLM_ADDED_TARGET.p50} ms, p99 < ${LLM_ADDED_TARGET.p99} ms`;
+      targets.push({
+        name: `LLM gateway, ${f.concurrency} stream${f.concurrency === 1 ? '' : 's'} at a time: ${what} added`,
+        store: f.store,
+        value: `p50 ${signedMs(added.p50)} ms, p99 ${signedMs(added.p99)} ms`,
+        target,
+        met,
+      });
+      for (const [system, arm] of [
+        ['provider alone', f.provider],
+        ['through Parley', f.parley],
+      ] as const) {
+        rows.push({
+          scenario,
+          store: f.store,
+          system,
+          rate: `${arm.rate.toFixed(1)} streams/s`,
+          p50: ms(arm[key].p50),
+          p95: ms(arm[key].p95),
+          p99: ms(arm[key].p99),
+          ratio: '',
+          cost: arm === f.parley ? `${f.parleyCores.toFixed(2)} server cores` : '',
+          target: '',
+          met: '',
+        });
+      }
+      rows.push({
+        scenario,
+        store: f.store,
+        system: 'added by Parley',
+        rate: '',
+        p50: signedMs(added.p50),
+        p95: signedMs(added.p95),
+        p99: signedMs(added.p99),
+        ratio: '',
+        target,
+        met: met ? 'yes' : 'no',
+      });
+    }
   }
   for (const c of sdkColdStarts) {
     rows.push({
@@ -1492,6 +1746,7 @@ async function main(): Promise<number> {
       'node:http echo',
       path.join(BENCH_DIR, 'peers', 'http-echo.mjs'),
     );
+  const provider = scenarios.has('llm') ? await startModelProvider() : undefined;
   if (havePeers) {
     peers.botkit = await startServerProcess('Botkit echo', path.join(BENCH_DIR, 'peers', 'botkit-echo.mjs'));
     peers.directline = await startServerProcess(
@@ -1530,6 +1785,7 @@ async function main(): Promise<number> {
       const server = await startParley(
         store,
         options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+        provider ? llmSettings(provider) : {},
       );
       cleanupTasks.push(() => server.stop());
       try {
@@ -1563,6 +1819,10 @@ async function main(): Promise<number> {
         }
         if (scenarios.has('search')) await searchScenario(store, server);
         if (scenarios.has('tables')) await tablesScenario(store, server);
+        if (scenarios.has('llm')) {
+          if (!provider) throw new Error('the model provider is not running');
+          await llmScenario(store, server, provider);
+        }
         // Last: a server that falls behind is still working through the backlog when the run ends, and
         // would slow whatever came after it.
         if (scenarios.has('held')) await heldScenario(store, server, echo.chatUrl);
@@ -1613,6 +1873,7 @@ async function main(): Promise<number> {
     actions: actionSeries,
     search: searchSeries,
     tables: tablesSeries,
+    llm: llmFigures,
     fanout: fanoutFigures,
     held: heldFigures,
     rows,

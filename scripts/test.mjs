@@ -40,7 +40,12 @@ const result = spawnSync(
     '--import',
     'tsx',
     '--test',
-    '--test-timeout=120000',
+    // Node 20 holds each file to this limit too, as a test of its own: a file's suites together must end
+    // within it on a busy machine (split a file that comes near it).
+    '--test-timeout=300000',
+    // The spec reporter ends with the failing tests, their file:line and their errors, so that the tail
+    // of a long run (all a CI log may keep) says what failed.
+    '--test-reporter=spec',
     '--test-concurrency=2',
     ...args,
     ...files,

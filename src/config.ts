@@ -1,5 +1,10 @@
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import path from 'node:path';
+import { parseAddressList } from './domain/shared/public-addresses.ts';
+import type { AddressList } from './domain/shared/public-addresses.ts';
+import { DEFAULT_PROVIDER } from './domain/llm/providers.ts';
+import type { LlmOptions, ModelPrice } from './domain/llm/providers.ts';
 
 /**
  * Every setting of a Parley process, read once from flags and the environment.
@@ -50,6 +55,12 @@ export const SETTINGS = {
     description:
       'Origin that clients use to reach this server, used in the URLs it hands out (webhook URLs). Defaults to `http://HOST:PORT`.',
   },
+  contentUrl: {
+    env: 'PARLEY_CONTENT_URL',
+    flag: 'content-url',
+    description:
+      'Origin of its own (another host name reaching this server, ideally of another site) from which file contents are served: download and upload URLs point there, every type may be shown inline (sandboxed, no script), and that origin serves nothing else. The main origin then redirects downloads to it. Unset: contents are served from the main origin, as attachments unless an image (not SVG), PDF, plain text, audio or video.',
+  },
   chatEncryptionKey: {
     env: 'PARLEY_CHAT_ENCRYPTION_KEY',
     flag: 'chat-encryption-key',
@@ -70,6 +81,19 @@ export const SETTINGS = {
     default: '16',
     description: 'Turns this process runs at once (each of a different conversation).',
   },
+  engineWorkspaceConcurrency: {
+    env: 'PARLEY_ENGINE_WORKSPACE_CONCURRENCY',
+    flag: 'engine-workspace-concurrency',
+    description:
+      'Turns of one workspace this process runs at once while other workspaces have turns running or waiting: the rest of `PARLEY_ENGINE_CONCURRENCY` is theirs, so that one with a backlog or slow turns cannot hold them all. A workspace alone may use them all. Unset: three quarters of `PARLEY_ENGINE_CONCURRENCY`, rounded up.',
+  },
+  engineWorkspaceBacklog: {
+    env: 'PARLEY_ENGINE_WORKSPACE_BACKLOG',
+    flag: 'engine-workspace-backlog',
+    default: '10000',
+    description:
+      'Events one workspace may have waiting for its bots; past it, a new message, event or webhook request for its bots is refused with 429 `RateLimited` and `Retry-After` until its backlog goes down.',
+  },
   postgresPoolSize: {
     env: 'PARLEY_POSTGRES_POOL_SIZE',
     flag: 'postgres-pool-size',
@@ -82,6 +106,13 @@ export const SETTINGS = {
     flag: 'postgres-statement-timeout-ms',
     default: '10000',
     description: 'Longest a PostgreSQL statement may run before it is cancelled (the request answers 504).',
+  },
+  sqliteRegexTimeoutMs: {
+    env: 'PARLEY_SQLITE_REGEX_TIMEOUT_MS',
+    flag: 'sqlite-regex-timeout-ms',
+    default: '100',
+    description:
+      'Longest a SQLite statement that matches `$regex` filters may run (it holds the server while it runs): past it the query answers 400 `InvalidQuery`.',
   },
   sandboxProcesses: {
     env: 'PARLEY_SANDBOX_PROCESSES',
@@ -110,19 +141,95 @@ export const SETTINGS = {
     description:
       'A `bp deploy` bot whose process had nothing to do for this long is stopped; its next event starts it again.',
   },
+  sdkBotProcessesPerWorkspace: {
+    env: 'PARLEY_SDK_BOT_PROCESSES_PER_WORKSPACE',
+    flag: 'sdk-bot-processes-per-workspace',
+    default: '5',
+    description:
+      'Of those processes, the most one workspace may hold at once; past it, its own process idle longest stops, or its event waits.',
+  },
   sdkBotMemoryMb: {
     env: 'PARLEY_SDK_BOT_MEMORY_MB',
     flag: 'sdk-bot-memory-mb',
     default: '256',
     description:
-      'Most resident memory a `bp deploy` bot process may hold, in MB (buffers included); past it the process is stopped and the event it handled fails.',
+      'Most memory a `bp deploy` bot process may hold, in MB (everything it allocates, its scratch files included), enforced by the kernel: past it the process is stopped and the event it handled fails.',
+  },
+  sdkBotCpu: {
+    env: 'PARLEY_SDK_BOT_CPU',
+    flag: 'sdk-bot-cpu',
+    default: '0.5',
+    description:
+      'Most CPU a `bp deploy` bot process may use, in cores (`0.5`: half of one core), enforced by the kernel.',
   },
   sdkBotTimeoutSeconds: {
     env: 'PARLEY_SDK_BOT_TIMEOUT_SECONDS',
     flag: 'sdk-bot-timeout-seconds',
     default: '60',
     description:
-      'Longest a `bp deploy` bot may take to handle one event (unless the bot sets its own `maxExecutionTime`); past it the process is stopped and the event fails.',
+      'Longest a `bp deploy` bot may take to handle one event (a bot’s own `maxExecutionTime` may be shorter, never longer); past it the process is stopped and the event fails.',
+  },
+  sdkBotInternet: {
+    env: 'PARLEY_SDK_BOT_INTERNET',
+    flag: 'sdk-bot-internet',
+    default: 'on',
+    description:
+      '`on` or `off`: whether `bp deploy` bots and integrations may reach the public internet (through the server’s egress proxy). Loopback, private, link-local and other non-public addresses stay closed either way.',
+  },
+  sdkBotPrivateTargets: {
+    env: 'PARLEY_SDK_BOT_PRIVATE_TARGETS',
+    flag: 'sdk-bot-private-targets',
+    description:
+      'Comma-separated non-public addresses or networks `bp deploy` bots may reach nonetheless, each with an optional port: `10.0.0.5:8080`, `192.168.1.0/24`, `[fd00::1]:443`. Unset: none.',
+  },
+  trustProxy: {
+    env: 'PARLEY_TRUST_PROXY',
+    flag: 'trust-proxy',
+    default: 'off',
+    description:
+      'The reverse proxies in front of this server, whose `X-Forwarded-For` names the client: `off`, a comma-separated list of their addresses and CIDR ranges (`10.0.0.0/8`, or `loopback`, `linklocal`, `uniquelocal`), or a number of hops. Rate limits, connection limits and logs then count the client, not the proxy.',
+  },
+  headersTimeoutSeconds: {
+    env: 'PARLEY_HEADERS_TIMEOUT_SECONDS',
+    flag: 'headers-timeout-seconds',
+    default: '10',
+    description:
+      'A request’s headers (a new connection’s first ones too) must arrive within this; past it, 408 and the connection is closed.',
+  },
+  bodyTimeoutSeconds: {
+    env: 'PARLEY_BODY_TIMEOUT_SECONDS',
+    flag: 'body-timeout-seconds',
+    default: '60',
+    description:
+      'A request’s whole body must arrive within this (a file’s upload excepted: the minimum rate alone bounds it); past it, 408 and the connection is closed.',
+  },
+  bodyMinBytesPerSecond: {
+    env: 'PARLEY_BODY_MIN_BYTES_PER_SECOND',
+    flag: 'body-min-bytes-per-second',
+    default: '1024',
+    description:
+      'Rate a request body (a file’s upload too) must keep up on average since its headers came, after a head start as long as the headers’ timeout; one that falls behind is cut (408, connection closed).',
+  },
+  idleTimeoutSeconds: {
+    env: 'PARLEY_IDLE_TIMEOUT_SECONDS',
+    flag: 'idle-timeout-seconds',
+    default: '60',
+    description:
+      'A connection on which nothing moves for this long is closed (an answer its client stopped reading); not while the server is still preparing an answer. Longer than the event streams’ ping interval.',
+  },
+  maxConnections: {
+    env: 'PARLEY_MAX_CONNECTIONS',
+    flag: 'max-connections',
+    default: 'auto',
+    description:
+      'Connections open at once; past it new ones are closed at once. `auto`: half the descriptors left once the store’s, the bot processes’ and the server’s own are set aside (each connection may hold a file open). The log says the numbers at start.',
+  },
+  maxConnectionsPerAddress: {
+    env: 'PARLEY_MAX_CONNECTIONS_PER_ADDRESS',
+    flag: 'max-connections-per-address',
+    default: '256',
+    description:
+      'Connections open at once from one client address (an IPv6 /64); past it new ones are closed at once. Behind a trusted proxy: requests in progress per client address, past it 429 `RateLimited`.',
   },
   rateLimits: {
     env: 'PARLEY_RATE_LIMITS',
@@ -135,14 +242,21 @@ export const SETTINGS = {
     env: 'PARLEY_RATE_LIMIT_CHAT_PER_MINUTE',
     flag: 'rate-limit-chat-per-minute',
     default: '600',
-    description: 'Requests a minute of one end user (its user key, or its address before it has one).',
+    description: 'Requests a minute of one end user, once its user key is verified.',
   },
   rateLimitApiPerMinute: {
     env: 'PARLEY_RATE_LIMIT_API_PER_MINUTE',
     flag: 'rate-limit-api-per-minute',
     default: '12000',
     description:
-      'Requests a minute of one token (a bot key or a personal access token), or to one bot’s webhook.',
+      'Requests a minute of one token (a bot key or a personal access token) once verified, or to one bot’s webhook.',
+  },
+  rateLimitAddressPerMinute: {
+    env: 'PARLEY_RATE_LIMIT_ADDRESS_PER_MINUTE',
+    flag: 'rate-limit-address-per-minute',
+    default: '6000',
+    description:
+      'Requests a minute from one client address (an IPv6 /64), to each API: every request to the Chat API and webchat; on the other APIs, those without a valid token or webhook (a made-up one counts here only).',
   },
   webhookPrivateTargets: {
     env: 'PARLEY_WEBHOOK_PRIVATE_TARGETS',
@@ -194,7 +308,49 @@ export const SETTINGS = {
     env: 'REDIS_URL',
     flag: 'redis-url',
     description:
-      'A `redis://` URL: live signals travel through Redis between processes. Unset on Postgres: through LISTEN/NOTIFY.',
+      'A `redis://` URL (`redis://user:password@host:port` for a Redis ACL user, `rediss://` for TLS): live signals travel through Redis between processes. Unset on Postgres: through LISTEN/NOTIFY.',
+  },
+  busSecret: {
+    env: 'PARLEY_BUS_SECRET',
+    flag: 'bus-secret',
+    description:
+      'Secret that signs the live signals processes send each other (through Redis or PostgreSQL) and names their channel; every process of a deployment needs the same. At least 32 characters. Unset: one is generated at first start and kept in the store.',
+  },
+  llmBaseUrl: {
+    env: 'PARLEY_LLM_BASE_URL',
+    flag: 'llm-base-url',
+    description:
+      'The OpenAI-compatible endpoint that answers bots’ model calls (the Cognitive API and the `llm` integration), up to `/v1`: `http://127.0.0.1:11434/v1` for Ollama, `http://127.0.0.1:8080/v1` for llama.cpp’s server, `https://api.openai.com/v1`. It may be on loopback or a private network. Unset: model calls answer `LLM not configured`.',
+  },
+  llmApiKey: {
+    env: 'PARLEY_LLM_API_KEY',
+    flag: 'llm-api-key',
+    description:
+      'Sent to `PARLEY_LLM_BASE_URL` as `Authorization: Bearer`; never logged nor shown in an error.',
+  },
+  llmBestModel: {
+    env: 'PARLEY_LLM_BEST_MODEL',
+    flag: 'llm-best-model',
+    description:
+      'The provider’s model id that answers `best` and `auto` (and model names of providers this server does not have).',
+  },
+  llmFastModel: {
+    env: 'PARLEY_LLM_FAST_MODEL',
+    flag: 'llm-fast-model',
+    description: 'The provider’s model id that answers `fast`. Unset: `PARLEY_LLM_BEST_MODEL`.',
+  },
+  llmTimeoutSeconds: {
+    env: 'PARLEY_LLM_TIMEOUT_SECONDS',
+    flag: 'llm-timeout-seconds',
+    default: '120',
+    description:
+      'The longest a model call may take, fallbacks included (a stream too): past it the call answers 504 `OperationTimeout`.',
+  },
+  llmPrices: {
+    env: 'PARLEY_LLM_PRICES',
+    flag: 'llm-prices',
+    description:
+      'Prices of models in US dollars per million tokens, as JSON: `{"default:llama3.1": {"input": 0.1, "output": 0.3}}`. They give the `cost` of each call; a model without a price costs 0.',
   },
 } as const satisfies Record<string, Setting>;
 
@@ -204,7 +360,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type StoreConfig =
-  | { kind: 'sqlite'; file: string }
+  | { kind: 'sqlite'; file: string; regexTimeoutMs?: number }
   | { kind: 'postgres'; url: string; poolSize: number; statementTimeoutMs: number };
 
 export interface Config {
@@ -216,24 +372,79 @@ export interface Config {
   adminToken: string | undefined;
   /** Undefined: the address the server listens on. */
   publicUrl: string | undefined;
+  /** The origin file contents are served from; undefined: the public one. */
+  contentUrl: string | undefined;
   chatEncryptionKey: string | undefined;
   chatPingIntervalMs: number;
   redisUrl: string | undefined;
+  /** Undefined: the one the store keeps. */
+  busSecret: string | undefined;
   sandboxProcesses: number;
   sandboxMaxMemoryMb: number;
   /** Bots deployed as `@botpress/sdk` bundles, each in a process of its own. */
-  sdkBots: { maxProcesses: number; idleMs: number; memoryMb: number; callTimeoutMs: number };
+  sdkBots: {
+    maxProcesses: number;
+    maxProcessesPerWorkspace: number;
+    idleMs: number;
+    memoryMb: number;
+    cpuCores: number;
+    callTimeoutMs: number;
+    /** Public addresses reachable. */
+    internet: boolean;
+    /** Non-public addresses reachable nonetheless. */
+    privateTargets: AddressList;
+  };
   /** How long what piles up is kept. */
   retention: { signalsMs: number; botLogsMs: number; botLogLines: number };
   /** Requests a minute per caller; undefined: no limits. */
-  rateLimits: { chatPerMinute: number; apiPerMinute: number } | undefined;
+  rateLimits: { chatPerMinute: number; apiPerMinute: number; addressPerMinute: number } | undefined;
+  /** How long a connection may take, and how many may be open. */
+  connections: ConnectionSettings;
+  /** Which peers are reverse proxies whose `X-Forwarded-For` is believed. */
+  trustProxy: TrustProxy;
   engineConcurrency: number;
+  /** Turns of one workspace at once while others run or wait (alone: all of `engineConcurrency`). */
+  engineWorkspaceConcurrency: number;
+  /** Pending events one workspace may have before more are refused. */
+  engineWorkspaceBacklog: number;
   /** Origins allowed to call the Admin and Runtime APIs from a browser; undefined: none. */
   corsOrigins: string[] | undefined;
   files: { maxFileBytes: number; botStorageBytes: number };
+  llm: LlmOptions;
   /** Outgoing webhooks may be posted to non-public addresses. */
   webhookPrivateTargets: boolean;
 }
+
+export interface ConnectionSettings {
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  bodyMinBytesPerSecond: number;
+  idleTimeoutMs: number;
+  /** `auto`: from the descriptors the process may open (see `descriptors.ts`). */
+  maxConnections: number | 'auto';
+  maxConnectionsPerAddress: number;
+}
+
+/** An address range: `network/prefix` of one family. */
+export interface Subnet {
+  network: string;
+  prefix: number;
+  family: 'ipv4' | 'ipv6';
+}
+
+/**
+ * The peers whose `X-Forwarded-For` is believed: none; the nearest `hops` (whoever connects is taken for
+ * a proxy, so only where nothing else can reach the server); or those whose address is in `subnets`.
+ */
+export type TrustProxy =
+  { kind: 'none' } | { kind: 'hops'; hops: number } | { kind: 'subnets'; subnets: Subnet[] };
+
+/** Names of address ranges for PARLEY_TRUST_PROXY, as Express and Fastify (proxy-addr) know them. */
+const NAMED_RANGES: Record<string, string[]> = {
+  loopback: ['127.0.0.1/8', '::1/128'],
+  linklocal: ['169.254.0.0/16', 'fe80::/10'],
+  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+};
 
 export class ConfigError extends Error {}
 
@@ -305,27 +516,39 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
     throw new ConfigError('PARLEY_ADMIN_TOKEN must be at least 24 characters long');
   }
   const dataDir = path.resolve(required(values, 'dataDir'));
+  const engineConcurrency = positiveInteger(values, 'engineConcurrency');
   return {
     port,
     host: required(values, 'host'),
     dataDir,
-    store: storeFrom(values.databaseUrl, dataDir, {
-      poolSize: positiveInteger(values, 'postgresPoolSize'),
-      statementTimeoutMs: positiveInteger(values, 'postgresStatementTimeoutMs'),
-    }),
+    store: storeFrom(
+      values.databaseUrl,
+      dataDir,
+      { regexTimeoutMs: positiveInteger(values, 'sqliteRegexTimeoutMs') },
+      {
+        poolSize: positiveInteger(values, 'postgresPoolSize'),
+        statementTimeoutMs: positiveInteger(values, 'postgresStatementTimeoutMs'),
+      },
+    ),
     logLevel,
     adminToken,
     publicUrl: values.publicUrl?.replace(/\/+$/, ''),
+    contentUrl: contentOriginFrom(values.contentUrl, values.publicUrl),
     chatEncryptionKey: values.chatEncryptionKey,
     chatPingIntervalMs: positiveInteger(values, 'chatPingIntervalMs'),
     redisUrl: redisFrom(values.redisUrl),
+    busSecret: busSecretFrom(values.busSecret),
     sandboxProcesses: positiveInteger(values, 'sandboxProcesses'),
     sandboxMaxMemoryMb: positiveInteger(values, 'sandboxMaxMemoryMb'),
     sdkBots: {
       maxProcesses: positiveInteger(values, 'sdkBotProcesses'),
+      maxProcessesPerWorkspace: positiveInteger(values, 'sdkBotProcessesPerWorkspace'),
       idleMs: positiveInteger(values, 'sdkBotIdleSeconds') * 1000,
       memoryMb: positiveInteger(values, 'sdkBotMemoryMb'),
+      cpuCores: cores(values, 'sdkBotCpu'),
       callTimeoutMs: positiveInteger(values, 'sdkBotTimeoutSeconds') * 1000,
+      internet: onOff(values, 'sdkBotInternet'),
+      privateTargets: addressList(values, 'sdkBotPrivateTargets'),
     },
     retention: {
       signalsMs: positiveInteger(values, 'signalRetentionHours') * 3600_000,
@@ -333,14 +556,78 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
       botLogLines: positiveInteger(values, 'botLogMaxLines'),
     },
     rateLimits: rateLimitsFrom(values),
+    connections: connectionsFrom(values, positiveInteger(values, 'chatPingIntervalMs')),
+    trustProxy: trustProxyFrom(required(values, 'trustProxy')),
     webhookPrivateTargets: onOff(values, 'webhookPrivateTargets'),
-    engineConcurrency: positiveInteger(values, 'engineConcurrency'),
+    engineConcurrency,
+    engineWorkspaceConcurrency: workspaceConcurrency(values, engineConcurrency),
+    engineWorkspaceBacklog: positiveInteger(values, 'engineWorkspaceBacklog'),
     corsOrigins: originsFrom(values.corsOrigins),
     files: {
       maxFileBytes: megabytes(values, 'filesMaxSizeMb', MAX_FILE_MB),
       botStorageBytes: megabytes(values, 'filesBotStorageMb'),
     },
+    llm: llmFrom(values),
   };
+}
+
+/** The server's model provider (none without a base URL) and what its calls may take and cost. */
+function llmFrom(values: Partial<Record<SettingName, string>>): LlmOptions {
+  const deadlineMs = positiveInteger(values, 'llmTimeoutSeconds') * 1000;
+  const prices = pricesFrom(values.llmPrices);
+  const baseUrl = values.llmBaseUrl?.replace(/\/+$/, '');
+  if (baseUrl === undefined) return { provider: undefined, deadlineMs, prices };
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ConfigError(`PARLEY_LLM_BASE_URL must be an http(s) URL, got "${baseUrl}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`PARLEY_LLM_BASE_URL must be an http(s) URL, got "${baseUrl}"`);
+  }
+  const bestModel = values.llmBestModel;
+  if (bestModel === undefined) {
+    throw new ConfigError(
+      'PARLEY_LLM_BEST_MODEL must be set with PARLEY_LLM_BASE_URL: the model that answers `best`',
+    );
+  }
+  return {
+    provider: {
+      name: DEFAULT_PROVIDER,
+      baseUrl,
+      apiKey: values.llmApiKey,
+      bestModel,
+      fastModel: values.llmFastModel ?? bestModel,
+    },
+    deadlineMs,
+    prices,
+  };
+}
+
+function pricesFrom(raw: string | undefined): Record<string, ModelPrice> {
+  if (raw === undefined) return {};
+  const problem =
+    'PARLEY_LLM_PRICES must be a JSON object of `{ "input": number, "output": number }` by model';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(problem);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(problem);
+  const prices: Record<string, ModelPrice> = {};
+  for (const [model, value] of Object.entries(parsed)) {
+    const price: unknown = value;
+    const input = typeof price === 'object' && price !== null && 'input' in price ? price.input : undefined;
+    const output =
+      typeof price === 'object' && price !== null && 'output' in price ? price.output : undefined;
+    if (typeof input !== 'number' || typeof output !== 'number' || input < 0 || output < 0) {
+      throw new ConfigError(`${problem}: "${model}" is not`);
+    }
+    prices[model] = { input, output };
+  }
+  return prices;
 }
 
 function isLogLevel(value: string | undefined): value is LogLevel {
@@ -377,6 +664,35 @@ function originsFrom(raw: string | undefined): string[] | undefined {
   return origins;
 }
 
+/** An http(s) origin, and not the public one: contents there must not share an origin with the console. */
+function contentOriginFrom(raw: string | undefined, publicUrl: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  const origin =
+    url && /^https?:$/.test(url.protocol) && `${url.origin}/` === url.href ? url.origin : undefined;
+  if (origin === undefined) {
+    throw new ConfigError(
+      `PARLEY_CONTENT_URL takes an origin such as https://files.example.net (no path), got "${raw}"`,
+    );
+  }
+  if (publicUrl !== undefined && URL.canParse(publicUrl) && new URL(publicUrl).origin === origin) {
+    throw new ConfigError('PARLEY_CONTENT_URL must be another origin than PARLEY_PUBLIC_URL');
+  }
+  return origin;
+}
+
+/** Turns of one workspace at once: as set (at most all of them), or three quarters of them. */
+function workspaceConcurrency(values: Partial<Record<SettingName, string>>, concurrency: number): number {
+  if (values.engineWorkspaceConcurrency === undefined) return Math.ceil((concurrency * 3) / 4);
+  const perWorkspace = positiveInteger(values, 'engineWorkspaceConcurrency');
+  if (perWorkspace > concurrency) {
+    throw new ConfigError(
+      `${SETTINGS.engineWorkspaceConcurrency.env} (${perWorkspace}) may not be more than ${SETTINGS.engineConcurrency.env} (${concurrency})`,
+    );
+  }
+  return perWorkspace;
+}
+
 function onOff(values: Partial<Record<SettingName, string>>, name: SettingName): boolean {
   const switched = required(values, name);
   if (switched !== 'on' && switched !== 'off')
@@ -389,7 +705,63 @@ function rateLimitsFrom(values: Partial<Record<SettingName, string>>): Config['r
   return {
     chatPerMinute: positiveInteger(values, 'rateLimitChatPerMinute'),
     apiPerMinute: positiveInteger(values, 'rateLimitApiPerMinute'),
+    addressPerMinute: positiveInteger(values, 'rateLimitAddressPerMinute'),
   };
+}
+
+function connectionsFrom(
+  values: Partial<Record<SettingName, string>>,
+  pingIntervalMs: number,
+): ConnectionSettings {
+  const idleTimeoutMs = positiveInteger(values, 'idleTimeoutSeconds') * 1000;
+  // An event stream is kept moving by its pings: one idle longer than the timeout would be closed.
+  if (idleTimeoutMs <= pingIntervalMs) {
+    throw new ConfigError(
+      `${SETTINGS.idleTimeoutSeconds.env} must be longer than ${SETTINGS.chatPingIntervalMs.env} (${pingIntervalMs} ms), or event streams would be closed between their pings`,
+    );
+  }
+  const maxConnections = required(values, 'maxConnections');
+  return {
+    headersTimeoutMs: positiveInteger(values, 'headersTimeoutSeconds') * 1000,
+    bodyTimeoutMs: positiveInteger(values, 'bodyTimeoutSeconds') * 1000,
+    bodyMinBytesPerSecond: positiveInteger(values, 'bodyMinBytesPerSecond'),
+    idleTimeoutMs,
+    maxConnections: maxConnections === 'auto' ? 'auto' : positiveInteger(values, 'maxConnections'),
+    maxConnectionsPerAddress: positiveInteger(values, 'maxConnectionsPerAddress'),
+  };
+}
+
+function trustProxyFrom(raw: string): TrustProxy {
+  const { env } = SETTINGS.trustProxy;
+  if (raw === 'off') return { kind: 'none' };
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops < 1) throw new ConfigError(`${env}: a number of hops is at least 1 (or off), got "${raw}"`);
+    return { kind: 'hops', hops };
+  }
+  if (raw === 'on' || raw === 'true') {
+    throw new ConfigError(
+      `${env}: trusting every peer would let any client choose its address; give the proxies' addresses (or a number of hops, where only the proxy can reach this server)`,
+    );
+  }
+  const items = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  return { kind: 'subnets', subnets: items.flatMap((item) => (NAMED_RANGES[item] ?? [item]).map(subnetOf)) };
+}
+
+function subnetOf(text: string): Subnet {
+  const [network = '', prefixText, ...rest] = text.split('/');
+  const version = isIP(network);
+  const bits = version === 4 ? 32 : 128;
+  const prefix = prefixText === undefined ? bits : Number(prefixText);
+  if (version === 0 || rest.length > 0 || !Number.isInteger(prefix) || prefix < 0 || prefix > bits) {
+    throw new ConfigError(
+      `${SETTINGS.trustProxy.env} takes off, a number of hops, or addresses and CIDR ranges (10.0.0.1, 10.0.0.0/8, fd00::/8, loopback, linklocal, uniquelocal); got "${text}"`,
+    );
+  }
+  return { network, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
 }
 
 function positiveInteger(values: Partial<Record<SettingName, string>>, name: SettingName): number {
@@ -398,6 +770,25 @@ function positiveInteger(values: Partial<Record<SettingName, string>>, name: Set
   if (!Number.isInteger(value) || value < 1)
     throw new ConfigError(`${SETTINGS[name].env} must be a positive integer, got "${raw}"`);
   return value;
+}
+
+/** A share of the machine's CPU, in cores: above 0, at most 64. */
+function cores(values: Partial<Record<SettingName, string>>, name: SettingName): number {
+  const raw = required(values, name);
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > 64)
+    throw new ConfigError(
+      `${SETTINGS[name].env} must be a number of cores above 0 and at most 64, got "${raw}"`,
+    );
+  return value;
+}
+
+function addressList(values: Partial<Record<SettingName, string>>, name: SettingName): AddressList {
+  try {
+    return parseAddressList(values[name] ?? '');
+  } catch (err) {
+    throw new ConfigError(`${SETTINGS[name].env}: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /** Sizes are stored as 32-bit integers: a file is at most 2047 MB. */
@@ -425,15 +816,25 @@ function redisFrom(url: string | undefined): string | undefined {
   return url;
 }
 
+/** Enough to be a secret: 32 characters, as of `openssl rand -base64 32` (44) or a UUID (36). */
+const MIN_BUS_SECRET_LENGTH = 32;
+
+function busSecretFrom(secret: string | undefined): string | undefined {
+  if (secret !== undefined && secret.length < MIN_BUS_SECRET_LENGTH)
+    throw new ConfigError(`PARLEY_BUS_SECRET must be at least ${MIN_BUS_SECRET_LENGTH} characters long`);
+  return secret;
+}
+
 function storeFrom(
   databaseUrl: string | undefined,
   dataDir: string,
+  sqlite: { regexTimeoutMs: number },
   postgres: { poolSize: number; statementTimeoutMs: number },
 ): StoreConfig {
-  if (!databaseUrl) return { kind: 'sqlite', file: path.join(dataDir, 'parley.db') };
+  if (!databaseUrl) return { kind: 'sqlite', file: path.join(dataDir, 'parley.db'), ...sqlite };
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) return { kind: 'postgres', url: databaseUrl, ...postgres };
   if (databaseUrl.startsWith('sqlite:')) {
-    return { kind: 'sqlite', file: path.resolve(databaseUrl.slice('sqlite:'.length)) };
+    return { kind: 'sqlite', file: path.resolve(databaseUrl.slice('sqlite:'.length)), ...sqlite };
   }
   throw new ConfigError('DATABASE_URL must start with postgres://, postgresql:// or sqlite:');
 }

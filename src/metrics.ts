@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { BUS_REJECTIONS } from './bus/rejections.ts';
 
 /** What the queue looks like at a scrape: events waiting, and how long the oldest has waited. */
 export interface QueueStats {
@@ -21,7 +22,8 @@ const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 /**
  * One server's metrics, in the Prometheus format (`GET /metrics`): requests by route and status, turn
  * and action latency, the queue's depth and age, sandbox calls, restarts and memory, SQL statements and
- * commits, open event streams, and the process's own (prom-client's defaults). A registry per server, so that servers in one process
+ * commits, open event streams, live bus messages dropped, connections refused, and the process's own
+ * (prom-client's defaults). A registry per server, so that servers in one process
  * (the tests) count apart.
  */
 export class Metrics {
@@ -82,6 +84,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly busRejections = new Counter({
+    name: 'parley_bus_messages_rejected_total',
+    help: 'Messages received on the live bus (Redis or PostgreSQL) and dropped unread, by reason: unsigned, forged (signed with another secret), malformed, stale, replayed',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly connectionsRefused = new Counter({
+    name: 'parley_connections_refused_total',
+    help: 'Connections closed early: past the limit of one address or of all, or headers or a body too slow',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
   /** Counts a statement the store ran (what a request or a turn costs is counted in statements). */
   countStatement(sql: string): void {
     this.statements.inc();
@@ -129,6 +145,8 @@ export class Metrics {
         }
       },
     });
+    // Each reason shows from the start, at 0: an alert on a rise needs a value to rise from.
+    for (const reason of BUS_REJECTIONS) this.busRejections.inc({ reason }, 0);
     collectDefaultMetrics({ register: this.registry, prefix: 'parley_' });
   }
 }

@@ -1,6 +1,6 @@
 // getBotAnalytics: a bot's activity per period, through the official client (and plain HTTP for Parley's
 // `interval`), from what the store holds: messages, users, events, trackAnalytics counters and turns.
-import type { EventStatus, Row } from '../src/store/schema.ts';
+import type { Row } from '../src/store/schema.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -16,6 +16,7 @@ import { rejectsWith, sleep } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import type { EventStatus } from '../src/value-sets.ts';
 
 type AnalyticsRecord = Awaited<ReturnType<Client['getBotAnalytics']>>['records'][number] & {
   turns: { count: number; failed: number; durationMs: { p50: number | null; p99: number | null } };
@@ -143,6 +144,7 @@ for (const store of await testStores()) {
       ): Row<'events'> => ({
         id: newId('event'),
         bot_id: bot.id,
+        workspace_id: t.workspaceId,
         type: 'message_created',
         payload: '{}',
         conversation_id: null,

@@ -105,6 +105,35 @@ for (const store of await testStores()) {
       assert.equal(await countBots(theirs.id), 1, 'the intruder created nothing');
     });
 
+    test('a bot’s own key reads its bot with getBot, secrets left out, and nothing else of the Admin API', async () => {
+      const admin = t.client();
+      const { bot } = await admin.createBot({ name: 'reads itself' });
+      const { bot: other } = await admin.createBot({ name: 'another bot' });
+      const { value } = await admin.createBotApiKey({ botId: bot.id });
+      const asBot = t.client({ token: value, botId: bot.id, workspaceId: undefined });
+      const { bot: itself } = await asBot.getBot({ id: bot.id });
+      assert.equal(itself.id, bot.id);
+      assert.equal(itself.signingSecret, '', 'a viewer’s rights: no signing secret');
+      assert.equal(itself.integrations.chat?.configuration.encryptionKey, undefined);
+      const forbidden = await asBot.getBot({ id: other.id }).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      assert.ok(isApiError(forbidden));
+      assert.equal(forbidden.code, 403);
+      for (const attempt of [
+        asBot.updateBot({ id: bot.id, tags: { by: 'itself' } }),
+        asBot.listBots({}),
+        asBot.listBotApiKeys({ botId: bot.id }),
+      ]) {
+        const refused = await attempt.then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        assert.ok(refused instanceof UnauthorizedError, 'other Admin API routes still refuse a bot key');
+      }
+    });
+
     test('getBot of an unknown id is ResourceNotFoundError', async () => {
       await assert.rejects(t.client().getBot({ id: 'bot_01NOSUCHBOT000000000000000' }), (err) => {
         assert.ok(err instanceof ResourceNotFoundError);

@@ -7,8 +7,10 @@ import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { rejectsWith } from './helpers/runtime.ts';
 import { testStores } from './helpers/stores.ts';
+import { sandboxSkip } from './helpers/sandbox.ts';
 import { loadPackage } from '../src/package/load.ts';
 
+const noSandbox = await sandboxSkip();
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
 for (const store of await testStores()) {
@@ -62,8 +64,10 @@ for (const store of await testStores()) {
       assert.equal(bot.dev, false);
       assert.equal(bot.status, 'active');
       assert.deepEqual(bot.configuration, { data: { greeting: 'hi' }, schema: { type: 'object' } });
-      // Every bot has the built-in chat channel, reachable at its webhook URL.
-      assert.deepEqual(Object.keys(bot.integrations), ['chat']);
+      // Every bot has the built-in chat channel, reachable at its webhook URL, and the built-in LLM
+      // integration (not registered here: this server has no model provider).
+      assert.deepEqual(Object.keys(bot.integrations), ['chat', 'llm']);
+      assert.equal(bot.integrations.llm?.status, 'registration_failed');
       const chat = bot.integrations.chat;
       assert.equal(chat?.name, 'chat');
       assert.equal(chat?.enabled, true);
@@ -151,22 +155,33 @@ for (const store of await testStores()) {
       for (const code of ['export default {}', 'module.exports = {', '{"not":"a package"}', '{ broken']) {
         await rejectsWith(c.updateBot({ id: bot.id, code }), InvalidPayloadError, NOT_RUNNABLE);
       }
+      // A document that says it is a Parley package is held to the package format.
+      await rejectsWith(
+        c.updateBot({ id: bot.id, code: JSON.stringify({ parley: 1, manifest: {} }) }),
+        InvalidPayloadError,
+        /^code is not a valid Parley bot package: .*must have required property/,
+      );
       const refused = (await c.getBot({ id: bot.id })).bot;
       assert.equal(refused.deployedAt, undefined);
       assert.equal((refused as { runtime?: string }).runtime, undefined, 'no code, no runtime');
     });
 
-    test('getBot says which runtime runs the code: a Parley package, or an SDK bundle', async () => {
-      const c = await freshWorkspace('runtimes');
-      const pkg = JSON.stringify(await loadPackage('examples/echo-bot'));
-      const native = (await c.createBot({ name: 'native', code: pkg })).bot;
-      assert.equal((native as { runtime?: string }).runtime, 'parley');
-      const sdk = (await c.createBot({ name: 'sdk', code: 'module.exports = { handler: async () => ({}) }' }))
-        .bot;
-      assert.equal((sdk as { runtime?: string }).runtime, 'botpress-sdk');
-      const switched = (await c.updateBot({ id: sdk.id, code: pkg })).bot;
-      assert.equal((switched as { runtime?: string }).runtime, 'parley');
-    });
+    test(
+      'getBot says which runtime runs the code: a Parley package, or an SDK bundle',
+      { skip: noSandbox },
+      async () => {
+        const c = await freshWorkspace('runtimes');
+        const pkg = JSON.stringify(await loadPackage('examples/echo-bot'));
+        const native = (await c.createBot({ name: 'native', code: pkg })).bot;
+        assert.equal((native as { runtime?: string }).runtime, 'parley');
+        const sdk = (
+          await c.createBot({ name: 'sdk', code: 'module.exports = { handler: async () => ({}) }' })
+        ).bot;
+        assert.equal((sdk as { runtime?: string }).runtime, 'botpress-sdk');
+        const switched = (await c.updateBot({ id: sdk.id, code: pkg })).bot;
+        assert.equal((switched as { runtime?: string }).runtime, 'parley');
+      },
+    );
 
     test('deployedAt is set when code is uploaded, by createBot or updateBot', async () => {
       const c = await freshWorkspace('deploy');

@@ -17,8 +17,9 @@ describe('chat load: 1,000 open event streams on one process (sqlite)', { skip: 
   let t: TestServer;
   const streams: SseStream[] = [];
   before(async () => {
-    // A load check: it measures the server, not its limiter (one user opens every stream).
-    t = await startTestServer(sqlite, { rateLimits: 'off' });
+    // A load check: it measures the server, not its limiter (one user opens every stream, each on a
+    // connection of its own from one address).
+    t = await startTestServer(sqlite, { rateLimits: 'off', maxConnectionsPerAddress: String(LISTENERS * 2) });
   });
   after(async () => {
     for (const s of streams) s.destroy();

@@ -8,6 +8,10 @@ import * as chat from '@botpress/chat';
 import { Client } from '@botpress/client';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { STORED_BUS_SECRET } from '../src/bus/index.ts';
+import { postgresChannel } from '../src/bus/postgres.ts';
+import { redisChannel } from '../src/bus/redis.ts';
+import { BusSeal } from '../src/bus/signing.ts';
 import { runParley } from './helpers/process.ts';
 import type { ParleyProcess } from './helpers/process.ts';
 import { LISTEN_PROTOCOLS, openListener } from './helpers/listen.ts';
@@ -15,8 +19,8 @@ import type { Listener, ListenProtocol } from './helpers/listen.ts';
 import { eventually, listenUrl } from './helpers/sse.ts';
 import type { SseSignal } from './helpers/sse.ts';
 import { freshPostgresSchema, testDatabaseUrl, testStores } from './helpers/stores.ts';
+import { LISTENING } from './helpers/serve-processes.ts';
 
-const LISTENING = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"Parley is listening"/;
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 const texts = (signals: { type: string; data: Record<string, unknown> }[]) =>
@@ -28,36 +32,58 @@ function assertConsecutive(signals: SseSignal[]): void {
   }
 }
 
-/** What crosses between processes on each transport (Parley's channel names), by conversation id. */
+/** What crosses between processes on each transport (the deployment's channels), by conversation id. */
 interface Tap {
   count(conversationId: string): number;
   close(): Promise<void>;
 }
 
-/** The conversations of the signals one transport message carries (a batch of them). */
-function conversationsOf(text: string): string[] {
-  return (JSON.parse(text) as { conversationId: string }[]).map((signal) => signal.conversationId);
+/** The conversations of the signals one transport message carries (a batch of them), signed with the secret. */
+function conversationsOf(seal: BusSeal, text: string): string[] {
+  const opened = seal.open(text);
+  assert.ok('body' in opened, `a message on the bus is signed with the deployment's secret: ${text}`);
+  return (JSON.parse(opened.body) as { signals: { conversationId: string }[] }).signals.map(
+    (signal) => signal.conversationId,
+  );
 }
 
-async function tapRedis(): Promise<Tap> {
+async function tapRedis(seal: BusSeal): Promise<Tap> {
   const seen: string[] = [];
   const sub = new Redis(REDIS_URL, { lazyConnect: true });
   await sub.connect();
-  await sub.subscribe('parley:signals');
-  sub.on('message', (_channel: string, text: string) => seen.push(...conversationsOf(text)));
+  await sub.subscribe(redisChannel(seal));
+  sub.on('message', (_channel: string, text: string) => seen.push(...conversationsOf(seal, text)));
   return { count: (id) => seen.filter((x) => x === id).length, close: async () => sub.disconnect() };
 }
 
-async function tapPostgres(): Promise<Tap> {
+async function tapPostgres(seal: BusSeal): Promise<Tap> {
   const seen: string[] = [];
   const client = new pg.Client({ connectionString: testDatabaseUrl });
   await client.connect();
-  await client.query('listen parley_signals');
+  await client.query(`listen ${postgresChannel(seal)}`);
   client.on('notification', (n) => {
-    if (n.payload) seen.push(...conversationsOf(n.payload));
+    if (n.payload) seen.push(...conversationsOf(seal, n.payload));
   });
   return { count: (id) => seen.filter((x) => x === id).length, close: () => client.end() };
 }
+
+/** The bus secret the processes generated and keep in the store, when none is configured. */
+async function storedBusSecret(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ value: string }>('select value from settings where key = $1', [
+      STORED_BUS_SECRET,
+    ]);
+    assert.ok(rows[0], 'a bus secret is kept in the store');
+    return rows[0].value;
+  } finally {
+    await client.end();
+  }
+}
+
+/** The Redis setup's processes are given their secret; the LISTEN/NOTIFY setup's keep theirs in the store. */
+const CONFIGURED_BUS_SECRET = randomBytes(32).toString('base64url');
 
 const postgres = (await testStores()).find((s) => s.name === 'postgres')!;
 
@@ -72,6 +98,7 @@ for (const bus of ['redis', 'listen-notify'] as const) {
     let urlA: string;
     let urlB: string;
     let workspaceId: string;
+    let seal: BusSeal;
 
     async function serve(): Promise<{ proc: ParleyProcess; url: string }> {
       const dir = await mkdtemp(path.join(os.tmpdir(), 'parley-chat-mp-'));
@@ -80,7 +107,7 @@ for (const bus of ['redis', 'listen-notify'] as const) {
         DATABASE_URL: schema.url,
         PARLEY_ADMIN_TOKEN: token,
         LOG_LEVEL: 'info',
-        ...(bus === 'redis' && { REDIS_URL }),
+        ...(bus === 'redis' && { REDIS_URL, PARLEY_BUS_SECRET: CONFIGURED_BUS_SECRET }),
       });
       procs.push(proc);
       const [, url] = await proc.waitFor(LISTENING);
@@ -96,6 +123,7 @@ for (const bus of ['redis', 'listen-notify'] as const) {
       const b = await serve();
       urlB = b.url;
       assert.doesNotMatch(b.proc.output(), /owner token/);
+      seal = new BusSeal(bus === 'redis' ? CONFIGURED_BUS_SECRET : await storedBusSecret(schema.url));
     });
 
     after(async () => {
@@ -186,7 +214,7 @@ for (const bus of ['redis', 'listen-notify'] as const) {
         const seen: { type: string; data: Record<string, unknown> }[] = [];
         listener.on('message_created', (data) => seen.push({ type: 'message_created', data }));
 
-        const tapped = { redis: await tapRedis(), postgres: await tapPostgres() };
+        const tapped = { redis: await tapRedis(seal), postgres: await tapPostgres(seal) };
         taps.push(tapped.redis, tapped.postgres);
         const PER_SENDER = 5;
         await Promise.all([

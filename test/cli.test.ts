@@ -8,8 +8,7 @@ import { Client, ForbiddenError } from '@botpress/client';
 import { SETTINGS } from '../src/config.ts';
 import { runParley } from './helpers/process.ts';
 import type { ParleyProcess } from './helpers/process.ts';
-
-const LISTENING = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"Parley is listening"/;
+import { LISTENING } from './helpers/serve-processes.ts';
 
 async function serve(dataDir: string, env: Record<string, string> = {}) {
   const proc = runParley(['serve', '--port', '0', '--data-dir', dataDir], env);

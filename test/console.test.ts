@@ -43,7 +43,12 @@ describe('web console routes', () => {
       assert.equal(res.status, 200, url);
       assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
       assert.equal(res.headers.get('cache-control'), 'no-cache');
-      assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'self'/);
+      const csp = res.headers.get('content-security-policy') ?? '';
+      assert.match(csp, /default-src 'self'/);
+      assert.match(csp, /script-src 'self';/, 'script from this server only, none inline');
+      assert.match(csp, /object-src 'none'/);
+      assert.match(csp, /base-uri 'none'/);
+      assert.match(csp, /frame-ancestors 'none'/);
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
       assert.equal(await res.text(), page);
     }

@@ -3,12 +3,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { LimitExceededError, QuotaExceededError } from '@botpress/client';
+import { InvalidPayloadError, LimitExceededError, QuotaExceededError } from '@botpress/client';
 import { createTestBot, rejectsWith, waitFor } from './helpers/runtime.ts';
 import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { outcomeOf, STORE_FAULT, withoutTable } from './helpers/store-failure.ts';
 
 /** A PUT of raw bytes, as the client's uploadFile helper sends it (no credentials: the URL authorizes). */
 async function put(url: string, body: Uint8Array | string, headers: Record<string, string> = {}) {
@@ -155,6 +156,108 @@ for (const store of await testStores()) {
       assert.equal((await put(file.uploadUrl, 'hello')).status, 403);
     });
 
+    test('an upload URL stores one content: a second PUT after a completed upload is refused', async () => {
+      const { file } = await bot.client.upsertFile({ key: 'once.txt', size: 5 });
+      assert.equal((await put(file.uploadUrl, 'first')).status, 200);
+      const again = await put(file.uploadUrl, 'other');
+      assert.equal(again.status, 403);
+      const body = JSON.parse(again.body) as { type: string; message: string };
+      assert.equal(body.type, 'Forbidden');
+      assert.match(body.message, /upsert the file again/);
+      const { file: stored } = await bot.client.getFile({ id: file.id });
+      assert.equal(stored.status, 'upload_completed');
+      assert.equal((await download(stored.url)).bytes.toString(), 'first', 'the first content stays');
+      // Two PUTs of one URL at once: one content is stored, the other upload is refused.
+      const { file: raced } = await bot.client.upsertFile({ key: 'raced.txt', size: 5 });
+      const both = await Promise.all([put(raced.uploadUrl, 'one..'), put(raced.uploadUrl, 'two..')]);
+      assert.deepEqual(both.map((r) => r.status).sort(), [200, 403]);
+      const winner = both[0].status === 200 ? 'one..' : 'two..';
+      const { file: settled } = await bot.client.getFile({ id: raced.id });
+      assert.equal((await download(settled.url)).bytes.toString(), winner);
+    });
+
+    test('a download link made before a reset of the file does not serve the new content', async () => {
+      await bot.client.uploadFile({ key: 'reset.txt', content: 'version one' });
+      const { file: before } = await bot.client.getFile({ id: 'reset.txt' });
+      assert.equal((await download(before.url)).bytes.toString(), 'version one');
+      // A reset: the same key upserted again (the same record), then new content.
+      await bot.client.uploadFile({ key: 'reset.txt', content: 'version two' });
+      const { file: after } = await bot.client.getFile({ id: 'reset.txt' });
+      assert.equal(after.id, before.id, 'the same file');
+      const old = await download(before.url);
+      assert.equal(old.status, 403);
+      assert.doesNotMatch(old.bytes.toString(), /version two/);
+      assert.equal((await download(after.url)).bytes.toString(), 'version two');
+      // The link handed out by the upsert serves the content uploaded for that upsert.
+      const { file: third } = await bot.client.upsertFile({ key: 'reset.txt', size: 13 });
+      assert.equal((await download(third.url)).status, 404, 'nothing uploaded yet');
+      assert.equal((await put(third.uploadUrl, 'version three')).status, 200);
+      assert.equal((await download(third.url)).bytes.toString(), 'version three');
+      assert.equal((await download(after.url)).status, 403);
+    });
+
+    test('a declared content type is a media type of token characters: anything else is refused', async () => {
+      const refused = [
+        'text/html\r\nx-injected: 1',
+        'text/plain\n',
+        'text/plain; charset="utf-8"',
+        'text/html; charset=utf-8\rset-cookie: a=b',
+        'text',
+        'text/',
+        '/plain',
+        'text/pl ain',
+        'text/plain; charset',
+        'text/plain;charset=ütf-8',
+        'text/plain\u0000',
+        'a/b/c',
+      ];
+      for (const contentType of refused) {
+        const res = await fetch(`${t.url}/v1/files`, {
+          method: 'PUT',
+          headers: {
+            authorization: `Bearer ${bot.key}`,
+            'x-bot-id': bot.botId,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({ key: 'typed.bin', size: 1, contentType }),
+        });
+        const body = (await res.json()) as { type: string; message: string };
+        assert.equal(res.status, 400, JSON.stringify(contentType));
+        assert.equal(body.type, 'InvalidPayload', JSON.stringify(contentType));
+        assert.match(body.message, /contentType/, 'the message names the field');
+      }
+      await rejectsWith(
+        bot.client.upsertFile({ key: 'typed.bin', size: 1, contentType: 'text/html\r\nx: 1' }),
+        InvalidPayloadError,
+      );
+      for (const contentType of [
+        'text/plain',
+        'text/plain; charset=utf-8',
+        'text/plain;charset=UTF-8;format=flowed',
+        'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        'image/svg+xml',
+      ]) {
+        const { file } = await bot.client.upsertFile({ key: 'typed.bin', size: 1, contentType });
+        assert.equal(file.contentType, contentType);
+      }
+    });
+
+    test('a content type stored before the check (with CR/LF) is served as bytes to save, not a 500', async () => {
+      await bot.client.uploadFile({ key: 'legacy.html', content: '<p>old row</p>' });
+      const { file } = await bot.client.getFile({ id: 'legacy.html' });
+      await t.server.store.db
+        .updateTable('files')
+        .set({ content_type: 'text/html\r\nx-injected: 1' })
+        .where('id', '=', file.id)
+        .execute();
+      const got = await download(file.url);
+      assert.equal(got.status, 200);
+      assert.equal(got.headers.get('content-type'), 'application/octet-stream');
+      assert.match(got.headers.get('content-disposition') ?? '', /^attachment;/);
+      assert.equal(got.headers.get('x-injected'), null);
+      assert.equal(got.bytes.toString(), '<p>old row</p>');
+    });
+
     test('an upload larger or smaller than declared is refused and the file marked upload_failed', async () => {
       const { file } = await bot.client.upsertFile({ key: 'short.txt', size: 5 });
       const larger = await put(file.uploadUrl, 'hello world');
@@ -168,7 +271,7 @@ for (const store of await testStores()) {
       ({ file: failed } = await bot.client.getFile({ id: file.id }));
       assert.equal(failed.status, 'upload_failed');
       assert.match(failed.failedStatusReason ?? '', /3 bytes/);
-      // The same URL with the right bytes: a retry that succeeds.
+      // The same URL with the right bytes: a retry of a failed upload succeeds (none was stored).
       assert.equal((await put(file.uploadUrl, 'hello')).status, 200);
       assert.equal((await bot.client.getFile({ id: file.id })).file.status, 'upload_completed');
     });
@@ -227,6 +330,29 @@ for (const store of await testStores()) {
       // Taking public_content away takes the public URL away.
       await bot.client.updateFileMetadata({ id: file.id, accessPolicies: [] });
       assert.equal((await download(file.url)).status, 404);
+    });
+
+    test('file URLs of a file the store cannot read answer the fault, not "not found" or "forbidden"', async () => {
+      await bot.client.uploadFile({
+        key: 'public/outage.svg',
+        content: '<svg/>',
+        accessPolicies: ['public_content'],
+        publicContentImmediatelyAccessible: true,
+      });
+      const { file: open } = await bot.client.getFile({ id: 'public/outage.svg' });
+      await bot.client.uploadFile({ key: 'outage.txt', content: 'secret' });
+      const { file: signed } = await bot.client.getFile({ id: 'outage.txt' });
+      const { file: pending } = await bot.client.upsertFile({ key: 'outage-pending.txt', size: 5 });
+      const answers = await withoutTable(t, 'files', async () => ({
+        public: await outcomeOf(await fetch(open.url)),
+        signed: await outcomeOf(await fetch(signed.url)),
+        upload: await outcomeOf(await fetch(pending.uploadUrl, { method: 'PUT', body: 'hello' })),
+      }));
+      assert.deepEqual(answers, { public: STORE_FAULT, signed: STORE_FAULT, upload: STORE_FAULT });
+      // Once the store answers again, the same URLs serve and store as before.
+      assert.equal((await download(open.url)).bytes.toString(), '<svg/>');
+      assert.equal((await download(signed.url)).bytes.toString(), 'secret');
+      assert.equal((await put(pending.uploadUrl, 'hello')).status, 200);
     });
 
     test('deleting a file frees its bytes', async () => {
@@ -288,6 +414,10 @@ for (const store of await testStores()) {
       });
       assert.equal(preflight.status, 204);
       assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /PUT/);
+      assert.deepEqual(
+        (preflight.headers.get('access-control-allow-headers') ?? '').split(',').map((h) => h.trim()),
+        ['content-type', 'x-amz-tagging'],
+      );
       const res = await put(file.uploadUrl, 'ok', {
         'x-amz-tagging': 'public=true',
         'content-type': 'text/plain',

@@ -1,19 +1,17 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Client } from '@botpress/client';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { runParley } from './helpers/process.ts';
-import type { ParleyProcess } from './helpers/process.ts';
+import type { ServedProcess } from './helpers/serve-processes.ts';
+import { ServeProcesses } from './helpers/serve-processes.ts';
 import { waitFor } from './helpers/runtime.ts';
-import { freshPostgresSchema, testStores } from './helpers/stores.ts';
+import { testStores } from './helpers/stores.ts';
 
-const LISTENING = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"Parley is listening"/;
 const MB = 1024 * 1024;
 
 /** The resident memory of a process, in bytes (Linux). */
@@ -53,41 +51,18 @@ function streamUpload(url: string, total: number): Promise<{ status: number; sha
 
 for (const store of await testStores()) {
   describe(`Files API against a parley serve process (${store.name})`, { skip: store.skip }, () => {
-    const token = `bp_pat_test_${randomBytes(24).toString('base64url')}`;
-    const procs: ParleyProcess[] = [];
-    let dataDir: string | undefined;
-    let schema: Awaited<ReturnType<typeof freshPostgresSchema>> | undefined;
-    after(async () => {
-      for (const proc of procs) {
-        if (proc.child.exitCode === null && proc.child.signalCode === null) {
-          proc.child.kill('SIGTERM');
-          await proc.exited;
-        }
-      }
-      await schema?.drop();
-      if (dataDir) await rm(dataDir, { recursive: true, force: true });
-    });
+    const servers = new ServeProcesses(store, 'files');
+    const { token } = servers;
+    after(() => servers.close());
 
-    async function serve(): Promise<{ proc: ParleyProcess; url: string }> {
-      dataDir ??= await mkdtemp(path.join(os.tmpdir(), 'parley-files-'));
-      if (store.name === 'postgres') schema ??= await freshPostgresSchema();
-      const proc = runParley(
-        ['serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'info', '--files-max-size-mb', '200'],
-        {
-          PARLEY_ADMIN_TOKEN: token,
-          ...(schema && { DATABASE_URL: schema.url }),
-        },
-      );
-      procs.push(proc);
-      const [, url] = await proc.waitFor(LISTENING);
-      return { proc, url: url as string };
-    }
+    const serve = () => servers.serve({ args: ['--log-level', 'info', '--files-max-size-mb', '200'] });
 
     /** Whether an indexer holds a claim on the file (read from the store the server uses). */
     async function claimed(fileId: string): Promise<boolean> {
       const query = 'select index_lease_owner from files where id = $1';
-      if (schema) {
-        const db = new pg.Client({ connectionString: schema.url });
+      const databaseUrl = await servers.databaseUrl();
+      if (databaseUrl !== undefined) {
+        const db = new pg.Client({ connectionString: databaseUrl });
         await db.connect();
         try {
           const { rows } = await db.query<{ index_lease_owner: string | null }>(query, [fileId]);
@@ -96,7 +71,7 @@ for (const store of await testStores()) {
           await db.end();
         }
       }
-      const db = new Database(path.join(dataDir as string, 'parley.db'), { readonly: true });
+      const db = new Database(path.join(await servers.dataDir(), 'parley.db'), { readonly: true });
       try {
         const row = db.prepare(query.replace('$1', '?')).get(fileId) as
           { index_lease_owner: string | null } | undefined;
@@ -106,7 +81,7 @@ for (const store of await testStores()) {
       }
     }
 
-    let server: { proc: ParleyProcess; url: string };
+    let server: ServedProcess;
     let botId: string;
     /** The bot's client on the server running now (its port changes with a restart). */
     const client = () => new Client({ apiUrl: server.url, token, botId });

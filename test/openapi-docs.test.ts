@@ -3,6 +3,7 @@
 // description declares (as Swagger UI builds it) is accepted, for each API.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { operationsOf, readOpenApi } from './helpers/openapi.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
@@ -29,14 +30,11 @@ for (const store of await testStores()) {
     let doc: OpenApi;
     before(async () => {
       t = await startTestServer(store);
-      doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as OpenApi;
+      doc = await readOpenApi<OpenApi>(t.url);
     });
     after(() => t?.close());
 
-    const operations = () =>
-      Object.entries(doc.paths).flatMap(([path, methods]) =>
-        Object.entries(methods).map(([method, op]) => ({ path, method: method.toUpperCase(), op })),
-      );
+    const operations = () => operationsOf(doc.paths);
 
     test('every operation has a summary and declares its security', () => {
       const lacking = operations()

@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import {
+  ADMIN_ACCOUNT_OPERATIONS,
+  ADMIN_MEMBER_OPERATIONS,
+  ADMIN_TOKEN_OPERATIONS,
+} from '../src/contract/admin/index.ts';
 import { BOT_OPERATIONS } from '../src/contract/bot-operations.ts';
 import { createTestBot } from './helpers/runtime.ts';
 import type { TestBot } from './helpers/runtime.ts';
@@ -11,23 +16,32 @@ interface OpenApi {
   paths: Record<string, Record<string, { operationId?: string }>>;
 }
 
-/** Admin API operations that change nothing although they are not GETs. */
-const ADMIN_READS = new Set(['introspect', 'checkHandleAvailability']);
+const ADMIN_OPERATIONS = [...ADMIN_MEMBER_OPERATIONS, ...ADMIN_ACCOUNT_OPERATIONS, ...ADMIN_TOKEN_OPERATIONS];
 /** Admin API operations a viewer may do: on its own account and tokens, not on the workspace. */
 const OWN_ACCOUNT = new Set([
-  'updateAccount',
   'createPersonalAccessToken',
   'deletePersonalAccessToken',
   'createWorkspace',
   'deleteWorkspaceMember',
 ]);
 
+/** Admin API reads a viewer may not make: a bot's API keys are for those who may manage them. */
+const GUARDED_READS = new Set(['listBotApiKeys']);
 /** Bodies that pass validation, for the Admin API operations that require fields. */
 const VALID_BODIES: Record<string, object> = {
   createWorkspaceMember: { email: 'someone@example.com', role: 'viewer' },
   createBotApiKey: { botId: 'set below' },
   createWebhookSubscription: { url: 'http://example.com/hook', eventTypes: ['*'] },
   createIntegration: { name: 'viewer-made', version: '1.0.0' },
+  changeAISpendQuota: { monthlySpendingLimit: 10 },
+  introspect: { botId: 'set below' },
+  checkHandleAvailability: { handle: 'viewer-handle' },
+};
+/** Query strings that pass validation, for the Admin API reads that require some. */
+const VALID_QUERIES: Record<string, string> = {
+  listBotApiKeys: 'botId=set below',
+  getBotLogs: `timeStart=${new Date(0).toISOString()}`,
+  getBotAnalytics: `startDate=${new Date(Date.now() - 86_400_000).toISOString()}&endDate=${new Date().toISOString()}`,
 };
 
 for (const store of await testStores()) {
@@ -48,6 +62,8 @@ for (const store of await testStores()) {
       };
       viewerToken = await tokenOf('viewer');
       VALID_BODIES.createBotApiKey = { botId: bot.botId };
+      VALID_BODIES.introspect = { botId: bot.botId };
+      VALID_QUERIES.listBotApiKeys = `botId=${bot.botId}`;
       developerToken = await tokenOf('developer');
     });
     after(() => t.close());
@@ -100,22 +116,36 @@ for (const store of await testStores()) {
       assert.equal(write.status, 201);
     });
 
+    /** An Admin API operation's route, its path's parameters filled with the workspace's or the bot's id. */
+    const adminPath = (op: { path: string }) =>
+      `/v1/admin${op.path.replace(/:\w+/g, op.path.startsWith('/workspaces/') ? t.workspaceId : bot.botId)}`;
+
     test('every write of the Admin API on the workspace answers a viewer 403', async () => {
-      const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as OpenApi;
+      const writes = ADMIN_OPERATIONS.filter((op) => op.access === 'write' && !OWN_ACCOUNT.has(op.id));
+      assert.ok(writes.length > 15, `the write operations (${writes.length})`);
       const allowed: string[] = [];
-      for (const [path, methods] of Object.entries(doc.paths)) {
-        if (!path.startsWith('/v1/admin/')) continue;
-        for (const [method, op] of Object.entries(methods)) {
-          const id = op.operationId ?? '';
-          if (method === 'get' || ADMIN_READS.has(id) || OWN_ACCOUNT.has(id)) continue;
-          // A body that passes validation, so the role is what refuses it.
-          const body = VALID_BODIES[id] ?? {};
-          const target = path.startsWith('/v1/admin/workspaces/') ? t.workspaceId : bot.botId;
-          const res = await call(viewerToken, method.toUpperCase(), path.replace(/\{[^}]+\}/g, target), body);
-          if (res.status !== 403) allowed.push(`${method.toUpperCase()} ${path} (${id}): ${res.status}`);
-        }
+      for (const op of writes) {
+        // A body that passes validation, so the role is what refuses it.
+        const res = await call(viewerToken, op.method, adminPath(op), VALID_BODIES[op.id] ?? {});
+        if (res.status !== 403) allowed.push(`${op.method} ${op.path} (${op.id}): ${res.status}`);
       }
       assert.deepEqual(allowed, []);
+    });
+
+    test('every read of the Admin API answers a viewer (found, or not found), but the guarded ones', async () => {
+      const reads = ADMIN_OPERATIONS.filter((op) => op.access === 'read');
+      assert.ok(reads.length > 15, `the read operations (${reads.length})`);
+      const unexpected: string[] = [];
+      for (const op of reads) {
+        const query = VALID_QUERIES[op.id];
+        const path = query === undefined ? adminPath(op) : `${adminPath(op)}?${query}`;
+        const res = await call(viewerToken, op.method, path, VALID_BODIES[op.id] ?? {});
+        const answered = res.status === 200 || res.status === 404;
+        if (GUARDED_READS.has(op.id) ? res.status !== 403 : !answered) {
+          unexpected.push(`${op.method} ${op.path} (${op.id}): ${res.status}`);
+        }
+      }
+      assert.deepEqual(unexpected, []);
     });
 
     test("the chat channel's signing key and the bot's signing secret are hidden from a viewer", async () => {

@@ -123,10 +123,13 @@ for (const store of await testStores()) {
       await assert.rejects(asBot(t.token, ownBot).trackAnalytics({ name: 'x', count: 1 }), ForbiddenError);
     });
 
-    test('a bot key is refused on the Admin API', async () => {
+    test('a bot key is refused on the Admin API, but for reading its own bot', async () => {
       const before = (await t.client().listBots({})).bots.length;
       await assert.rejects(t.client({ token: keyA }).listBots({}), UnauthorizedError);
-      await assert.rejects(t.client({ token: keyA, botId: botA }).getBot({ id: botA }), UnauthorizedError);
+      // What @botpress/cognitive reads of its bot (test/admin-auth.test.ts has the rest of this rule).
+      const { bot } = await t.client({ token: keyA, botId: botA }).getBot({ id: botA });
+      assert.equal(bot.id, botA);
+      await assert.rejects(t.client({ token: keyA, botId: botA }).getBot({ id: botB }), ForbiddenError);
       await assert.rejects(
         t.client({ token: keyA, workspaceId: undefined }).getAccount({}),
         UnauthorizedError,

@@ -11,8 +11,8 @@ import { ChatSession, deployWithCli, textOf, turnOutcome } from './helpers/chat-
 import { runParley } from './helpers/process.ts';
 import type { ParleyProcess } from './helpers/process.ts';
 import { freshPostgresSchema, testStores } from './helpers/stores.ts';
+import { LISTENING } from './helpers/serve-processes.ts';
 
-const LISTENING = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"Parley is listening"/;
 /** What the engine logs when a turn failed for a reason that may pass. */
 const TRIED_AGAIN = /a turn failed(; it will be tried again|, and so did recording it)/;
 

@@ -1,17 +1,11 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Client } from '@botpress/client';
 import { ChatSession, deployWithCli, textOf, turnOutcome } from './helpers/chat-bots.ts';
 import type { ChatMessage } from './helpers/chat-bots.ts';
-import { runParley } from './helpers/process.ts';
-import type { ParleyProcess } from './helpers/process.ts';
-import { freshPostgresSchema, testStores } from './helpers/stores.ts';
+import { ServeProcesses } from './helpers/serve-processes.ts';
+import { testStores } from './helpers/stores.ts';
 
-const LISTENING = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"Parley is listening"/;
 /** The engine's claim on an event lapses this long after its process died (dispatcher.ts LEASE_MS). */
 const LEASE_MS = 2500;
 /** How long claims held before they were made short. */
@@ -21,37 +15,17 @@ const texts = (messages: ChatMessage[]) => messages.map(textOf);
 
 for (const store of await testStores()) {
   describe(`a turn interrupted by a crash of parley serve (${store.name})`, { skip: store.skip }, () => {
-    const token = `bp_pat_test_${randomBytes(24).toString('base64url')}`;
-    const procs: ParleyProcess[] = [];
+    const servers = new ServeProcesses(store, 'restart');
+    const { token } = servers;
     const sessions: ChatSession[] = [];
-    let dataDir: string | undefined;
-    let schema: Awaited<ReturnType<typeof freshPostgresSchema>> | undefined;
     after(async () => {
       for (const session of sessions) await session.close();
-      for (const proc of procs) {
-        if (proc.child.exitCode === null && proc.child.signalCode === null) {
-          proc.child.kill('SIGTERM');
-          await proc.exited;
-        }
-      }
-      await schema?.drop();
-      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+      await servers.close();
     });
-
-    /** `parley serve` as a child process on the test's data dir (and Postgres schema); answers its URL. */
-    async function serve(): Promise<{ proc: ParleyProcess; url: string }> {
-      const proc = runParley(['serve', '--port', '0', '--data-dir', dataDir as string], {
-        PARLEY_ADMIN_TOKEN: token,
-        ...(schema && { DATABASE_URL: schema.url }),
-      });
-      procs.push(proc);
-      const [, url] = await proc.waitFor(LISTENING);
-      return { proc, url: url as string };
-    }
+    /** `parley serve` on the suite's data folder (and PostgreSQL schema). */
+    const serve = () => servers.serve();
 
     test('SIGKILL in the middle of a multi-card turn: after a restart the turn finishes, each reply sent once', async () => {
-      dataDir = await mkdtemp(path.join(os.tmpdir(), 'parley-restart-'));
-      if (store.name === 'postgres') schema = await freshPostgresSchema();
       const first = await serve();
       const [, workspaceId] = await first.proc.waitFor(/workspace id: (\S+)/);
       assert.ok(workspaceId);

@@ -298,6 +298,14 @@ for (const store of await testStores()) {
       await rejectsWithType(visitor.client.updateUser({ userData: 'a.signed.token' }), 'InvalidPayload');
     });
 
+    test('the user: a name over 200 characters is refused, as on the Chat API; deleteUser ends its key', async () => {
+      const visitor = await open(echo.clientId);
+      await rejectsWithType(visitor.client.updateUser({ name: 'n'.repeat(201) }), 'InvalidPayload', /name/);
+      assert.equal((await visitor.client.updateUser({ name: 'n'.repeat(200) })).user.name?.length, 200);
+      assert.deepEqual(await visitor.client.deleteUser({ userId: visitor.userId }), {});
+      await rejectsWithType(visitor.client.getUser(), 'Unauthorized');
+    });
+
     test('conversations: created, listed with their last message, read and deleted', async () => {
       const visitor = await open(echo.clientId);
       await visitor.say('first');

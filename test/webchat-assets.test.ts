@@ -2,6 +2,7 @@
 // share page and the look the embed script reads; none of it in the API description.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { WEBCHAT_DIR } from '../src/api/webchat/assets.ts';
@@ -9,6 +10,7 @@ import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
 import { webchatClientId } from './helpers/webchat.ts';
+import { outcomeOf, STORE_FAULT, withoutTable } from './helpers/store-failure.ts';
 
 if (!existsSync(`${WEBCHAT_DIR}/manifest.json`)) {
   const build = spawnSync(process.execPath, ['scripts/build-webchat.mjs'], { encoding: 'utf8' });
@@ -48,9 +50,12 @@ for (const store of await testStores()) {
       assert.equal(res.status, 200);
       assert.equal(res.headers.get('cache-control'), 'no-cache');
       const csp = res.headers.get('content-security-policy') ?? '';
-      assert.match(csp, /script-src 'self'/);
-      assert.match(csp, /connect-src 'self'/);
-      assert.match(csp, /frame-ancestors \*/);
+      assert.match(csp, /script-src 'self';/, 'script from this server only, none inline');
+      assert.match(csp, /object-src 'none'/);
+      assert.match(csp, /base-uri 'none'/);
+      assert.match(csp, /connect-src 'self';/);
+      assert.match(csp, /frame-ancestors \*/, 'framed by the embed script on any site (no allowedOrigins)');
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
       const html = await res.text();
       assert.match(html, /<title>Support &#60;\/script&#62;&#60;b&#62;bot&#60;\/b&#62;<\/title>/);
       const config =
@@ -116,11 +121,39 @@ for (const store of await testStores()) {
       const res = await fetch(`${t.url}/s/no-such-client`);
       assert.equal(res.status, 404);
       assert.match(res.headers.get('content-type') ?? '', /text\/html/);
+      assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/);
       await res.arrayBuffer();
       const doc = (await (await fetch(`${t.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
       const paths = Object.keys(doc.paths);
       assert.ok(paths.includes('/webchat/{clientId}/initialize'));
       assert.ok(!paths.some((p) => p.startsWith('/s/') || p.startsWith('/webchat/v1/')));
     });
+
+    test('a share page whose channel the store cannot read answers the fault, not "no such page"', async () => {
+      const unknown = randomUUID();
+      const absent = await fetch(`${t.url}/s/${unknown}`);
+      assert.equal(absent.status, 404);
+      await absent.arrayBuffer();
+      const failed = await withoutTable(t, 'chat_channels', () => fetch(`${t.url}/s/${unknown}`));
+      assert.deepEqual(await outcomeOf(failed), STORE_FAULT);
+    });
   });
 }
+
+describe('the share page with a content origin (PARLEY_CONTENT_URL)', () => {
+  test('the page may send its uploads there, and connect nowhere else', async () => {
+    const t = await startTestServer({ name: 'sqlite' }, { contentUrl: 'https://files.parley.test' });
+    try {
+      const { bot } = await t.client().createBot({ name: 'uploads' });
+      const page = await fetch(`${t.url}/s/${await webchatClientId(t, bot.id)}`);
+      assert.equal(page.status, 200);
+      assert.match(
+        page.headers.get('content-security-policy') ?? '',
+        /connect-src 'self' https:\/\/files\.parley\.test;/,
+      );
+      await page.arrayBuffer();
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -234,11 +234,17 @@ for (const store of await testStores()) {
       const bytes = Buffer.from('a secret of an earlier release!!');
       const { db } = t.server.store;
       // (Later migrations go too: a store of that release had none of them.)
-      const tables = ['channel_sends', 'bot_integrations', 'integrations', 'webhook_sends'];
+      const tables = ['llm_calls', 'channel_sends', 'bot_integrations', 'integrations', 'webhook_sends'];
       for (const table of [...tables, 'webhook_subscriptions', 'webhook_deliveries', 'bot_webhooks'])
         await sql`drop table ${sql.table(table)}`.execute(db);
       for (const column of ['integration_id', 'process_owner'])
         await sql`alter table bot_api_keys drop column ${sql.ref(column)}`.execute(db);
+      await sql`alter table workspaces drop column ai_spend_limit`.execute(db);
+      await sql`drop index events_pending_workspace`.execute(db);
+      await sql`alter table events drop column workspace_id`.execute(db);
+      await sql`create index events_pending_order on events (created_at, id) where status = 'pending'`.execute(
+        db,
+      );
       await sql`delete from kysely_migration where name >= '0018'`.execute(db);
       await sql`update bots set signing_secret = ${bytes.toString('base64url')} where id = ${bot.botId}`.execute(
         db,

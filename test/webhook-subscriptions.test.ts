@@ -252,6 +252,17 @@ for (const store of await testStores()) {
           'http://[::1]/x',
           'http://169.254.169.254/latest',
           'http://10.1.2.3/',
+          // IPv6 forms that carry or hide an IPv4 address of the server's network.
+          'http://[::ffff:127.0.0.1]/x',
+          'http://[::ffff:7f00:1]/x',
+          'http://[::ffff:0:a01:203]/x',
+          'http://[::127.0.0.1]/x',
+          'http://[64:ff9b::a9fe:a9fe]/latest',
+          'http://[64:ff9b:1::1]/x',
+          'http://[2002:7f00:1::]/x',
+          'http://[2001::1]/x',
+          'http://[fd00::1]/x',
+          'http://[fe80::1]/x',
         ]) {
           const answer = await adminCall(t, 'POST', path, { url, eventTypes: ['*'] });
           assert.equal(answer.status, 400, url);

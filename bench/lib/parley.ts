@@ -3,7 +3,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { HttpConnection } from './http-client.ts';
-import { adopt, childrenOf, SERVER_CPU, start, stop } from './procs.ts';
+import { adopt, descendantsOf, SERVER_CPU, start, stop } from './procs.ts';
 import type { Started } from './procs.ts';
 import { createSchema, postgresProblem as checkPostgres } from '../../test/helpers/stores.ts';
 
@@ -30,6 +30,22 @@ export function postgresProblem(): Promise<string | undefined> {
   return checkPostgres(POSTGRES_URL);
 }
 
+/** An OpenAI-compatible endpoint for Parley's LLM gateway, and the model ids that answer `best` and `fast`. */
+export interface LlmProvider {
+  /** Up to `/v1`. */
+  url: string;
+  models: { best: string; fast: string };
+}
+
+/** The settings that point `parley serve`'s LLM gateway at `provider` (see docs/llm.md). */
+export function llmSettings(provider: LlmProvider): Record<string, string> {
+  return {
+    PARLEY_LLM_BASE_URL: provider.url,
+    PARLEY_LLM_BEST_MODEL: provider.models.best,
+    PARLEY_LLM_FAST_MODEL: provider.models.fast,
+  };
+}
+
 /** Runs `parley serve` as a user would (LOG_LEVEL=warn, port 0, a temp DATA_DIR), pinned to the server core. */
 export async function startParley(
   store: StoreName,
@@ -54,6 +70,8 @@ export async function startParley(
       PARLEY_ADMIN_TOKEN: ADMIN_TOKEN,
       // The benchmarks measure the server, not its limiter.
       PARLEY_RATE_LIMITS: 'off',
+      // The load generator is one address, with a connection for each of thousands of listeners.
+      PARLEY_MAX_CONNECTIONS_PER_ADDRESS: '100000',
       ...(schema && { DATABASE_URL: schema.url }),
       ...extraEnv,
     };
@@ -78,7 +96,7 @@ export async function startParley(
       workspaceId: workspaceId as string,
       proc: server,
       pids: () => {
-        for (const pid of childrenOf(server.pid)) {
+        for (const pid of descendantsOf(server.pid)) {
           sandboxes.add(pid);
           adopt(pid, `parley sandbox ${pid}`);
         }

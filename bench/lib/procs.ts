@@ -113,6 +113,14 @@ export function childrenOf(pid: number): number[] {
   }
 }
 
+/**
+ * The pids of a process's descendants (Linux): an SDK bot's Node process is the server's great-grandchild
+ * (its sandbox's bubblewrap, then bubblewrap's init in the sandbox, stand between them).
+ */
+export function descendantsOf(pid: number): number[] {
+  return childrenOf(pid).flatMap((child) => [child, ...descendantsOf(child)]);
+}
+
 /** Registers processes started by one of ours (Parley's sandbox processes), to stop them if they outlive it. */
 export function adopt(pid: number, name: string): void {
   const cmdline = cmdlineOf(pid);

@@ -5,6 +5,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import qs from 'qs';
 import type { LogLevel } from '../config.ts';
+import { HEADERS } from '../contract/headers.ts';
 import type { Domain } from '../domain/index.ts';
 import type { Metrics } from '../metrics.ts';
 import { adminApi } from './admin/index.ts';
@@ -12,10 +13,12 @@ import { chatApi } from './chat/index.ts';
 import { consoleRoutes } from './console/index.ts';
 import { isUpgradeRequest } from './headers.ts';
 import { installErrorHandling } from './errors.ts';
+import { installSandboxConnections } from './sandbox-connections.ts';
 import { SECURITY_SCHEMES } from './openapi-security.ts';
 import { LARGEST_PAYLOAD } from './limits.ts';
 import { healthRoutes } from './health.ts';
 import { runtimeApi } from './runtime/index.ts';
+import { cognitiveApi } from './cognitive/index.ts';
 import { webchatApi } from './webchat/index.ts';
 import { webchatAssets } from './webchat/assets.ts';
 import { filesApi } from './files/index.ts';
@@ -23,8 +26,15 @@ import { tablesApi } from './tables/index.ts';
 import { webhookIngressApi } from './webhooks/index.ts';
 import { limitRequests } from './rate-limits.ts';
 import type { RateLimits } from './rate-limits.ts';
+import { boundConnections, Refusals, serverOptions } from './connections.ts';
+import type { ConnectionLimits } from './connections.ts';
+import type { ProxyTrust } from './client-address.ts';
+import { watchBodies } from './slow-bodies.ts';
 import { fileContentRoutes } from './files/content.ts';
-import { jsonValidator, serializerFor, textValidator } from '../contract/validation.ts';
+import { contentOriginServesContentOnly } from './files/content-origin.ts';
+import { CONTENT_PREFIX } from '../domain/files/files.ts';
+import { NAMED_MODELS } from '../contract/models.ts';
+import { jsonValidator, serializerFor, textValidator } from '../handlers/validation.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -43,15 +53,27 @@ export interface AppOptions {
   corsOrigins?: string[] | undefined;
   /** Undefined: no rate limits. */
   rateLimits?: RateLimits | undefined;
+  /** How long a connection may take, and how many may be open. */
+  connections: ConnectionLimits;
+  /** The reverse proxies whose `X-Forwarded-For` is believed; undefined: none. */
+  trustProxy?: ProxyTrust | undefined;
 }
 
 /** Every API on one Fastify instance; the caller decides where it listens. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const refusals = new Refusals(options.metrics.connectionsRefused);
   const app = Fastify({
+    ...serverOptions(options.connections, refusals.count),
+    // The client's address (rate limits, connection limits, logs): behind trusted proxies, the one they name.
+    trustProxy: options.trustProxy ?? false,
     logger: {
       level: options.logLevel,
       // Credentials travel in headers; nothing of a request's headers is logged.
-      redact: ['req.headers.authorization', 'req.headers["x-user-key"]'],
+      redact: [
+        `req.headers.${HEADERS.authorization}`,
+        `req.headers["${HEADERS.userKey}"]`,
+        `req.headers["${HEADERS.adminSecret}"]`,
+      ],
     },
     // One line per response instead of Fastify's two (see the onResponse hook).
     logController: new LogController({ disableRequestLogging: true }),
@@ -73,6 +95,21 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('domain', options.domain);
   app.decorate('metrics', options.metrics);
 
+  boundConnections(app, options.connections, options.trustProxy, refusals.count);
+  watchBodies(
+    app,
+    {
+      graceMs: options.connections.headersTimeoutMs,
+      timeoutMs: options.connections.bodyTimeoutMs,
+      minBytesPerSecond: options.connections.bodyMinBytesPerSecond,
+    },
+    (request, why) => {
+      refusals.count('slow_body');
+      request.log.debug({ address: request.ip, url: request.routeOptions.url, why }, 'request body cut');
+    },
+  );
+  refusals.reportTo(app);
+
   // DELETE requests of the official clients carry `content-type: application/json`; some send no body at all.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -82,6 +119,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   installErrorHandling(app);
+  installSandboxConnections(app);
+  contentOriginServesContentOnly(app, options.domain.links);
 
   app.addHook('onResponse', async (request, reply) => {
     // The route's pattern, never its URL: ids would make a series per record.
@@ -92,6 +131,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       {
         method: request.method,
         url: request.routeOptions.url ?? request.url.split('?')[0],
+        address: request.ip,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime),
       },
@@ -102,7 +142,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (isUpgradeRequest(request)) request.raw.socket.destroy();
   });
 
+  // The named models are registered where every API sees them: the OpenAPI document lists each under its
+  // `$id` (`components.schemas`), and the operations reference them there.
+  for (const model of NAMED_MODELS) app.addSchema(model);
   await app.register(swagger, {
+    refResolver: {
+      // A named model keeps its name; any other schema with an `$id` gets the plugin's default one.
+      buildLocalReference: (schema, _baseUri, _fragment, index) =>
+        typeof schema.$id === 'string' ? schema.$id : `def-${index}`,
+    },
     openapi: {
       openapi: '3.0.3',
       info: {
@@ -118,15 +166,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(healthRoutes);
   const { rateLimits } = options;
-  // The APIs of tokens, counted per token; those of end users, per end user.
+  // Each group counts per client address, and per token, end user or webhook once verified.
   await app.register(async (tokenApis) => {
     if (rateLimits) await limitRequests(tokenApis, rateLimits, 'api');
     await tokenApis.register(adminApi, { prefix: '/v1/admin', corsOrigins: options.corsOrigins });
     await tokenApis.register(runtimeApi, { prefix: '/v1/chat', corsOrigins: options.corsOrigins });
+    await tokenApis.register(cognitiveApi, { prefix: '/v2/cognitive', corsOrigins: options.corsOrigins });
     await tokenApis.register(filesApi, { prefix: '/v1' });
     await tokenApis.register(tablesApi, { prefix: '/v1' });
   });
-  await app.register(fileContentRoutes, { prefix: '/file-content' });
+  await app.register(fileContentRoutes, { prefix: CONTENT_PREFIX });
   await app.register(async (userApis) => {
     if (rateLimits) await limitRequests(userApis, rateLimits, 'chat');
     await userApis.register(chatApi, {

@@ -1,9 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { BotActor, Principal, WorkspaceActor } from '../domain/workspace/actors.ts';
+import type { AccountActor, BotActor, Principal, WorkspaceActor } from '../domain/workspace/actors.ts';
+import { HEADERS } from '../contract/headers.ts';
 import type { Domain } from '../domain/index.ts';
-import { ApiError, unauthorized } from '../domain/shared/errors.ts';
-import { bearerToken, headerValue, HEADERS } from './headers.ts';
-import { documentSecurity, SECURITY_OF_MODE } from './openapi-security.ts';
+import { unauthorized } from '../domain/shared/errors.ts';
+import { unavailable } from './errors.ts';
+import { bearerToken, headerValue } from './headers.ts';
+import { documentSecurity } from './openapi-security.ts';
+import type { Security } from './openapi-security.ts';
 
 /**
  * How a route authenticates:
@@ -15,10 +18,21 @@ import { documentSecurity, SECURITY_OF_MODE } from './openapi-security.ts';
  */
 export type AuthMode = 'account' | 'workspace' | 'bot' | 'token' | 'public';
 
+/** What the Admin and Runtime APIs' authentication modes ask for, as OpenAPI security. */
+const SECURITY_OF_MODE: Record<AuthMode, Security> = {
+  public: [],
+  token: [{ bearer: [] }],
+  account: [{ bearer: [] }],
+  workspace: [{ bearer: [], workspaceId: [] }],
+  bot: [{ bearer: [], botId: [] }],
+};
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Overrides the authentication its API requires by default. */
     auth?: AuthMode;
+    /** A workspace route that a bot's own key may call for that bot (`OperationSpec.botItself`). */
+    botItself?: boolean;
   }
   interface FastifyRequest {
     principal?: Principal;
@@ -50,10 +64,10 @@ export function requireAuth(app: FastifyInstance, domain: Domain, mode: Exclude<
       throw unauthorized('This operation needs a personal access token');
     }
     if (routeMode === 'workspace') {
-      request.workspaceActor = await domain.auth.workspaceActor(
-        principal,
-        headerValue(request.headers[HEADERS.workspaceId]),
-      );
+      request.workspaceActor =
+        principal.kind === 'botKey' && request.routeOptions.config.botItself
+          ? domain.auth.botItself(principal, pathId(request.params))
+          : await domain.auth.workspaceActor(principal, headerValue(request.headers[HEADERS.workspaceId]));
     }
     if (routeMode === 'bot') {
       const actor = await domain.auth.botActor(principal, headerValue(request.headers[HEADERS.botId]));
@@ -65,16 +79,17 @@ export function requireAuth(app: FastifyInstance, domain: Domain, mode: Exclude<
   });
 }
 
-function missing(what: string): never {
-  // A route reads an actor its auth mode does not provide: a programming error, not a client's.
-  throw new ApiError('Internal', `${what} is not available on this route`);
+/** The `id` path parameter of a route, if it has one. */
+function pathId(params: unknown): string | undefined {
+  if (typeof params !== 'object' || params === null || !('id' in params)) return undefined;
+  return typeof params.id === 'string' ? params.id : undefined;
 }
 
-export const principalOf = (r: FastifyRequest): Principal => r.principal ?? missing('principal');
-export const accountIdOf = (r: FastifyRequest): string => {
+export const principalOf = (r: FastifyRequest): Principal => r.principal ?? unavailable('principal');
+export const accountActorOf = (r: FastifyRequest): AccountActor => {
   const p = principalOf(r);
-  return p.kind === 'account' ? p.accountId : missing('account');
+  return p.kind === 'account' ? { accountId: p.accountId } : unavailable('account');
 };
 export const workspaceActorOf = (r: FastifyRequest): WorkspaceActor =>
-  r.workspaceActor ?? missing('workspace actor');
-export const botActorOf = (r: FastifyRequest): BotActor => r.botActor ?? missing('bot actor');
+  r.workspaceActor ?? unavailable('workspace actor');
+export const botActorOf = (r: FastifyRequest): BotActor => r.botActor ?? unavailable('bot actor');

@@ -1,11 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from '../domain/shared/errors.ts';
+import { unavailable } from './errors.ts';
 import { PAYLOAD_LIMITS } from './limits.ts';
-
-/** A route asked for what its API did not attach to the request: a fault of the server, not the caller. */
-export function unavailable(what: string): never {
-  throw new ApiError('Internal', `${what} is not available on this route`);
-}
 
 /** A path parameter, if the route has it. */
 export function optionalPathParam(request: FastifyRequest, name: string): string | undefined {

@@ -1,6 +1,6 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { HEADERS } from './headers.ts';
+import { HEADERS } from '../contract/headers.ts';
 
 /** Origins a browser may call from: any (`*`), or an allow-list (`*` inside it also allows any). */
 export type AllowedOrigins = '*' | readonly string[];
@@ -12,7 +12,7 @@ export type AllowedOrigins = '*' | readonly string[];
 export const CHAT_FACING_HEADERS = [
   'content-type',
   HEADERS.userKey,
-  'x-admin-secret',
+  HEADERS.adminSecret,
   'timeout',
   'last-event-id',
   'cache-control',
@@ -20,9 +20,8 @@ export const CHAT_FACING_HEADERS = [
 
 /**
  * What a browser sends to a signed upload URL (the webchat's file upload, to the Files API): `PUT` with
- * the file's content type and the `x-amz-tagging` header. The upload route adopts CORS with
- * `allowCors(app, { origins: (request) => <its file's bot's allowedOrigins ?? '*'>, allowedHeaders:
- * UPLOAD_HEADERS, methods: ['PUT'] })` in its own plugin.
+ * the file's content type and the `x-amz-tagging` header. The file content routes answer their own
+ * preflights, for any origin (`api/files/content.ts`).
  */
 export const UPLOAD_HEADERS = ['content-type', 'x-amz-tagging'] as const;
 
@@ -34,11 +33,11 @@ export const PLATFORM_HEADERS = [
   HEADERS.botId,
   HEADERS.integrationId,
   HEADERS.integrationAlias,
-  'x-integration-name',
-  'x-user-id',
-  'x-user-role',
-  'x-multiple-integrations',
-  'x-destination-bot-id',
+  HEADERS.integrationName,
+  HEADERS.userId,
+  HEADERS.userRole,
+  HEADERS.multipleIntegrations,
+  HEADERS.destinationBotId,
 ] as const;
 
 export interface CorsOptions {

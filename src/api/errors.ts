@@ -1,7 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { ApiError, asApiError, ERROR_TYPES } from '../domain/shared/errors.ts';
-import type { ErrorType } from '../domain/shared/errors.ts';
+import { ApiError, asApiError, RetryLater } from '../domain/shared/errors.ts';
+import { HEADERS } from '../contract/headers.ts';
+import { ERROR_TYPES } from '../domain/shared/error-types.ts';
+import type { ErrorType } from '../domain/shared/error-types.ts';
+
+/** A route asked for what its API did not attach to the request: a fault of the server, not the caller. */
+export function unavailable(what: string): never {
+  throw new ApiError('Internal', `${what} is not available on this route`);
+}
 
 /** Framework errors by HTTP status, for the few that reach the handler without being an ApiError. */
 const TYPE_BY_STATUS: Partial<Record<number, ErrorType>> = {
@@ -58,6 +65,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (apiError?.type === 'PayloadTooLarge') readTheRest(request.raw, reply);
     if (apiError) {
       if (apiError.code >= 500) request.log.error({ err, errorId: apiError.id }, apiError.message);
+      if (apiError instanceof RetryLater)
+        reply.header(HEADERS.retryAfter, String(apiError.retryAfterSeconds));
       return reply.code(apiError.code).send(apiError.toBody());
     }
     const internal = new ApiError('Internal', 'An internal error occurred');

@@ -1,14 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-
-/** Header names of the wire protocol, lower-case as Node presents them. */
-export const HEADERS = {
-  authorization: 'authorization',
-  workspaceId: 'x-workspace-id',
-  botId: 'x-bot-id',
-  integrationId: 'x-integration-id',
-  integrationAlias: 'x-integration-alias',
-  userKey: 'x-user-key',
-} as const;
+import { HEADERS } from '../contract/headers.ts';
 
 export function headerValue(value: string | string[] | undefined): string | undefined {
   const v = Array.isArray(value) ? value[0] : value;

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../domain/shared/errors.ts';
-import { errorResponses } from '../contract/schemas.ts';
+import { errorResponses } from '../contract/models.ts';
 
 const tags = ['Operations'];
 const Status = Type.Object({ status: Type.String() });

@@ -1,7 +1,6 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
-import { HEADERS } from './headers.ts';
+import { HEADERS } from '../contract/headers.ts';
 import { SIGNATURE_HEADERS } from '../domain/webhooks/signatures.ts';
-import type { AuthMode } from './auth.ts';
 
 /**
  * How each API authenticates, as OpenAPI security schemes: the bearer token, and the headers that go
@@ -35,7 +34,7 @@ export const SECURITY_SCHEMES = {
   adminSecret: {
     type: 'apiKey',
     in: 'header',
-    name: 'x-admin-secret',
+    name: HEADERS.adminSecret,
     description: 'A webchat channel’s admin secret: its encryption key (personal mode)',
   },
   webhookSignature: {
@@ -50,15 +49,6 @@ export const SECURITY_SCHEMES = {
 type Scheme = keyof typeof SECURITY_SCHEMES;
 /** Alternatives (any one), each a set of schemes that go together; `{}` among them: none needed. */
 export type Security = Partial<Record<Scheme, string[]>>[];
-
-/** What the Admin and Runtime APIs' authentication modes ask for. */
-export const SECURITY_OF_MODE: Record<AuthMode, Security> = {
-  public: [],
-  token: [{ bearer: [] }],
-  account: [{ bearer: [] }],
-  workspace: [{ bearer: [], workspaceId: [] }],
-  bot: [{ bearer: [], botId: [] }],
-};
 
 /** Documents the security of every route added to `app` (unless the route says its own). */
 export function documentSecurity(app: FastifyInstance, securityOf: (route: RouteOptions) => Security): void {

@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Operation } from '../contract/operation.ts';
-import { errorResponses } from '../contract/schemas.ts';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
+import type { Operation } from '../handlers/operation.ts';
+import { errorResponses } from '../contract/models.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -14,18 +14,20 @@ const declaresNone = (schema: { properties: object }) => Object.keys(schema.prop
 
 /**
  * One route per operation of a table: its schemas (validation, the answer's serialization, the
- * OpenAPI entry) and a handler that runs the operation as the actor the API authenticated.
+ * OpenAPI entry) and a handler that runs the operation as the actor the API authenticated. `config`
+ * goes on each route: the authentication a table's actor needs where it is not its API's default.
  */
 export function routeOperations<Actor>(
   app: FastifyInstance,
   operations: readonly Operation<Actor>[],
   actorOf: (request: FastifyRequest) => Actor,
+  config: FastifyContextConfig = {},
 ): void {
   for (const op of operations) {
     app.route({
       method: op.method,
       url: op.path,
-      config: { access: op.access },
+      config: { ...config, access: op.access, ...(op.botItself && { botItself: true }) },
       schema: {
         operationId: op.id,
         tags: [op.tag],

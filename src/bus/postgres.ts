@@ -1,10 +1,19 @@
 import pg from 'pg';
-import type { FrameLoader } from './remote.ts';
+import type { BusHooks, FrameLoader } from './remote.ts';
 import { RemoteBus } from './remote.ts';
+import type { BusSeal } from './signing.ts';
 
-const CHANNEL = 'parley_signals';
 /** A NOTIFY payload must be shorter than 8000 bytes (Postgres' limit, in the server's encoding: UTF-8). */
 const MAX_NOTIFY_PAYLOAD_BYTES = 7999;
+
+/**
+ * The deployment's channel: named from its secret. Postgres lists a session's channels only to that
+ * session, so another user of the database, who may NOTIFY and LISTEN on any channel, cannot find it.
+ */
+export function postgresChannel(seal: BusSeal): string {
+  // Lower-case hex: an identifier as is, with no quoting.
+  return `parley_signals_${seal.channelId}`;
+}
 
 /** Live signals between processes through Postgres LISTEN/NOTIFY, when no Redis is configured. */
 export class PostgresBus extends RemoteBus {
@@ -12,34 +21,38 @@ export class PostgresBus extends RemoteBus {
 
   private constructor(
     private readonly url: string,
+    private readonly channel: string,
     private listener: pg.Client,
     private readonly notifier: pg.Pool,
+    seal: BusSeal,
     loadFrame: FrameLoader,
-    onError: (err: unknown) => void,
+    hooks: BusHooks,
   ) {
-    super(loadFrame, MAX_NOTIFY_PAYLOAD_BYTES, onError);
+    super(seal, loadFrame, MAX_NOTIFY_PAYLOAD_BYTES, hooks);
     this.attach(listener);
   }
 
   static async connect(
     url: string,
+    seal: BusSeal,
     loadFrame: FrameLoader,
-    onError: (err: unknown) => void,
+    hooks: BusHooks,
   ): Promise<PostgresBus> {
-    const listener = await PostgresBus.listen(url);
+    const channel = postgresChannel(seal);
+    const listener = await PostgresBus.listen(url, channel);
     const notifier = new pg.Pool({ connectionString: url, max: 2 });
-    notifier.on('error', onError);
-    return new PostgresBus(url, listener, notifier, loadFrame, onError);
+    notifier.on('error', hooks.onError);
+    return new PostgresBus(url, channel, listener, notifier, seal, loadFrame, hooks);
   }
 
-  private static async listen(url: string): Promise<pg.Client> {
+  private static async listen(url: string, channel: string): Promise<pg.Client> {
     const client = new pg.Client({ connectionString: url });
     // Until `attach` takes over, an error of the new connection fails the connect or the query below.
     const early = () => {};
     client.on('error', early);
     try {
       await client.connect();
-      await client.query(`listen ${CHANNEL}`);
+      await client.query(`listen ${channel}`);
     } catch (err) {
       // The connection that failed to start is let go; its own failure is the one to report.
       await client.end().catch(() => {});
@@ -52,7 +65,7 @@ export class PostgresBus extends RemoteBus {
 
   private attach(client: pg.Client): void {
     client.on('notification', (n) => {
-      if (n.channel === CHANNEL && n.payload) void this.receive(n.payload);
+      if (n.channel === this.channel && n.payload) void this.receive(n.payload);
     });
     // A lost listening connection is replaced; signals sent meanwhile are recovered by listeners from the log.
     let lost = false;
@@ -68,7 +81,7 @@ export class PostgresBus extends RemoteBus {
   private async reconnect(): Promise<void> {
     while (!this.closed) {
       try {
-        this.listener = await PostgresBus.listen(this.url);
+        this.listener = await PostgresBus.listen(this.url, this.channel);
         this.attach(this.listener);
         return;
       } catch (err) {
@@ -79,7 +92,7 @@ export class PostgresBus extends RemoteBus {
   }
 
   protected send(text: string): void {
-    this.notifier.query('select pg_notify($1, $2)', [CHANNEL, text]).catch(this.onError);
+    this.notifier.query('select pg_notify($1, $2)', [this.channel, text]).catch(this.onError);
   }
 
   override async close(): Promise<void> {

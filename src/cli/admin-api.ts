@@ -1,5 +1,6 @@
 import { ApiClient, DEFAULT_URL } from './api.ts';
 import type { ParsedArgs } from '../config.ts';
+import { HEADERS } from '../contract/headers.ts';
 import { CliError } from './errors.ts';
 
 export { requestJson } from './api.ts';
@@ -38,7 +39,10 @@ export class AdminApi {
   private readonly api: ApiClient;
 
   constructor(url: string, token: string, workspaceId: string) {
-    this.api = new ApiClient(url, { authorization: `Bearer ${token}`, 'x-workspace-id': workspaceId });
+    this.api = new ApiClient(url, {
+      [HEADERS.authorization]: `Bearer ${token}`,
+      [HEADERS.workspaceId]: workspaceId,
+    });
   }
 
   request<T>(method: 'GET' | 'POST' | 'PUT', route: string, body?: unknown): Promise<T> {

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EventSource } from 'eventsource';
+import { HEADERS } from '../contract/headers.ts';
 import { AdminApi, requestJson, SERVER_FLAGS, SERVER_FLAGS_HELP, targetOf } from './admin-api.ts';
 import { CliError } from './errors.ts';
 import { printHelp } from './help.ts';
@@ -158,7 +159,7 @@ class ChatUser {
     if (userKey) {
       await requestJson(
         `${url}/users/get-or-create`,
-        { ...post, headers: { ...post.headers, 'x-user-key': userKey } },
+        { ...post, headers: { ...post.headers, [HEADERS.userKey]: userKey } },
         url,
       );
       return new ChatUser(url, userKey);
@@ -172,7 +173,7 @@ class ChatUser {
       `${this.url}${route}`,
       {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-user-key': this.key },
+        headers: { 'content-type': 'application/json', [HEADERS.userKey]: this.key },
         body: JSON.stringify(body),
       },
       this.url,
@@ -183,7 +184,8 @@ class ChatUser {
   listen(conversationId: string): EventSource {
     const key = this.key;
     return new EventSource(`${this.url}/conversations/${encodeURIComponent(conversationId)}/listen`, {
-      fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, 'x-user-key': key } }),
+      fetch: (input, init) =>
+        fetch(input, { ...init, headers: { ...init?.headers, [HEADERS.userKey]: key } }),
     });
   }
 }

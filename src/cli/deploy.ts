@@ -1,7 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseCommandLine } from '../config.ts';
-import type { Bot, CreateBotBody, UpdateBotBody } from '../domain/bots/bots.ts';
 import type { CompiledPackage } from '../package/format.ts';
 import { loadPackage, PackageError } from '../package/load.ts';
 import { formatProblem } from '../package/problems.ts';
@@ -13,6 +12,7 @@ import { FilesApi } from './files-api.ts';
 import { syncKnowledge } from './knowledge.ts';
 import { applyTables, destructiveChanges, planTables } from './package-tables.ts';
 import type { TableMigration } from './package-tables.ts';
+import type { Bot, CreateBotBody, UpdateBotBody } from '../domain/bots/schemas.ts';
 
 /** Loads and compiles a package; on problems prints every one of them (paths as given) and returns undefined. */
 async function compileOrReport(dir: string, doing: string): Promise<CompiledPackage | undefined> {

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { HEADERS } from '../contract/headers.ts';
 import { ApiClient } from './api.ts';
 import { CliError } from './errors.ts';
 
@@ -50,7 +51,7 @@ export class FilesApi {
   readonly api: ApiClient;
 
   constructor(url: string, token: string, botId: string) {
-    this.api = new ApiClient(url, { authorization: `Bearer ${token}`, 'x-bot-id': botId });
+    this.api = new ApiClient(url, { [HEADERS.authorization]: `Bearer ${token}`, [HEADERS.botId]: botId });
   }
 
   /** Upserts a file and PUTs the content of a local file to its upload URL, streamed. */

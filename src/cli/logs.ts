@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { HEADERS } from '../contract/headers.ts';
 import { DEFAULT_URL } from './api.ts';
 import { CliError } from './errors.ts';
 
@@ -239,7 +240,10 @@ async function fetchPage(
   let res: Response;
   try {
     res = await fetch(url, {
-      headers: { authorization: `Bearer ${target.token}`, 'x-workspace-id': target.workspaceId },
+      headers: {
+        [HEADERS.authorization]: `Bearer ${target.token}`,
+        [HEADERS.workspaceId]: target.workspaceId,
+      },
       ...(signal && { signal }),
     });
   } catch (err) {

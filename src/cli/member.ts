@@ -1,8 +1,9 @@
 import { parseCommandLine } from '../config.ts';
-import { isRole, ROLES } from '../domain/workspace/roles.ts';
+import { isRole } from '../domain/workspace/roles.ts';
 import { CliError } from './errors.ts';
 import { printHelp, wantsHelp } from './help.ts';
 import { withDomain } from './store-command.ts';
+import { ROLES } from '../value-sets.ts';
 
 const HELP = `usage: parley member add --workspace <id> --email <email> --role <${ROLES.join('|')}>
 

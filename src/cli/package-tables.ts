@@ -6,15 +6,8 @@ import { columnsOf } from '../package/tables.ts';
 import type { PackageTables } from '../package/tables.ts';
 import type { ApiClient } from './api.ts';
 import { CliError } from './errors.ts';
-
-/** The fields of a table `parley deploy` compares with the package's (the Tables API's Table). */
-interface RemoteTable {
-  name: string;
-  factor: number;
-  keyColumn: string | null;
-  tags: Record<string, string>;
-  schema: { properties?: Record<string, unknown> };
-}
+import { listTables, tableRoute } from './tables-api.ts';
+import type { RemoteTable } from './tables-api.ts';
 
 type Definition = PackageTables[string];
 
@@ -46,7 +39,6 @@ const noChanges = (): Omit<TableMigration, 'definition'> => ({
   settings: [],
   notes: [],
 });
-const tableRoute = (name: string) => `/v1/tables/${encodeURIComponent(name)}`;
 const list = (names: string[]) => names.join(', ');
 
 /** A column without what differs between two tables holding it alike (its place, an empty x-zui). */
@@ -110,7 +102,7 @@ function compare(definition: Definition, existing: RemoteTable): TableMigration 
 export async function planTables(api: ApiClient, tables: PackageTables): Promise<TableMigration[]> {
   const definitions = Object.values(tables);
   if (definitions.length === 0) return [];
-  const { tables: existing } = await api.request<{ tables: RemoteTable[] }>('GET', '/v1/tables');
+  const existing = await listTables(api);
   return definitions.map((definition) => {
     const table = existing.find((t) => t.name === definition.name);
     return table ? compare(definition, table) : { definition, ...noChanges() };

@@ -4,6 +4,7 @@ import { createDomain } from '../domain/index.ts';
 import type { Domain } from '../domain/index.ts';
 import { openStore } from '../store/index.ts';
 import { MemoryBus } from '../bus/memory.ts';
+import { checkCompiledPackage } from '../package/compiled.ts';
 
 /** Operator commands work on the store directly (the same one the server uses), then close it. */
 export async function withDomain<T>(
@@ -13,7 +14,7 @@ export async function withDomain<T>(
   const config = buildConfig(values);
   const store = await openStore(config.store);
   try {
-    return await work(createDomain(store, new MemoryBus()));
+    return await work(createDomain(store, new MemoryBus(), { checkPackage: checkCompiledPackage }));
   } finally {
     await store.close();
   }

@@ -10,6 +10,8 @@ import { CliError } from './errors.ts';
 import type { FilesApi } from './files-api.ts';
 import { CONNECTION, CONNECTION_FLAGS, CONNECTION_SETTINGS, connect } from './files.ts';
 import { printHelp, wantsHelp } from './help.ts';
+import { listTables, tableRoute } from './tables-api.ts';
+import type { RemoteTable, RemoteTableJob } from './tables-api.ts';
 import { userPath } from './paths.ts';
 
 const TABLES_USAGE = `usage: parley tables list [--json] ${CONNECTION}
@@ -34,26 +36,11 @@ const FLAGS = {
   gzip: { type: 'boolean' },
 } as const;
 
-/** The fields of a table the CLI uses (the Tables API's Table). */
-interface RemoteTable {
-  id: string;
-  name: string;
-  schema: { properties?: Record<string, { type?: string; format?: string; 'x-zui'?: { index?: number } }> };
-}
-
-interface TableJob {
-  id: string;
-  status: 'pending' | 'in_progress' | 'finalizing' | 'completed' | 'failed';
-  outputFileId: string | null;
-  failedReason?: string;
-}
-
 /** How long a job may run before the command gives up on it (the job goes on). */
 const JOB_TIMEOUT_MS = 10 * 60_000;
 
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const rowCount = (n: number) => `${n} row${n === 1 ? '' : 's'}`;
-const tableRoute = (table: string) => `/v1/tables/${encodeURIComponent(table)}`;
 
 function getTable(api: ApiClient, table: string) {
   return api.request<{ table: RemoteTable; rows: number }>('GET', tableRoute(table));
@@ -70,12 +57,12 @@ function columnsOf(table: RemoteTable): { name: string; type: string }[] {
 async function jobCompleted(
   api: ApiClient,
   table: string,
-  started: TableJob,
+  started: RemoteTableJob,
   doing: string,
-): Promise<TableJob> {
+): Promise<RemoteTableJob> {
   const deadline = Date.now() + JOB_TIMEOUT_MS;
   for (;;) {
-    const { jobs } = await api.request<{ jobs: TableJob[] }>('GET', `${tableRoute(table)}/jobs`);
+    const { jobs } = await api.request<{ jobs: RemoteTableJob[] }>('GET', `${tableRoute(table)}/jobs`);
     const job = jobs.find((j) => j.id === started.id);
     if (!job) throw new CliError(`${doing} failed: job ${started.id} is no longer listed`);
     if (job.status === 'failed')
@@ -113,7 +100,7 @@ export async function tablesCommand(argv: string[]): Promise<number> {
 
   if (action === 'list') {
     if (positionals.length > 0) throw new CliError(TABLES_USAGE);
-    const { tables } = await api.request<{ tables: RemoteTable[] }>('GET', '/v1/tables');
+    const tables = await listTables(api);
     const listed = [];
     for (const table of tables) {
       const { rows } = await getTable(api, table.id);
@@ -135,7 +122,7 @@ export async function tablesCommand(argv: string[]): Promise<number> {
     if (format !== 'csv' && format !== 'json') throw new CliError('--format must be csv or json');
     const out = typeof flags.out === 'string' ? flags.out : undefined;
     const compress = flags.gzip === true;
-    const { job } = await api.request<{ job: TableJob }>(
+    const { job } = await api.request<{ job: RemoteTableJob }>(
       'GET',
       `${tableRoute(table)}/export?format=${format}&compress=${compress}`,
     );
@@ -157,7 +144,7 @@ export async function tablesCommand(argv: string[]): Promise<number> {
     file,
   );
   try {
-    const { job } = await api.request<{ job: TableJob }>('POST', `${tableRoute(table)}/import`, {
+    const { job } = await api.request<{ job: RemoteTableJob }>('POST', `${tableRoute(table)}/import`, {
       fileId: uploaded.id,
     });
     await jobCompleted(api, table, job, `importing ${local} into ${target.name}`);

@@ -1,5 +1,3 @@
-import type { BotActor } from '../domain/workspace/actors.ts';
-import type { Operation } from './operation.ts';
 import { FILES_OPERATIONS } from './files/index.ts';
 import { RUNTIME_OPERATIONS } from './runtime/index.ts';
 import { TABLES_OPERATIONS } from './tables/index.ts';
@@ -8,8 +6,4 @@ import { TABLES_OPERATIONS } from './tables/index.ts';
  * What bot code's `client` offers: the operations of every API a bot calls as itself (the Runtime
  * API, the Files API and the Tables API).
  */
-export const BOT_OPERATIONS: readonly Operation<BotActor>[] = [
-  ...RUNTIME_OPERATIONS,
-  ...FILES_OPERATIONS,
-  ...TABLES_OPERATIONS,
-];
+export const BOT_OPERATIONS = [...RUNTIME_OPERATIONS, ...FILES_OPERATIONS, ...TABLES_OPERATIONS] as const;

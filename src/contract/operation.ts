@@ -1,8 +1,6 @@
 import { Type } from 'typebox';
-import type { Static, TObject, TProperties, TSchema } from 'typebox';
-import type { Domain } from '../domain/index.ts';
-import type { Access } from '../domain/workspace/roles.ts';
-import type { Page } from '../domain/shared/pagination.ts';
+import type { TObject, TProperties, TSchema } from 'typebox';
+import type { Access } from '../domain/workspace/access.ts';
 import { listOf, PageQuery } from './schemas.ts';
 
 /** No properties: the default of an operation part it does not declare. */
@@ -14,13 +12,14 @@ export type { Access };
 
 /** What every operation declares besides its answer. */
 interface Declaration<
+  I extends string,
   P extends TProperties,
   Q extends TProperties,
   B extends TProperties,
-  H extends TProperties = NoFields,
+  H extends TProperties,
 > {
   /** The operationId: the method name of the official clients and of the `client` bot code gets. */
-  id: string;
+  id: I;
   method: HttpMethod;
   /** Relative to the API's prefix, with `:name` path parameters. */
   path: string;
@@ -38,52 +37,28 @@ interface Declaration<
   strictBody?: boolean;
   /** Status of a success: 201 for the creates, as the hosted API answers. */
   status?: 200 | 201;
-}
-
-/** The arguments of an operation as one object: its path, query, body and header fields together. */
-export type InputOf<
-  P extends TProperties,
-  Q extends TProperties,
-  B extends TProperties,
-  H extends TProperties = NoFields,
-> = Static<TObject<P & Q & B & H>>;
-
-export interface OperationDefinition<
-  Actor,
-  P extends TProperties,
-  Q extends TProperties,
-  B extends TProperties,
-  R extends TSchema,
-  H extends TProperties = NoFields,
-> extends Declaration<P, Q, B, H> {
-  response: R;
-  handler(domain: Domain, actor: Actor, input: InputOf<P, Q, B, H>): Promise<Static<R>>;
-}
-
-export interface ListDefinition<
-  Actor,
-  P extends TProperties,
-  Q extends TProperties,
-  I extends TSchema,
-> extends Omit<Declaration<P, Q, TProperties>, 'body' | 'strictBody' | 'method' | 'access'> {
-  /** The key of the items in the answer: `{ [key]: items, meta: { nextToken } }`. */
-  key: string;
-  /** False: the client chooses no page size (the Chat API's lists take only `nextToken`). */
-  pageSize?: boolean;
-  item: I;
-  handler(
-    domain: Domain,
-    actor: Actor,
-    input: InputOf<P, Q & typeof PageQuery, NoFields>,
-  ): Promise<Page<Static<I>>>;
+  /**
+   * A bot's own API key may call it too, on that bot only (its `id` path parameter), with a viewer's
+   * rights: what bot code reads of itself (`@botpress/cognitive` reads its bot's integrations).
+   */
+  botItself?: boolean;
 }
 
 /**
- * One operation of an API, declared once: the HTTP routes (validation, types, OpenAPI) and the
- * in-process client of bot code are both generated from it, so they cannot drift apart.
+ * One operation of an API as its callers see it, declared once and with no server in it: the HTTP
+ * routes (validation, serialization, OpenAPI), bot code's in-process client and any typed client are
+ * made from it. Its types are kept, so `Static<typeof spec.input>` is what a call takes and
+ * `Static<typeof spec.response>` what it answers.
  */
-export interface Operation<Actor> {
-  readonly id: string;
+export interface OperationSpec<
+  I extends string = string,
+  P extends TProperties = TProperties,
+  Q extends TProperties = TProperties,
+  B extends TProperties = TProperties,
+  H extends TProperties = TProperties,
+  R extends TSchema = TSchema,
+> {
+  readonly id: I;
   readonly method: HttpMethod;
   readonly path: string;
   readonly access: Access;
@@ -91,38 +66,59 @@ export interface Operation<Actor> {
   readonly summary: string;
   readonly description: string | undefined;
   readonly status: 200 | 201;
-  readonly params: TObject;
-  readonly query: TObject;
+  /** See the declaration's. */
+  readonly botItself: boolean;
+  readonly params: TObject<P>;
+  readonly query: TObject<Q>;
   /** Undefined: the operation reads no body (GET, DELETE). */
-  readonly body: TObject | undefined;
-  readonly headers: TObject;
+  readonly body: TObject<B> | undefined;
+  readonly headers: TObject<H>;
   /** Every argument in one object, as a client passes them. */
-  readonly input: TObject;
-  readonly response: TSchema;
-  /**
-   * Runs the operation on arguments that passed `input` (or the HTTP parts); answers what `response`
-   * describes. Only the declared arguments reach the handler: an undeclared query parameter or body
-   * field is ignored, never passed on to the domain (where it could, say, add an unchecked filter).
-   */
-  run(domain: Domain, actor: Actor, input: Record<string, unknown>): Promise<unknown>;
+  readonly input: TObject<P & Q & B & H>;
+  readonly response: R;
 }
 
-function declaredOnly(given: Record<string, unknown>, declared: { input: TObject }): Record<string, unknown> {
-  const input: Record<string, unknown> = {};
-  for (const key of Object.keys(declared.input.properties)) {
-    if (given[key] !== undefined) input[key] = given[key];
-  }
-  return input;
+/** A paginated list: its answer is `{ [key]: items, meta: { nextToken } }`, from a page of `item`s. */
+export interface ListSpec<
+  I extends string = string,
+  P extends TProperties = TProperties,
+  Q extends TProperties = TProperties,
+  K extends string = string,
+  Item extends TSchema = TSchema,
+> extends OperationSpec<I, P, Q, NoFields, NoFields, ReturnType<typeof listOf<K, Item>>> {
+  /** The key of the items in the answer. */
+  readonly key: K;
+  readonly item: Item;
 }
 
-function shape<P extends TProperties, Q extends TProperties, B extends TProperties, H extends TProperties>(
-  declaration: Declaration<P, Q, B, H>,
-  response: TSchema,
-) {
-  const params = declaration.params ?? {};
-  const query = declaration.query ?? {};
-  const body = declaration.body;
-  const headers = declaration.headers ?? {};
+interface ListDeclaration<
+  I extends string,
+  P extends TProperties,
+  Q extends TProperties,
+  K extends string,
+  Item extends TSchema,
+> extends Omit<Declaration<I, P, Q, NoFields, NoFields>, 'body' | 'strictBody' | 'method' | 'access'> {
+  key: K;
+  item: Item;
+}
+
+/** A part the operation does not declare has no fields: its type parameter is then `NoFields`, the default. */
+function fields<T extends TProperties>(part: T | undefined): T {
+  return part ?? ({} as T);
+}
+
+function spec<
+  I extends string,
+  P extends TProperties,
+  Q extends TProperties,
+  B extends TProperties,
+  H extends TProperties,
+  R extends TSchema,
+>(declaration: Declaration<I, P, Q, B, H>, response: R): OperationSpec<I, P, Q, B, H, R> {
+  const params = fields(declaration.params);
+  const query = fields(declaration.query);
+  const body = fields(declaration.body);
+  const headers = fields(declaration.headers);
   const hasBody = declaration.method !== 'GET' && declaration.method !== 'DELETE';
   return {
     id: declaration.id,
@@ -133,10 +129,11 @@ function shape<P extends TProperties, Q extends TProperties, B extends TProperti
     summary: declaration.summary,
     description: declaration.description,
     status: declaration.status ?? 200,
+    botItself: declaration.botItself ?? false,
     params: Type.Object(params),
     query: Type.Object(query),
     body: hasBody
-      ? Type.Object(body ?? {}, declaration.strictBody ? { additionalProperties: false } : {})
+      ? Type.Object(body, declaration.strictBody ? { additionalProperties: false } : {})
       : undefined,
     headers: Type.Object(headers),
     input: Type.Object({ ...params, ...query, ...body, ...headers }),
@@ -144,58 +141,71 @@ function shape<P extends TProperties, Q extends TProperties, B extends TProperti
   };
 }
 
+/** Declares an operation that answers its response object. */
+export function operation<
+  I extends string,
+  P extends TProperties = NoFields,
+  Q extends TProperties = NoFields,
+  B extends TProperties = NoFields,
+  R extends TSchema = TSchema,
+  H extends TProperties = NoFields,
+>(declaration: Declaration<I, P, Q, B, H> & { response: R }): OperationSpec<I, P, Q, B, H, R> {
+  return spec(declaration, declaration.response);
+}
+
+/** The query of a list whose client chooses no page size: only the token of the next page. */
+const NextTokenQuery = { nextToken: PageQuery.nextToken };
+
+function list<
+  I extends string,
+  P extends TProperties,
+  Q extends TProperties,
+  K extends string,
+  Item extends TSchema,
+  PQ extends TProperties,
+>(declaration: ListDeclaration<I, P, Q, K, Item>, pageQuery: PQ): ListSpec<I, P, PQ & Q, K, Item> {
+  const query = { ...pageQuery, ...fields(declaration.query) };
+  return {
+    ...spec(
+      { ...declaration, method: 'GET', access: 'read', query },
+      listOf(declaration.key, declaration.item),
+    ),
+    key: declaration.key,
+    item: declaration.item,
+  };
+}
+
 /**
- * The constructors of one API's operations, for the actor its routes authenticate (a bot, a chat
- * user...). The actor is fixed here so that each declaration's own types are inferred.
+ * Declares a paginated list: `pageSize` and `nextToken` in its query (`pageSize: false`: `nextToken`
+ * only, as the Chat API's lists), and the answer `{ [key]: items, meta: { nextToken } }`, which the
+ * binding makes once from the page its handler answers.
  */
-export function operationsFor<Actor>() {
-  /** Declares an operation whose handler answers its response object. */
-  function operation<
-    P extends TProperties = NoFields,
-    Q extends TProperties = NoFields,
-    B extends TProperties = NoFields,
-    R extends TSchema = TSchema,
-    H extends TProperties = NoFields,
-  >(definition: OperationDefinition<Actor, P, Q, B, R, H>): Operation<Actor> {
-    const declared = shape(definition, definition.response);
-    return {
-      ...declared,
-      // The arguments were validated against the schemas built from these very properties.
-      run: (domain, actor, input) =>
-        definition.handler(domain, actor, declaredOnly(input, declared) as InputOf<P, Q, B, H>),
-    };
-  }
-
-  /**
-   * Declares a paginated list: `pageSize` and `nextToken` in its query, and the answer
-   * `{ [key]: page.items, meta: { nextToken } }` built here, once, from the handler's page.
-   */
-  function listOperation<
-    P extends TProperties = NoFields,
-    Q extends TProperties = NoFields,
-    I extends TSchema = TSchema,
-  >(definition: ListDefinition<Actor, P, Q, I>): Operation<Actor> {
-    const declaration = {
-      ...definition,
-      method: 'GET' as const,
-      access: 'read' as const,
-      query: {
-        ...(definition.pageSize === false ? { nextToken: PageQuery.nextToken } : PageQuery),
-        ...definition.query,
-      },
-    };
-    return {
-      ...shape(declaration, listOf(definition.key, definition.item)),
-      run: async (domain, actor, input) => {
-        const page = await definition.handler(
-          domain,
-          actor,
-          input as InputOf<P, Q & typeof PageQuery, NoFields>,
-        );
-        return { [definition.key]: page.items, meta: { nextToken: page.nextToken } };
-      },
-    };
-  }
-
-  return { operation, listOperation };
+export function listOperation<
+  I extends string,
+  K extends string,
+  Item extends TSchema,
+  P extends TProperties = NoFields,
+  Q extends TProperties = NoFields,
+>(
+  declaration: ListDeclaration<I, P, Q, K, Item> & { pageSize: false },
+): ListSpec<I, P, typeof NextTokenQuery & Q, K, Item>;
+export function listOperation<
+  I extends string,
+  K extends string,
+  Item extends TSchema,
+  P extends TProperties = NoFields,
+  Q extends TProperties = NoFields,
+>(
+  declaration: ListDeclaration<I, P, Q, K, Item> & { pageSize?: true },
+): ListSpec<I, P, typeof PageQuery & Q, K, Item>;
+export function listOperation<
+  I extends string,
+  K extends string,
+  Item extends TSchema,
+  P extends TProperties = NoFields,
+  Q extends TProperties = NoFields,
+>(
+  declaration: ListDeclaration<I, P, Q, K, Item> & { pageSize?: boolean },
+): ListSpec<I, P, typeof NextTokenQuery & Q, K, Item> | ListSpec<I, P, typeof PageQuery & Q, K, Item> {
+  return declaration.pageSize === false ? list(declaration, NextTokenQuery) : list(declaration, PageQuery);
 }

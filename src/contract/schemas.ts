@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { TSchema } from 'typebox';
-import { ERROR_TYPES } from '../domain/shared/errors.ts';
-import type { ErrorType } from '../domain/shared/errors.ts';
-import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../domain/shared/pagination.ts';
+import { ERROR_TYPES } from '../domain/shared/error-types.ts';
+import type { ErrorType } from '../domain/shared/error-types.ts';
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from '../domain/shared/page-size.ts';
 
 export const ErrorBodySchema = Type.Object(
   {
@@ -14,9 +14,6 @@ export const ErrorBodySchema = Type.Object(
   },
   { description: 'Every non-2xx answer' },
 );
-
-/** Added to every route's responses, so the OpenAPI document shows the error body. */
-export const errorResponses = { '4xx': ErrorBodySchema, '5xx': ErrorBodySchema };
 
 export const EmptySchema = Type.Object({});
 
@@ -51,6 +48,8 @@ export function listOf<K extends string, T extends TSchema>(key: K, item: T) {
   });
 }
 
-/** The `{id}` path parameter, as properties (operations) and as a schema (routes). */
+/** The `{id}` path parameter, as an operation's properties. */
 export const IdParam = { id: Type.String() };
-export const IdParams = Type.Object(IdParam);
+
+/** A key's or token's note: what its owner wrote to recognise it by. */
+export const KeyNote = Type.String({ maxLength: 500 });

@@ -5,6 +5,12 @@ import { Accounts } from './workspace/accounts.ts';
 import { Caches } from './shared/caches.ts';
 import { Settings } from './shared/settings.ts';
 import { Actions } from './runtime/actions.ts';
+import { OutputCache } from './shared/output-cache.ts';
+import { LlmGateway } from './llm/gateway.ts';
+import type { LlmOptions } from './llm/providers.ts';
+import { LlmIntegration } from './llm/llm-integration.ts';
+import { LlmUsage } from './llm/usage.ts';
+import { AiSpend } from './llm/spend.ts';
 import { Analytics } from './runtime/analytics.ts';
 import { Auth } from './workspace/auth.ts';
 import { BotAnalytics } from './bots/bot-analytics.ts';
@@ -13,12 +19,15 @@ import { BotLogs } from './bots/bot-logs.ts';
 import { Bots } from './bots/bots.ts';
 import { ChannelSends } from './integrations/channel-sends.ts';
 import { IntegrationHostSlot } from './integrations/host.ts';
+import { SdkRuntimeSlot } from './bots/bot-code.ts';
+import type { PackageCheck } from './bots/bot-code.ts';
 import { Installations } from './integrations/installations.ts';
 import { ProactiveCreation } from './integrations/proactive.ts';
 import { Integrations } from './integrations/integrations.ts';
 import { Conversations } from './runtime/conversations.ts';
 import { Events } from './runtime/events.ts';
 import { EventQueue } from './queue/event-queue.ts';
+import { BacklogQuota } from './queue/backlog-quota.ts';
 import { Members } from './workspace/members.ts';
 import { Messages } from './runtime/messages.ts';
 import { Chat } from './chat/chat.ts';
@@ -53,6 +62,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   integrations: Integrations;
   installations: Installations;
   integrationHost: IntegrationHostSlot;
+  /** Whether SDK bundles run here (the engine says). */
+  sdkRuntime: SdkRuntimeSlot;
   proactive: ProactiveCreation;
   channelSends: ChannelSends;
   botKeys: BotKeys;
@@ -81,21 +92,33 @@ export interface Domain extends FilesDomain, TablesDomain {
   webhookSends: WebhookSends;
   queue: EventQueue;
   actions: Actions;
+  /** Outputs kept for a while: cached actions and model answers. */
+  outputs: OutputCache;
+  llm: LlmGateway;
+  aiSpend: AiSpend;
   settings: Settings;
 }
 
 export interface DomainOptions {
+  /** The bot package format a deploy of Parley code is checked against (`package/compiled.ts`). */
+  checkPackage: PackageCheck;
   /** The secret of shared-mode chat keys; undefined: generated once and kept in the store. */
   chatSecret?: string;
   /** Where file contents live and how large they may be (the defaults of the settings when absent). */
   files?: FilesOptions;
   /** Outgoing webhooks may be posted to non-public addresses (off when absent). */
   webhookPrivateTargets?: boolean;
+  /** Pending events a workspace may have before more from outside are refused (no limit when absent). */
+  workspaceBacklog?: number;
+  /** The model provider of bots' LLM calls (none configured when absent). */
+  llm?: LlmOptions;
   /** Told of bot log lines the store did not take at once (ignored when absent: a one-off command's). */
   onBotLogProblem?: (problem: BotLogProblem) => void;
 }
 
-export function createDomain(store: Store, bus: LiveBus, options: DomainOptions = {}): Domain {
+const NO_LLM: LlmOptions = { provider: undefined, deadlineMs: 120_000, prices: {} };
+
+export function createDomain(store: Store, bus: LiveBus, options: DomainOptions): Domain {
   const { db } = store;
   const caches = new Caches();
   const foreignIds = new ForeignIds();
@@ -110,14 +133,25 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
   const conversations = new Conversations(store, users, log);
   const queue = new EventQueue(store);
   const webhookSubscriptions = new WebhookSubscriptions(db, options.webhookPrivateTargets ?? false);
-  const events = new Events(store, log, queue, webhookSubscriptions);
+  const events = new Events(
+    store,
+    log,
+    queue,
+    webhookSubscriptions,
+    new BacklogQuota(options.workspaceBacklog),
+  );
   const channelSends = new ChannelSends(store);
   const messages = new Messages(store, users, conversations, events, log, channelSends);
   const botWebhooks = new BotWebhooks(db, links);
   const installations = new Installations(db, links);
-  const integrations = new Integrations(db);
+  const sdkRuntime = new SdkRuntimeSlot(options.checkPackage);
+  const integrations = new Integrations(db, sdkRuntime);
   const integrationHost = new IntegrationHostSlot();
   const states = new States(store, events, queue);
+  const outputs = new OutputCache(store);
+  const aiSpend = new AiSpend(store);
+  const llm = new LlmGateway(options.llm ?? NO_LLM, outputs, new LlmUsage(store), aiSpend);
+  const llmIntegration = new LlmIntegration(llm);
   const chat = new Chat(
     { store, caches, channels, ids: foreignIds, users, conversations, messages, events, log },
     options.chatSecret,
@@ -127,13 +161,14 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     accounts,
     workspaces: new Workspaces(db, caches),
     members,
-    bots: new Bots(db, channels, botWebhooks, links, caches, installations),
+    bots: new Bots(db, channels, botWebhooks, links, caches, installations, sdkRuntime, llmIntegration),
+    sdkRuntime,
     integrations,
     installations,
     integrationHost,
     proactive: new ProactiveCreation(installations, integrations, conversations, users, integrationHost),
     channelSends,
-    botKeys: new BotKeys(db, caches, store.dialect),
+    botKeys: new BotKeys(db, caches, store.sql),
     botLogs: new BotLogs(store, options.onBotLogProblem ?? (() => undefined)),
     botAnalytics: new BotAnalytics(store),
     auth: new Auth(db, members, caches),
@@ -157,7 +192,10 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions 
     webhookSubscriptions,
     webhookSends: new WebhookSends(store),
     queue,
-    actions: new Actions(store, log),
+    actions: new Actions(store, log, outputs, llmIntegration),
+    outputs,
+    llm,
+    aiSpend,
     settings,
     ...files,
     ...createTablesDomain(store, files.fileContents),

@@ -1,7 +1,7 @@
 import type { ValidateFunction } from 'ajv';
-import type { Operation } from '../contract/operation.ts';
-import { BOT_OPERATIONS } from '../contract/bot-operations.ts';
-import { jsonValidator, serializerFor } from '../contract/validation.ts';
+import type { Operation } from '../handlers/operation.ts';
+import { BOT_HANDLERS } from '../handlers/bot-operations.ts';
+import { jsonValidator, serializerFor } from '../handlers/validation.ts';
 import type { Domain } from '../domain/index.ts';
 import { invalidPayload } from '../domain/shared/errors.ts';
 import type { BotActor, NestedCalls } from '../domain/workspace/actors.ts';
@@ -24,7 +24,7 @@ export class BotClient {
 
   constructor(
     private readonly domain: Domain,
-    operations: readonly Operation<BotActor>[] = BOT_OPERATIONS,
+    operations: readonly Operation<BotActor>[] = BOT_HANDLERS,
   ) {
     this.operations = new Map(operations.map((op) => [op.id, op]));
   }

@@ -1,4 +1,3 @@
-import type { Message } from '../domain/runtime/messages.ts';
 import type { TableCard } from '../package/cards.ts';
 import type { Card, CompiledPackage, WorkflowNode } from '../package/format.ts';
 import { unitIds } from '../package/format.ts';
@@ -10,6 +9,7 @@ import { previewOf } from './event-object.ts';
 import type { KnowledgeResult } from './event-object.ts';
 import { isJsonObject } from '../domain/shared/json.ts';
 import { BotFailure } from './failures.ts';
+import type { Message } from '../domain/runtime/schemas.ts';
 
 /** What the dialog needs from the turn that runs it. */
 export interface DialogHost {

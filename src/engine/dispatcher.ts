@@ -1,6 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Histogram } from 'prom-client';
 import type { Domain } from '../domain/index.ts';
+import {
+  givenUpReason,
+  interruptedDeliveries,
+  MAX_INTERRUPTED_DELIVERIES,
+} from '../domain/queue/event-queue.ts';
 import type { ClaimedEvent } from '../domain/queue/event-queue.ts';
 import { isPermanentFailure, reasonOf } from './failures.ts';
 import { LeasedWork } from './leased-work.ts';
@@ -24,6 +29,8 @@ export interface TurnEnd {
 export interface DispatcherOptions {
   /** Events worked on at once (of different conversations). */
   concurrency: number;
+  /** Events of one workspace worked on at once, at most: the rest of `concurrency` is kept for others. */
+  workspaceConcurrency: number;
   /** Where each turn's time is recorded, by outcome. */
   turns: Histogram<'outcome'>;
   /** Runs one event's turn; resolves with its end, rejects with the failure. */
@@ -33,8 +40,9 @@ export interface DispatcherOptions {
 /**
  * Takes pending events off the durable queue and runs their turns: turns of one conversation one at a
  * time in arrival order (the queue claims only the oldest pending event of each), different conversations
- * in parallel. Claims are leases renewed while a turn runs, so events of a process that died are taken
- * up again.
+ * in parallel, workspaces in turn (each within its share: see LeasedWork). Claims are leases renewed
+ * while a turn runs, so events of a process that died are taken up again; an event whose deliveries kept
+ * ending that way is given up instead (MAX_INTERRUPTED_DELIVERIES).
  */
 export class Dispatcher {
   private readonly work: LeasedWork<ClaimedEvent>;
@@ -47,11 +55,19 @@ export class Dispatcher {
     this.work = new LeasedWork(domain.queue, log, {
       name: 'event',
       concurrency: options.concurrency,
+      groupConcurrency: options.workspaceConcurrency,
       leaseMs: LEASE_MS,
       renewMs: RENEW_MS,
       pollMs: POLL_MS,
-      subscribe: (wake) => domain.queue.onQueued(wake),
-      work: (event) => this.runOne(event),
+      subscribe: (wake) =>
+        domain.queue.onQueued((queued) =>
+          wake(queued?.map(({ id, workspaceId, claimed }) => ({ id, group: workspaceId, claimed }))),
+        ),
+      work: (event) =>
+        interruptedDeliveries(event) >= MAX_INTERRUPTED_DELIVERIES ? this.giveUp(event) : this.runOne(event),
+      // An event whose turn was interrupted may be what stopped the process: if it stops this one too,
+      // no other turn goes down with it (and comes closer to being given up for it).
+      alone: (event) => interruptedDeliveries(event) > 0,
     });
   }
 
@@ -76,6 +92,33 @@ export class Dispatcher {
       timer({ outcome: permanent ? 'failed' : 'retrying' });
       if (permanent) await this.fail(row, err);
       else await this.retry(row, err);
+    }
+  }
+
+  /**
+   * An event whose earlier deliveries each ended without an outcome (the process running its turn
+   * stopped: killed, out of memory, crashed): running it again could stop this one too, so it is marked
+   * failed without running, and the bot's logs say why.
+   */
+  private async giveUp(row: ClaimedEvent): Promise<void> {
+    const reason = givenUpReason(row);
+    this.log.error(
+      { eventId: row.id, botId: row.botId, type: row.type, deliveries: row.deliveries - 1, reason },
+      'an event was given up: its turn never ended',
+    );
+    this.domain.botLogs.append(row.botId, [
+      {
+        level: 'error',
+        message: `The turn of event ${row.id} (${row.type}) was given up: ${reason}`,
+        ...(row.conversationId !== undefined && { conversationId: row.conversationId }),
+        ...(row.userId !== undefined && { userId: row.userId }),
+      },
+    ]);
+    try {
+      await this.domain.queue.finish(row.id, 'failed', reason);
+    } catch (finishErr) {
+      // The claim lapses: the event is claimed again, and given up then.
+      this.log.error({ err: finishErr, eventId: row.id }, 'could not record that an event was given up');
     }
   }
 

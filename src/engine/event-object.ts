@@ -1,9 +1,6 @@
 import { Type } from 'typebox';
-import type { Conversation } from '../domain/runtime/conversations.ts';
-import type { Event } from '../domain/runtime/events.ts';
-import type { Message } from '../domain/runtime/messages.ts';
-import type { User } from '../domain/runtime/users.ts';
 import type { JsonObject } from './sandbox/types.ts';
+import type { User, Conversation, Event, Message } from '../domain/runtime/schemas.ts';
 
 /** Where the workflow handling this event was started from, when a trigger node started it. */
 export interface TriggerInfo {

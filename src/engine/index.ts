@@ -32,6 +32,8 @@ export interface EngineOptions {
   sandboxMaxMemoryMb: number;
   /** Turns worked on at once (of different conversations). */
   concurrency: number;
+  /** Turns of one workspace worked on at once, at most. */
+  workspaceConcurrency: number;
   metrics: Metrics;
   /** How SDK bundles (bots' and integrations') are run. */
   sdkBots: BundleHostOptions;
@@ -78,6 +80,7 @@ export class Engine implements BotActionRunner {
     this.metrics = options.metrics;
     this.dispatcher = new Dispatcher(domain, log, {
       concurrency: options.concurrency,
+      workspaceConcurrency: options.workspaceConcurrency,
       turns: options.metrics.turns,
       process: (row) => this.process(row),
     });
@@ -98,6 +101,9 @@ export class Engine implements BotActionRunner {
       this.domain.bots.onDeploy((botId) => void this.sdkBots.register(botId)),
       this.domain.installations.onChange((changes) => void this.sdkIntegrations.changed(changes)),
     ];
+    await this.bundles.start();
+    this.domain.sdkRuntime.use(() => this.bundles.unavailable);
+    this.stopListening.push(this.domain.bots.onDelete((botId) => void this.bundles.stopBot(botId)));
     await this.dispatcher.start();
     await this.channelSender.start();
     this.tableComputer.start();
@@ -105,7 +111,7 @@ export class Engine implements BotActionRunner {
     this.timer = setInterval(() => {
       if (ticking) return;
       ticking = true;
-      Promise.all([this.schedules.tick(), this.domain.actions.pruneCache()])
+      Promise.all([this.schedules.tick(), this.domain.outputs.prune()])
         .catch((err: unknown) => this.log.warn({ err }, 'schedules or cache pruning failed'))
         .finally(() => (ticking = false));
     }, SCHEDULE_TICK_MS);

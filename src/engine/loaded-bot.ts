@@ -1,6 +1,8 @@
 import type { RuntimeBot } from '../domain/bots/bots.ts';
-import { codeVersion, parsePackage } from '../domain/bots/bot-code.ts';
+import { codeVersion } from '../domain/bots/bot-code.ts';
+import { parsePackage } from '../package/compiled.ts';
 import type { Domain } from '../domain/index.ts';
+import { MAX_CALL_TIMEOUT_MS } from '../package/format.ts';
 import type { CompiledPackage } from '../package/format.ts';
 import { DEFAULT_LIMITS } from './sandbox/types.ts';
 import type { BotProgram, JsonObject } from './sandbox/types.ts';
@@ -14,6 +16,15 @@ export interface LoadedBot {
 }
 
 /** Loads deployed bots, keeping each version parsed until a new deploy replaces it. */
+/**
+ * A bot's `maxExecutionTime` (seconds, as the hosted API has it) as a call's time limit, within what a
+ * package may declare for itself (`limits.timeoutMs`, at most a minute).
+ */
+function executionTimeMs(seconds: number | undefined): number {
+  if (seconds === undefined) return DEFAULT_LIMITS.timeoutMs;
+  return Math.min(seconds * 1000, MAX_CALL_TIMEOUT_MS);
+}
+
 export class LoadedBots {
   private readonly cache = new Map<string, { updatedAt: string; loaded: LoadedBot }>();
 
@@ -34,7 +45,7 @@ export class LoadedBots {
     const pkg = parsePackage(bot.code);
     const limits = {
       memoryMb: pkg.manifest.limits?.memoryMb ?? DEFAULT_LIMITS.memoryMb,
-      timeoutMs: pkg.manifest.limits?.timeoutMs ?? bot.maxExecutionTime ?? DEFAULT_LIMITS.timeoutMs,
+      timeoutMs: pkg.manifest.limits?.timeoutMs ?? executionTimeMs(bot.maxExecutionTime),
     };
     const versionId = codeVersion(botId, bot.code);
     const defaults = Object.fromEntries(

@@ -1,11 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { BotActor } from '../domain/workspace/actors.ts';
-import type { TurnScope } from '../domain/runtime/actions.ts';
-import type { Conversation } from '../domain/runtime/conversations.ts';
+import type { BotActor, TurnScope } from '../domain/workspace/actors.ts';
 import type { ClaimedEvent } from '../domain/queue/event-queue.ts';
 import type { Domain } from '../domain/index.ts';
-import type { Message } from '../domain/runtime/messages.ts';
-import type { User } from '../domain/runtime/users.ts';
 import { CallChain } from './call-chain.ts';
 import { stateKeyText } from '../domain/runtime/states.ts';
 import type { StateEntry, StateKey } from '../domain/runtime/states.ts';
@@ -25,6 +21,7 @@ import type { LoadedBot } from './loaded-bot.ts';
 import { unitIds } from '../package/format.ts';
 import type { HookType, VariableScope, WorkflowNode } from '../package/format.ts';
 import type { CallContext, HostHandler, Json, JsonObject, Sandbox, Scopes } from './sandbox/types.ts';
+import type { User, Conversation, Message } from '../domain/runtime/schemas.ts';
 
 export type TurnResult = 'processed' | 'ignored';
 

@@ -1,12 +1,11 @@
-import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Domain } from '../domain/index.ts';
 import type { ClaimedSend, SendOutcome } from '../domain/webhooks/sends.ts';
 import { signatureHeaders } from '../domain/webhooks/signatures.ts';
-import { isPrivateAddress, literalAddress } from '../domain/webhooks/targets.ts';
+import { literalAddress } from '../domain/shared/public-addresses.ts';
+import { checkedLookup, publicOnly } from './egress/public-lookup.ts';
 import { VERSION } from '../version.ts';
 import { LeasedWork } from './leased-work.ts';
 
@@ -19,34 +18,17 @@ const POLL_MS = 500;
 /** Deliveries in flight at once from one process: receivers are slow, each waits on the network only. */
 const CONCURRENCY = 16;
 
-/** A DNS lookup that fails for names that resolve to non-public addresses (checked at connect time). */
-const publicLookup: LookupFunction = (hostname, options, callback) => {
-  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, '', 0);
-    const blocked = addresses.find((a) => isPrivateAddress(a.address));
-    if (blocked) {
-      const refused = new Error(
-        `${hostname} resolves to ${blocked.address}, not a public address (PARLEY_WEBHOOK_PRIVATE_TARGETS is off)`,
-      );
-      return callback(refused, '', 0);
-    }
-    if (options.all) return callback(null, addresses);
-    const [first] = addresses;
-    if (!first) return callback(new Error(`${hostname} has no address`), '', 0);
-    callback(null, first.address, first.family);
-  });
-};
+/** Where webhooks may go while PARLEY_WEBHOOK_PRIVATE_TARGETS is off. */
+const publicTargets = publicOnly('PARLEY_WEBHOOK_PRIVATE_TARGETS is off');
+const publicLookup = checkedLookup(publicTargets);
 
 /** One attempt: the signed POST, and what came of it. Never rejects. */
 function attempt(send: ClaimedSend, allowPrivateTargets: boolean): Promise<SendOutcome> {
   const url = new URL(send.url);
   const literal = literalAddress(url);
   // A literal address is connected to without a lookup: it is checked here.
-  if (!allowPrivateTargets && literal !== undefined && isPrivateAddress(literal)) {
-    return Promise.resolve({
-      error: `${literal} is not a public address (PARLEY_WEBHOOK_PRIVATE_TARGETS is off)`,
-    });
-  }
+  const refused = allowPrivateTargets || literal === undefined ? undefined : publicTargets(literal);
+  if (refused !== undefined) return Promise.resolve({ error: `${literal} is ${refused}` });
   const headers = {
     'content-type': 'application/json',
     'content-length': String(Buffer.byteLength(send.body)),

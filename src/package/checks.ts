@@ -1,5 +1,5 @@
 import type { ActionDefinition, BotManifest, Workflow } from './format.ts';
-import type { JsonDocument } from './json-document.ts';
+import type { JsonDocument, LoadedJson } from './json-document.ts';
 import { isTableCard, typedCard } from './cards.ts';
 import type { Problem } from './problems.ts';
 import { pointer } from './problems.ts';
@@ -7,23 +7,6 @@ import { checkTableCard } from './tables.ts';
 import type { PackageTable } from './tables.ts';
 import { WEBHOOK_EVENT } from '../domain/webhooks/ingress.ts';
 import { jsonSchemaProblem } from './validate.ts';
-
-/** A JSON file that parsed and matched its schema. */
-export interface LoadedJson<T> {
-  doc: JsonDocument;
-  value: T;
-  /**
-   * A workflow whose only schema problems are inside some of its nodes or cards: those, which the
-   * checks leave alone. The rest of the file is still checked, so one run reports every problem.
-   */
-  broken?: BrokenParts;
-}
-
-/** Nodes (by index) and cards (`node/card` indexes) that did not match the workflow schema. */
-export interface BrokenParts {
-  nodes: Set<number>;
-  cards: Set<string>;
-}
 
 /** The id and type of a node as written, whether or not the node matched its schema. */
 function nodeShape(node: unknown): { id?: string; type?: string } {

@@ -1,6 +1,10 @@
 import { Type } from 'typebox';
 import type { Json as JsonValue, JsonObject } from '../domain/shared/json.ts';
 import type { Static, TSchema } from 'typebox';
+import { MAX_COLUMN_NAME, MAX_FACTOR } from '../domain/tables/limits.ts';
+
+/** The longest time limit of a call into bot code: what a package's `limits.timeoutMs` may say. */
+export const MAX_CALL_TIMEOUT_MS = 60_000;
 
 /**
  * The Parley bot package, format version 1: a folder a developer keeps in Git.
@@ -131,7 +135,7 @@ export const BotManifestSchema = Type.Object(
       Type.Object(
         {
           memoryMb: Type.Optional(Type.Integer({ minimum: 8, maximum: 1024 })),
-          timeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: 60000 })),
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 10, maximum: MAX_CALL_TIMEOUT_MS })),
         },
         { additionalProperties: false },
       ),
@@ -295,7 +299,7 @@ export const CardSchema = Type.Union([
       keyColumn: Type.Optional(
         Type.String({
           minLength: 1,
-          maxLength: 30,
+          maxLength: MAX_COLUMN_NAME,
           description:
             'The column that finds the row to update (default: the package table’s keyColumn, else id)',
         }),
@@ -395,14 +399,18 @@ export const TableDefinitionSchema = Type.Object(
     keyColumn: Type.Optional(
       Type.String({
         minLength: 1,
-        maxLength: 30,
+        maxLength: MAX_COLUMN_NAME,
         description:
           'A string, number, boolean or date column whose values are unique (upserts find rows by it)',
       }),
     ),
     tags: Type.Optional(Type.Record(Type.String(), Type.String())),
     factor: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 30, description: 'Row size limit: 4 KB × factor (default 1)' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_FACTOR,
+        description: 'Row size limit: 4 KB × factor (default 1)',
+      }),
     ),
   },
   { additionalProperties: false },

@@ -142,3 +142,20 @@ function duplicateKeys(doc: JsonDocument, node: Node, path: (string | number)[])
   }
   return problems;
 }
+
+/** A JSON file that parsed and matched its schema. */
+export interface LoadedJson<T> {
+  doc: JsonDocument;
+  value: T;
+  /**
+   * A workflow whose only schema problems are inside some of its nodes or cards: those, which the
+   * checks leave alone. The rest of the file is still checked, so one run reports every problem.
+   */
+  broken?: BrokenParts;
+}
+
+/** Nodes (by index) and cards (`node/card` indexes) that did not match the workflow schema. */
+export interface BrokenParts {
+  nodes: Set<number>;
+  cards: Set<string>;
+}

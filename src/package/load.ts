@@ -3,7 +3,7 @@ import type { Dirent } from 'node:fs';
 import path from 'node:path';
 import { typedCard } from './cards.ts';
 import { checkReferences, codeFilePath } from './checks.ts';
-import type { BrokenParts, LoadedJson, PackageParts } from './checks.ts';
+import type { PackageParts } from './checks.ts';
 import { compileBody, expressionProblem } from './compile.ts';
 import type { CodeIssue, Loader } from './compile.ts';
 import { FORMAT_VERSION, HOOK_TYPES, KNOWLEDGE_FILE_EXTENSIONS, unitIds } from './format.ts';
@@ -17,7 +17,7 @@ import type {
   Workflow,
 } from './format.ts';
 import { parseJson } from './json-document.ts';
-import type { JsonDocument } from './json-document.ts';
+import type { BrokenParts, JsonDocument, LoadedJson } from './json-document.ts';
 import { PackageError, pointer } from './problems.ts';
 import type { Problem } from './problems.ts';
 import type { PackageSchemaKind } from './schemas.ts';

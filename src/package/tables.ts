@@ -2,7 +2,7 @@ import { ApiError } from '../domain/shared/errors.ts';
 import { checkColumnCount, columnFrom, isScalar, schemaEntries } from '../domain/tables/columns.ts';
 import type { Column } from '../domain/tables/columns.ts';
 import type { TableCard } from './cards.ts';
-import type { LoadedJson } from './checks.ts';
+import type { LoadedJson } from './json-document.ts';
 import { TABLE_NAME } from './format.ts';
 import type { CompiledPackage, TableDefinition } from './format.ts';
 import type { Problem } from './problems.ts';

@@ -6,8 +6,8 @@ export function isStatementTimeout(err: unknown): boolean {
 }
 
 /**
- * A statement that ran past a time limit: Postgres's statement timeout, or the deadline Parley's own
- * SQLite functions keep (src/store/sqlite-functions.ts).
+ * A statement that ran past a time limit: Postgres's statement timeout, or the watchdog of SQLite's
+ * statements that match regular expressions (src/store/sqlite-functions.ts).
  */
 export function isQueryTimeout(err: unknown): boolean {
   return isStatementTimeout(err) || codeOf(err) === 'PARLEY_REGEX_TIMEOUT';

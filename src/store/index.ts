@@ -3,9 +3,11 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
-import type { KyselyConfig, Migration, MigrationProvider, PostgresPool, Transaction } from 'kysely';
+import type { KyselyConfig, Migration, MigrationProvider, PostgresPool } from 'kysely';
+import { SETTINGS } from '../config.ts';
 import type { StoreConfig } from '../config.ts';
 import type { Database } from './schema.ts';
+import type { Db } from './executor.ts';
 import * as foundation from './migrations/0001_foundation.ts';
 import * as runtime from './migrations/0002_runtime.ts';
 import * as chat from './migrations/0003_chat.ts';
@@ -22,19 +24,22 @@ import * as scheduledEvents from './migrations/0017_scheduled_events.ts';
 import * as webhooks from './migrations/0018_webhooks.ts';
 import * as webhookSubscriptions from './migrations/0019_webhook_subscriptions.ts';
 import * as integrations from './migrations/0020_integrations.ts';
+import * as fairQueue from './migrations/0021_fair_queue.ts';
+import * as llmCalls from './migrations/0022_llm_calls.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
 import { namedStatementPool } from './postgres-named-statements.ts';
 import { cappedPool, requestConnections, sharedPool } from './postgres-lanes.ts';
-
-export type Db = Kysely<Database>;
+import { postgresSql } from './dialects/postgres/sql.ts';
+import { sqliteSql } from './dialects/sqlite/sql.ts';
+import type { StoreSql } from './dialects/store-sql.ts';
 
 /** The SQLite connection's page cache, in KiB. */
 const SQLITE_CACHE_KIB = 64 * 1024;
-/** The database or a transaction on it: what repository functions run against. */
-export type Executor = Db | Transaction<Database>;
-export type Dialect = StoreConfig['kind'];
+export type { Db, Executor } from './executor.ts';
+export type { JsonKind, ServerSql, StoreSql, ValueKind } from './dialects/store-sql.ts';
+export type { SearchEngine, SearchEntry, SearchHit, SearchRequest } from './dialects/text-search.ts';
 
 /** In order; a migration, once released, never changes. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -54,6 +59,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0018_webhooks': webhooks,
   '0019_webhook_subscriptions': webhookSubscriptions,
   '0020_integrations': integrations,
+  '0021_fair_queue': fairQueue,
+  '0022_llm_calls': llmCalls,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -66,7 +73,8 @@ export interface Store {
    * On SQLite it is `db`.
    */
   turnDb: Db;
-  dialect: Dialect;
+  /** What differs between the databases, asked for by meaning (dialects/store-sql.ts). */
+  sql: StoreSql;
   /** Throws when the database cannot answer a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -86,7 +94,7 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
   const log = statementLog(hooks.onStatement);
   const { db, turnDb } =
     config.kind === 'sqlite'
-      ? sameForTurns(openSqlite(config.file, log, hooks.onStatement))
+      ? sameForTurns(openSqlite(config, log, hooks.onStatement))
       : openPostgres(config, onError, log);
   const checkpointer = config.kind === 'sqlite' ? startCheckpointer(config.file, onError) : undefined;
   // On Postgres the health check has a connection of its own: when slow queries hold every pooled
@@ -95,7 +103,7 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
   const store: Store = {
     db,
     turnDb,
-    dialect: config.kind,
+    sql: config.kind === 'sqlite' ? sqliteSql() : postgresSql(),
     ping: async () => {
       if (health) await health.query('select 1');
       else await sql`select 1`.execute(db);
@@ -119,12 +127,12 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
   return store;
 }
 
-async function migrate(db: Db, dialect: Dialect): Promise<void> {
+async function migrate(db: Db, kind: StoreConfig['kind']): Promise<void> {
   // Kysely's migrator takes a lock table, so several processes starting at once on Postgres are safe.
   // Its bookkeeping tables go in the schema the connection uses (its search_path), like Parley's own:
   // otherwise it may take another schema's tables of the same name for its own.
   const migrationTableSchema =
-    dialect === 'postgres'
+    kind === 'postgres'
       ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
       : undefined;
   const migrator = new Migrator({ db, provider, ...(migrationTableSchema && { migrationTableSchema }) });
@@ -160,7 +168,12 @@ function statementLog(onStatement: ((sql: string) => void) | undefined): KyselyL
   };
 }
 
-function openSqlite(file: string, log: KyselyLog, onStatement?: (sql: string) => void): Db {
+function openSqlite(
+  config: Extract<StoreConfig, { kind: 'sqlite' }>,
+  log: KyselyLog,
+  onStatement?: (sql: string) => void,
+): Db {
+  const { file } = config;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new SqliteDatabase(file);
   database.pragma('journal_mode = WAL');
@@ -172,9 +185,12 @@ function openSqlite(file: string, log: KyselyLog, onStatement?: (sql: string) =>
   database.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
-  defineSqliteFunctions(database);
+  const runStatement = defineSqliteFunctions(
+    database,
+    config.regexTimeoutMs ?? Number(SETTINGS.sqliteRegexTimeoutMs.default),
+  );
   return new Kysely<Database>({
-    dialect: new GroupCommitSqliteDialect(database, onStatement),
+    dialect: new GroupCommitSqliteDialect(database, onStatement, runStatement),
     ...(log && { log }),
   });
 }

@@ -1,9 +1,27 @@
 import type { Generated, Insertable, Selectable } from 'kysely';
+import type {
+  Role,
+  BotType,
+  BotStatus,
+  BotRuntime,
+  MessageDirection,
+  EventStatus,
+  StateType,
+  WorkflowStatus,
+  BotLogLevel,
+  FileStatus,
+  PassageType,
+  WebhookVerification,
+  WebhookSendStatus,
+  InstallationStatus,
+  TableJobType,
+  TableJobStatus,
+} from '../value-sets.ts';
 
 /**
  * The tables, as both dialects store them: ids and timestamps (ISO 8601 UTC) are text, JSON documents
  * are text, flags are 0/1 integers. Columns that hold one of a closed set of values are typed with that
- * set, and the sets are defined here, once: the domain's schemas and the rows share them.
+ * set (src/value-sets.ts).
  */
 
 /**
@@ -12,74 +30,8 @@ import type { Generated, Insertable, Selectable } from 'kysely';
  */
 export const ROW_TABLE_PREFIX = 'tbl_rows_';
 
-export const ROLES = ['viewer', 'billing', 'developer', 'manager', 'administrator', 'owner'] as const;
-export type Role = (typeof ROLES)[number];
-
-export const BOT_TYPES = ['studio', 'adk', 'desk'] as const;
-export type BotType = (typeof BOT_TYPES)[number];
-
-export const BOT_STATUSES = ['active', 'deploying', 'deleting'] as const;
-export type BotStatus = (typeof BOT_STATUSES)[number];
-
-/**
- * The runtimes that can run a bot's uploaded code here: `parley` for a compiled Parley bot package (the
- * engine's sandbox), `botpress-sdk` for a bundle built by `bp build` (a process of its own).
- */
-export const BOT_RUNTIMES = ['parley', 'botpress-sdk'] as const;
-export type BotRuntime = (typeof BOT_RUNTIMES)[number];
-
-export const MESSAGE_DIRECTIONS = ['incoming', 'outgoing'] as const;
-export type MessageDirection = (typeof MESSAGE_DIRECTIONS)[number];
-
-export const EVENT_STATUSES = ['pending', 'processed', 'ignored', 'failed', 'scheduled', 'canceled'] as const;
-export type EventStatus = (typeof EVENT_STATUSES)[number];
-
-export const STATE_TYPES = ['conversation', 'user', 'bot', 'integration', 'workflow', 'task'] as const;
-export type StateType = (typeof STATE_TYPES)[number];
-
-export const WORKFLOW_STATUSES = [
-  'pending',
-  'in_progress',
-  'listening',
-  'paused',
-  'completed',
-  'cancelled',
-  'failed',
-  'timedout',
-] as const;
-export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
-
-export const BOT_LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
-export type BotLogLevel = (typeof BOT_LOG_LEVELS)[number];
-
 /** What a chat id of a client's choosing names. */
 export type ForeignKind = 'user' | 'conversation';
-
-export const FILE_STATUSES = [
-  'upload_pending',
-  'upload_failed',
-  'upload_completed',
-  'indexing_pending',
-  'indexing_failed',
-  'indexing_completed',
-] as const;
-export type FileStatus = (typeof FILE_STATUSES)[number];
-
-export const FILE_ACCESS_POLICIES = ['integrations', 'public_content'] as const;
-export type FileAccessPolicy = (typeof FILE_ACCESS_POLICIES)[number];
-
-/** What a passage of a document is, by its structure. */
-export const PASSAGE_TYPES = [
-  'title',
-  'subtitle',
-  'paragraph',
-  'blockquote',
-  'list',
-  'table',
-  'code',
-  'image',
-] as const;
-export type PassageType = (typeof PASSAGE_TYPES)[number];
 
 /** `writing` while an upload streams in, `stored` once a file holds it, `dead` when its bytes may be freed. */
 export type BlobState = 'writing' | 'stored' | 'dead';
@@ -104,6 +56,8 @@ export interface WorkspacesTable {
   /** JSON: the optional public-profile fields (about, contactEmail, website, ...). */
   profile: string;
   spending_limit: number;
+  /** US dollars a month that the workspace's model calls may cost; null: no cap. */
+  ai_spend_limit: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -230,6 +184,8 @@ export interface MessagesTable {
 export interface EventsTable {
   id: string;
   bot_id: string;
+  /** Its bot's workspace (written by the insert, from the bot): whose share of the engine it takes. */
+  workspace_id: string;
   type: string;
   /** JSON object */
   payload: string;
@@ -297,10 +253,6 @@ export interface ObservationsTable {
   created_at: string;
 }
 
-/** How the ingress checks a request before it queues it: its signature, or nothing (the bot checks). */
-export const WEBHOOK_VERIFICATIONS = ['standard-webhooks', 'none'] as const;
-export type WebhookVerification = (typeof WEBHOOK_VERIFICATIONS)[number];
-
 export interface BotWebhooksTable {
   bot_id: string;
   webhook_id: string;
@@ -316,10 +268,6 @@ export interface WebhookDeliveriesTable {
   event_id: string;
   created_at: string;
 }
-
-/** How a subscription's last delivery went: taken, being tried again, or given up. */
-export const WEBHOOK_SEND_STATUSES = ['pending', 'delivered', 'failed'] as const;
-export type WebhookSendStatus = (typeof WEBHOOK_SEND_STATUSES)[number];
 
 export interface WebhookSubscriptionsTable {
   id: string;
@@ -369,10 +317,6 @@ export interface IntegrationsTable {
   created_at: string;
   updated_at: string;
 }
-
-/** Whether an installation's `register` was answered. */
-export const INSTALLATION_STATUSES = ['registration_pending', 'registered', 'registration_failed'] as const;
-export type InstallationStatus = (typeof INSTALLATION_STATUSES)[number];
 
 export interface BotIntegrationsTable {
   bot_id: string;
@@ -437,6 +381,23 @@ export interface ActionCacheTable {
   /** JSON: the action's output */
   output: string;
   expires_at: string;
+}
+
+/** A model call of a bot through the gateway. */
+export interface LlmCallsTable {
+  id: string;
+  bot_id: string;
+  workspace_id: string;
+  created_at: string;
+  /** `provider:model`, the model that answered or, for a failed call, the last one tried. */
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  /** US dollars, from the operator's prices (0 without one). */
+  cost: number;
+  latency_ms: number;
+  /** Why the call failed; null when it was answered. */
+  error: string | null;
 }
 
 /** One log line of a bot. */
@@ -545,9 +506,6 @@ export interface TablesTable {
   updated_at: string;
 }
 
-export type TableJobType = 'export' | 'import' | 'duplicate_table' | 'delete_rows';
-export type TableJobStatus = 'pending' | 'in_progress' | 'finalizing' | 'completed' | 'failed';
-
 export interface TableJobsTable {
   id: string;
   bot_id: string;
@@ -597,6 +555,7 @@ export interface Database {
   conversation_signals: ConversationSignalsTable;
   bot_logs: BotLogsTable;
   action_cache: ActionCacheTable;
+  llm_calls: LlmCallsTable;
   files: FilesTable;
   file_passages: FilePassagesTable;
   knowledge_bases: KnowledgeBasesTable;

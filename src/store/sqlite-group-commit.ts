@@ -16,6 +16,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { DatabaseConnection, Dialect, Driver, Kysely, QueryResult } from 'kysely';
+import type { StatementRunner } from './sqlite-functions.ts';
 
 /** Statements kept prepared: enough for every query Parley makes, which are few distinct texts. */
 const PREPARED_STATEMENTS = 1000;
@@ -101,6 +102,7 @@ class GroupCommitDriver implements Driver {
   constructor(
     private readonly database: SqliteDatabase.Database,
     private readonly onStatement: (sql: string) => void,
+    private readonly runStatement: StatementRunner,
   ) {}
 
   async init(): Promise<void> {}
@@ -156,7 +158,7 @@ class GroupCommitDriver implements Driver {
     if (alone) this.joinGroup();
     let result: QueryResult<R>;
     try {
-      result = run<R>(statement, compiledQuery.parameters);
+      result = this.runStatement(compiledQuery.sql, () => run<R>(statement, compiledQuery.parameters));
     } catch (error) {
       this.checkGroup();
       throw error;
@@ -246,10 +248,12 @@ export class GroupCommitSqliteDialect implements Dialect {
   constructor(
     private readonly database: SqliteDatabase.Database,
     private readonly onStatement: (sql: string) => void = () => undefined,
+    /** How each statement runs (src/store/sqlite-functions.ts watches those that match regexes). */
+    private readonly runStatement: StatementRunner = (_sql, run) => run(),
   ) {}
 
   createDriver(): Driver {
-    return new GroupCommitDriver(this.database, this.onStatement);
+    return new GroupCommitDriver(this.database, this.onStatement, this.runStatement);
   }
 
   createQueryCompiler() {

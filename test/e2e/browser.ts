@@ -1,6 +1,8 @@
 // Debian's Chromium driven by playwright-core, as every end-to-end suite of a screen uses it: no browser
 // is downloaded, the profile is a fresh empty folder, and nothing reaches the internet.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -21,10 +23,17 @@ const FLAGS = [
 
 export interface Browser {
   context: BrowserContext;
+  /**
+   * What any page or frame of the browser refused under its Content Security Policy, so far: a page of
+   * Parley's that breaks its own policy is broken for its users (a suite fails on one).
+   */
+  cspViolations: string[];
   /** A new tab (its own session storage) of `width` × `height`. */
   page(size?: { width: number; height: number }): Promise<Page>;
   close(): Promise<void>;
 }
+
+const CSP_MARK = '[csp violation]';
 
 export async function launchChromium(): Promise<Browser> {
   const profile = await mkdtemp(path.join(os.tmpdir(), 'parley-chromium-'));
@@ -34,8 +43,19 @@ export async function launchChromium(): Promise<Browser> {
     args: FLAGS,
     viewport: { width: 1280, height: 860 },
   });
+  const cspViolations: string[] = [];
+  // Each document reports its violations on the console, marked, from a script the page's own policy
+  // does not govern (DevTools injects it); Chromium's own console lines about a policy count too.
+  await context.addInitScript({
+    content: `document.addEventListener('securitypolicyviolation', (e) => console.error(${JSON.stringify(CSP_MARK)} + ' ' + e.effectiveDirective + ' blocked ' + (e.blockedURI || 'inline') + ' in ' + e.documentURI));`,
+  });
+  context.on('console', (message) => {
+    const text = message.text();
+    if (text.startsWith(CSP_MARK) || /Content Security Policy/i.test(text)) cspViolations.push(text);
+  });
   return {
     context,
+    cspViolations,
     page: async (size) => {
       const page = await context.newPage();
       if (size) await page.setViewportSize(size);
@@ -56,4 +76,20 @@ export async function screenshots(suite: string): Promise<(page: Page, name: str
   return async (page, name) => {
     await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
   };
+}
+
+/**
+ * Serves `server` on `localhost` while Parley is at 127.0.0.1: another origin for the browser (a shop
+ * that embeds the webchat, a content origin). Answers its URL and how to close it.
+ */
+export function listenOnAnotherOrigin(server: Server): Promise<{ url: string; close(): Promise<void> }> {
+  return new Promise((resolve) => {
+    server.listen(0, 'localhost', () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: `http://localhost:${port}`,
+        close: () => new Promise<void>((done) => server.close(() => done())),
+      });
+    });
+  });
 }

@@ -483,4 +483,8 @@ describe('web console (sqlite, Chromium)', () => {
     await page.getByRole('link', { name: 'support-bot' }).waitFor();
     await page.close();
   });
+
+  test('no page broke its Content Security Policy', () => {
+    assert.deepEqual(browser.cspViolations, []);
+  });
 });

@@ -7,7 +7,6 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -22,7 +21,7 @@ import { showcaseBot } from '../helpers/showcase-bot.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { webchatClientId } from '../helpers/webchat.ts';
-import { launchChromium, screenshots } from './browser.ts';
+import { launchChromium, listenOnAnotherOrigin, screenshots } from './browser.ts';
 import type { Browser } from './browser.ts';
 
 const PHONE = { width: 390, height: 844 };
@@ -53,16 +52,7 @@ function shopSite(
     });
     res.end(body.replaceAll('{parley}', parley));
   });
-  return new Promise((resolve) => {
-    // `localhost` while Parley is at 127.0.0.1: another origin for the browser.
-    server.listen(0, 'localhost', () => {
-      const { port } = server.address() as AddressInfo;
-      resolve({
-        url: `http://localhost:${port}`,
-        close: () => new Promise<void>((done) => server.close(() => done())),
-      });
-    });
-  });
+  return listenOnAnotherOrigin(server);
 }
 
 const shopPage = (title: string, body: string) => `<!doctype html>
@@ -350,5 +340,9 @@ describe('webchat (sqlite, Chromium)', () => {
     );
     await page.close();
     await react.close();
+  });
+
+  test('no page broke its Content Security Policy', () => {
+    assert.deepEqual(browser.cspViolations, []);
   });
 });

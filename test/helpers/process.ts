@@ -15,13 +15,17 @@ export interface ParleyProcess {
   exited: Promise<number | null>;
 }
 
-/** Runs the `parley` command as a user would, with a clean environment plus `env` (in `cwd`, if given). */
+/**
+ * Runs the `parley` command as a user would, with a clean environment plus `env` (in `cwd`, if given;
+ * through the command `prefix`, if given, such as setpriv to run it as another user).
+ */
 export function runParley(
   args: string[],
   env: Record<string, string> = {},
-  options: { cwd?: string } = {},
+  options: { cwd?: string; prefix?: string[] } = {},
 ): ParleyProcess {
-  const child = spawn(process.execPath, [PARLEY_BIN, ...args], {
+  const [command = process.execPath, ...before] = [...(options.prefix ?? []), process.execPath];
+  const child = spawn(command, [...before, PARLEY_BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     ...(options.cwd !== undefined && { cwd: options.cwd }),
   });

@@ -1,5 +1,6 @@
 // The Chat API of one bot's channel (`/chat/{webhookId}`), as an end user: what the try-it panel speaks.
 // Always same-origin: the console reaches the channel where it reaches the server.
+import { HEADERS } from '../../../src/contract/headers.ts';
 import { ApiError, request } from './http.ts';
 import type { ChatMessage, ChatOut } from './types.ts';
 
@@ -12,7 +13,7 @@ export interface ChatSession {
 
 const base = (webhookId: string) => `/chat/${encodeURIComponent(webhookId)}`;
 /** The end user's key replaces the operator's token: these calls carry no session credentials. */
-const asUser = (userKey: string) => ({ credentials: null, headers: { 'x-user-key': userKey } });
+const asUser = (userKey: string) => ({ credentials: null, headers: { [HEADERS.userKey]: userKey } });
 
 export async function startChat(webhookId: string): Promise<ChatSession> {
   const { user, key } = await request<ChatOut<'createUser'>>('POST', `${base(webhookId)}/users`, {
@@ -58,7 +59,7 @@ export async function listen(
   const response = await fetch(
     `${base(chat.webhookId)}/conversations/${encodeURIComponent(chat.conversationId)}/listen?lastEventId=${position.lastEventId}`,
     {
-      headers: { 'x-user-key': chat.userKey, accept: 'text/event-stream' },
+      headers: { [HEADERS.userKey]: chat.userKey, accept: 'text/event-stream' },
       signal,
     },
   );

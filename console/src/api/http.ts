@@ -2,6 +2,8 @@
 // clients encode them, and every failure turned into an ApiError (the server's error body) or a
 // NetworkError (no answer at all), so every screen can tell the operator what went wrong.
 
+import { HEADERS } from '../../../src/contract/headers.ts';
+
 /** Who the console calls as: a personal access token, and the workspace the Admin API acts in. */
 export interface Credentials {
   token: string;
@@ -71,8 +73,8 @@ export async function request<T>(method: string, path: string, options: RequestO
   const credentials = options.credentials === undefined ? session : options.credentials;
   const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   if (credentials) {
-    headers.authorization = `Bearer ${credentials.token}`;
-    if (credentials.workspaceId) headers['x-workspace-id'] = credentials.workspaceId;
+    headers[HEADERS.authorization] = `Bearer ${credentials.token}`;
+    if (credentials.workspaceId) headers[HEADERS.workspaceId] = credentials.workspaceId;
   }
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;

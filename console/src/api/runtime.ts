@@ -1,5 +1,6 @@
 // The Runtime API operations the console uses (`/v1/chat`): read as one bot (`x-bot-id`) with the
 // operator's personal token, which the server accepts for members of the bot's workspace.
+import { HEADERS } from '../../../src/contract/headers.ts';
 import { request } from './http.ts';
 import type { Query } from './http.ts';
 import type { Out } from './types.ts';
@@ -7,7 +8,11 @@ import type { Out } from './types.ts';
 const base = '/v1/chat';
 
 const asBot = <T>(botId: string, path: string, query: Query, signal?: AbortSignal) =>
-  request<T>('GET', `${base}${path}`, { query, headers: { 'x-bot-id': botId }, ...(signal && { signal }) });
+  request<T>('GET', `${base}${path}`, {
+    query,
+    headers: { [HEADERS.botId]: botId },
+    ...(signal && { signal }),
+  });
 
 export interface ConversationFilters {
   participantIds?: string[];

@@ -1,32 +1,27 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { requireAuth } from '../auth.ts';
+import type { FastifyPluginAsync } from 'fastify';
+import {
+  ADMIN_ACCOUNT_HANDLERS,
+  ADMIN_MEMBER_HANDLERS,
+  ADMIN_TOKEN_HANDLERS,
+} from '../../handlers/admin/index.ts';
+import { accountActorOf, principalOf, requireAuth, workspaceActorOf } from '../auth.ts';
 import { allowCors, PLATFORM_HEADERS } from '../cors.ts';
 import type { PlatformApiOptions } from '../cors.ts';
 import { PAYLOAD_LIMITS } from '../limits.ts';
-import { accountRoutes } from './account.ts';
-import { analyticsRoutes } from './analytics.ts';
-import { botKeyRoutes } from './bot-keys.ts';
-import { botRoutes } from './bots.ts';
-import { botWebhookRoutes } from './bot-webhooks.ts';
-import { integrationRoutes } from './integrations.ts';
-import { logRoutes } from './logs.ts';
-import { memberRoutes } from './members.ts';
-import { workspaceRoutes } from './workspaces.ts';
+import { routeOperations } from '../operations.ts';
 
-/** The Admin API, under `/v1/admin`: workspaces, members, bots, keys, the account. */
-export const adminApi: FastifyPluginAsyncTypebox<PlatformApiOptions> = async (app, { corsOrigins }) => {
+/**
+ * The Admin API, under `/v1/admin`: workspaces, members, bots, keys, the account. Its routes act as a
+ * member of the `x-workspace-id` workspace, but for the account's own (a personal access token alone)
+ * and introspection (any valid token).
+ */
+export const adminApi: FastifyPluginAsync<PlatformApiOptions> = async (app, { corsOrigins }) => {
   app.addHook('onRoute', (route) => {
     route.bodyLimit ??= PAYLOAD_LIMITS.admin;
   });
   if (corsOrigins) await allowCors(app, { origins: () => corsOrigins, allowedHeaders: PLATFORM_HEADERS });
   requireAuth(app, app.domain, 'workspace');
-  await app.register(accountRoutes);
-  await app.register(workspaceRoutes);
-  await app.register(memberRoutes);
-  await app.register(botKeyRoutes);
-  await app.register(botRoutes);
-  await app.register(botWebhookRoutes);
-  await app.register(integrationRoutes);
-  await app.register(logRoutes);
-  await app.register(analyticsRoutes);
+  routeOperations(app, ADMIN_MEMBER_HANDLERS, workspaceActorOf);
+  routeOperations(app, ADMIN_ACCOUNT_HANDLERS, accountActorOf, { auth: 'account' });
+  routeOperations(app, ADMIN_TOKEN_HANDLERS, principalOf, { auth: 'token' });
 };

@@ -2,10 +2,11 @@ import websocket from '@fastify/websocket';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { CHAT_USER_OPERATIONS, CHAT_VISITOR_OPERATIONS } from '../../contract/chat/index.ts';
+import { CHAT_USER_HANDLERS, CHAT_VISITOR_HANDLERS } from '../../handlers/chat/index.ts';
 import type { ChatSession, ChatVisitor } from '../../domain/chat/chat.ts';
-import { channelRoutes, pathParam, unavailable } from '../channel-routes.ts';
+import { channelRoutes, pathParam } from '../channel-routes.ts';
 import { allowCors } from '../cors.ts';
+import { unavailable } from '../errors.ts';
 import { userKeyOf } from '../headers.ts';
 import { documentSecurity } from '../openapi-security.ts';
 import { routeOperations } from '../operations.ts';
@@ -74,7 +75,7 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
         async (_request, reply) => reply.type('text/plain').send('Hello from Parley chat'),
       );
     }
-    routeOperations(visitors, CHAT_VISITOR_OPERATIONS, visitorOf);
+    routeOperations(visitors, CHAT_VISITOR_HANDLERS, visitorOf);
   });
 
   // End users: every route authenticates the user a key names.
@@ -86,7 +87,7 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
         userKeyOf(request),
       );
     });
-    routeOperations(users, CHAT_USER_OPERATIONS, sessionOf);
+    routeOperations(users, CHAT_USER_HANDLERS, sessionOf);
     const listenOptions = (request: FastifyRequest) => ({
       log,
       conversationId: request.listenedConversationId ?? unavailable('listened conversation'),

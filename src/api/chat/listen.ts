@@ -1,6 +1,7 @@
 import type { WebSocket } from '@fastify/websocket';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { ConversationLog, RecordedSignal } from '../../domain/live/conversation-log.ts';
+import { follow } from '../../domain/live/follow.ts';
 import type { Following, MissedSignals } from '../../domain/live/follow.ts';
 import { MAX_BUFFERED_BYTES, missedSignalsBlock, openConnection, openEventStream } from '../event-stream.ts';
 import { queryValue } from '../headers.ts';
@@ -51,7 +52,7 @@ async function relay(request: FastifyRequest, outlet: SignalOutlet, options: Lis
     outlet.fail();
   };
   try {
-    following = await options.log.follow(options.conversationId, {
+    following = await follow(options.log, options.conversationId, {
       after: resumePoint(request),
       deliver: (signal) => {
         outlet.signal(signal);

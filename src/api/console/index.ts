@@ -12,10 +12,12 @@ export const CONSOLE_PATH = '/console/';
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 /**
  * The console talks to this server only; media of bot messages may come from anywhere on the web. No
- * inline script or style: the built page has none.
+ * inline script or style: the built page has none. No plugin, no frame around it, no other base URL.
  */
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
+  "script-src 'self'",
+  "object-src 'none'",
   "img-src 'self' data: https: http:",
   "media-src 'self' https: http:",
   "frame-ancestors 'none'",

@@ -1,11 +1,14 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { errorResponses } from '../../contract/schemas.ts';
+import { errorResponses } from '../../contract/models.ts';
+import { DEFAULT_CONTENT_TYPE, INLINE_MEDIA_TYPES, mediaType } from '../../domain/files/content-types.ts';
 import type { Downloadable } from '../../domain/files/contents.ts';
 import { Text } from '../../domain/files/schemas.ts';
 import { ApiError } from '../../domain/shared/errors.ts';
 import { requireAuth } from '../auth.ts';
+import { UPLOAD_HEADERS } from '../cors.ts';
 import { headerValue } from '../headers.ts';
+import { isOnContentOrigin } from './content-origin.ts';
 
 const tags = ['File contents'];
 const FileIdParams = Type.Object({ id: Text() });
@@ -13,6 +16,30 @@ const SignatureQuery = Type.Object({
   expires: Type.Optional(Type.String({ description: 'Seconds since the epoch' })),
   signature: Type.Optional(Type.String()),
 });
+
+/**
+ * The policy of every answer of these routes: what a browser shows of a file runs no script and loads
+ * nothing, and is an opaque origin (no storage, no cookies, no access to any window of Parley's).
+ */
+const CONTENT_SECURITY_POLICY = "sandbox; default-src 'none'";
+
+/**
+ * Whether a browser may show a content rather than save it: on the content origin, any declared type;
+ * on Parley's own origin, only the types that cannot run script there. Bytes of unknown type are saved.
+ */
+function showsInline(contentType: string, onContentOrigin: boolean): boolean {
+  if (contentType === DEFAULT_CONTENT_TYPE) return false;
+  return onContentOrigin || INLINE_MEDIA_TYPES.has(mediaType(contentType));
+}
+
+/** `filename*` of RFC 6266 (RFC 8187 encoding: its attr-chars, every other byte percent-encoded). */
+function dispositionFileName(name: string): string {
+  const encoded = encodeURIComponent(name).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `filename*=UTF-8''${encoded}`;
+}
 
 /** A byte range of an HTTP `Range` header: one range of bytes (several are answered whole, as HTTP allows). */
 export function parseRange(
@@ -33,13 +60,20 @@ export function parseRange(
   return { start, end };
 }
 
-async function send(request: FastifyRequest, reply: FastifyReply, content: Downloadable, cache: string) {
+async function send(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  content: Downloadable,
+  cache: string,
+  onContentOrigin: boolean,
+) {
   const etag = `"${content.etag}"`;
+  const disposition = showsInline(content.contentType, onContentOrigin) ? 'inline' : 'attachment';
   reply
     .header('etag', etag)
     .header('accept-ranges', 'bytes')
     .header('cache-control', cache)
-    .header('content-disposition', `inline; filename*=UTF-8''${encodeURIComponent(content.fileName)}`);
+    .header('content-disposition', `${disposition}; ${dispositionFileName(content.fileName)}`);
   if (headerValue(request.headers['if-none-match']) === etag) return reply.code(304).send();
   const range = parseRange(headerValue(request.headers.range), content.size);
   if (range === 'unsatisfiable') {
@@ -65,14 +99,30 @@ async function send(request: FastifyRequest, reply: FastifyReply, content: Downl
  * What cannot be a JSON operation: a file's content in (the PUT to its signed `uploadUrl`) and out
  * (its signed `url`, or the permanent one of `public_content` files). These routes authenticate by
  * the URL's signature, not by a token; browsers may call them from any origin.
+ *
+ * What users upload must never run as a page of Parley's origin, where the console keeps its token and
+ * the webchat its users' keys: every answer is `nosniff` and sandboxed, and only types that cannot run
+ * script are shown inline. With a content origin (PARLEY_CONTENT_URL), downloads are served there only
+ * (the main origin redirects to it) and any type may be shown inline, still sandboxed.
  */
 export const fileContentRoutes: FastifyPluginAsync = async (app) => {
   requireAuth(app, app.domain, 'bot');
+  const { links } = app.domain;
   // The upload is raw bytes of any type (JSON included, never parsed), streamed to storage as it arrives.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, _payload, done) => done(null));
-  app.addHook('onRequest', async (_request, reply) => {
-    reply.header('access-control-allow-origin', '*');
+  app.addHook('onRequest', async (request, reply) => {
+    reply
+      .header('access-control-allow-origin', '*')
+      .header('x-content-type-options', 'nosniff')
+      .header('content-security-policy', CONTENT_SECURITY_POLICY);
+    // Uploads are taken on either origin (a URL handed out before the setting keeps working); what is
+    // read goes to the content origin, so that the main origin serves no byte a user chose.
+    const reads = request.method === 'GET' || request.method === 'HEAD';
+    if (reads && links.contentUrl !== undefined && !isOnContentOrigin(links, request)) {
+      return reply.redirect(`${links.contentUrl}${request.url}`, 307);
+    }
+    return undefined;
   });
   app.addHook('onError', async (request, reply, error) => {
     // An upload refused before its body was read: the rest of it is not read either.
@@ -82,7 +132,7 @@ export const fileContentRoutes: FastifyPluginAsync = async (app) => {
   app.options('/*', { config: { auth: 'public' }, schema: { hide: true } }, async (_request, reply) =>
     reply
       .header('access-control-allow-methods', 'GET, HEAD, PUT')
-      .header('access-control-allow-headers', 'content-type, x-amz-tagging')
+      .header('access-control-allow-headers', UPLOAD_HEADERS.join(', '))
       .header('access-control-max-age', '86400')
       .code(204)
       .send(),
@@ -91,12 +141,13 @@ export const fileContentRoutes: FastifyPluginAsync = async (app) => {
   app.put(
     '/:id/upload',
     {
-      config: { auth: 'public' },
+      // A large file from a slow client may take minutes: the minimum rate bounds it, not a total time.
+      config: { auth: 'public', longBody: true },
       schema: {
         tags,
         summary: 'Upload a file’s content (the file’s signed `uploadUrl`)',
         description:
-          'The raw bytes, of any content type, exactly as many as the upsert declared; streamed to storage. An expired or altered URL answers 403 and stores nothing.',
+          'The raw bytes, of any content type, exactly as many as the upsert declared; streamed to storage. An expired, altered or already used URL answers 403 and stores nothing: an upload URL stores one content (a failed upload may be retried).',
         params: FileIdParams,
         querystring: SignatureQuery,
         response: errorResponses,
@@ -122,7 +173,8 @@ export const fileContentRoutes: FastifyPluginAsync = async (app) => {
       schema: {
         tags,
         summary: 'Download a file’s content (the file’s signed `url`)',
-        description: 'Range requests, ETag and If-None-Match are supported.',
+        description:
+          'Range requests, ETag and If-None-Match are supported. Answers are nosniff and sandboxed (CSP), and attachments unless an image (not SVG), PDF, plain text, audio or video; on the content origin (PARLEY_CONTENT_URL) any declared type is inline. A link made before the file was upserted again answers 403.',
         params: FileIdParams,
         querystring: SignatureQuery,
         response: errorResponses,
@@ -134,7 +186,7 @@ export const fileContentRoutes: FastifyPluginAsync = async (app) => {
         id,
         request.query as { expires?: string; signature?: string },
       );
-      return send(request, reply, content, 'private, max-age=300');
+      return send(request, reply, content, 'private, max-age=300', isOnContentOrigin(links, request));
     },
   );
 
@@ -151,7 +203,8 @@ export const fileContentRoutes: FastifyPluginAsync = async (app) => {
     },
     async (request, reply) => {
       const { id } = request.params as { id: string };
-      return send(request, reply, await app.domain.fileContents.downloadPublic(id), 'public, max-age=300');
+      const content = await app.domain.fileContents.downloadPublic(id);
+      return send(request, reply, content, 'public, max-age=300', isOnContentOrigin(links, request));
     },
   );
 };

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { FILES_OPERATIONS } from '../../contract/files/index.ts';
+import { FILES_HANDLERS } from '../../handlers/files/index.ts';
 import { botActorOf, requireAuth } from '../auth.ts';
 import { PAYLOAD_LIMITS } from '../limits.ts';
 import { routeOperations } from '../operations.ts';
@@ -13,5 +13,5 @@ export const filesApi: FastifyPluginAsync = async (app) => {
     route.bodyLimit ??= PAYLOAD_LIMITS.files;
   });
   requireAuth(app, app.domain, 'bot');
-  routeOperations(app, FILES_OPERATIONS, botActorOf);
+  routeOperations(app, FILES_HANDLERS, botActorOf);
 };

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { RUNTIME_OPERATIONS } from '../../contract/runtime/index.ts';
+import { RUNTIME_HANDLERS } from '../../handlers/runtime/index.ts';
 import { botActorOf, requireAuth } from '../auth.ts';
 import { allowCors, PLATFORM_HEADERS } from '../cors.ts';
 import type { PlatformApiOptions } from '../cors.ts';
@@ -13,5 +13,5 @@ export const runtimeApi: FastifyPluginAsync<PlatformApiOptions> = async (app, { 
   });
   if (corsOrigins) await allowCors(app, { origins: () => corsOrigins, allowedHeaders: PLATFORM_HEADERS });
   requireAuth(app, app.domain, 'bot');
-  routeOperations(app, RUNTIME_OPERATIONS, botActorOf);
+  routeOperations(app, RUNTIME_HANDLERS, botActorOf);
 };

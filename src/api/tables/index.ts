@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { TABLES_OPERATIONS } from '../../contract/tables/index.ts';
+import { TABLES_HANDLERS } from '../../handlers/tables/index.ts';
 import { botActorOf, requireAuth } from '../auth.ts';
 import { PAYLOAD_LIMITS } from '../limits.ts';
 import { routeOperations } from '../operations.ts';
@@ -10,5 +10,5 @@ export const tablesApi: FastifyPluginAsync = async (app) => {
     route.bodyLimit ??= PAYLOAD_LIMITS.tables;
   });
   requireAuth(app, app.domain, 'bot');
-  routeOperations(app, TABLES_OPERATIONS, botActorOf);
+  routeOperations(app, TABLES_HANDLERS, botActorOf);
 };

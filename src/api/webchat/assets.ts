@@ -4,7 +4,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ApiError } from '../../domain/shared/errors.ts';
+import { ApiError, unlessMissing } from '../../domain/shared/errors.ts';
 import { webchatConfiguration } from './configuration.ts';
 import { PACKAGE_ROOT } from '../../paths.ts';
 
@@ -60,25 +60,32 @@ function pageHtml(manifest: Manifest, config: ReturnType<typeof webchatConfigura
 
 /**
  * The page may be framed only by the origins the bot allows (the embed script frames it), talks to this
- * server only, and shows media of bot messages from anywhere. The webchat styles itself with inline
- * style elements.
+ * server only (and its content origin, where uploads go), and shows media of bot messages from
+ * anywhere. The webchat styles itself with inline style elements; its script is its bundle only.
  */
-function contentSecurityPolicy(allowedOrigins: readonly string[] | undefined): string {
+function contentSecurityPolicy(
+  allowedOrigins: readonly string[] | undefined,
+  contentUrl: string | undefined,
+): string {
   const ancestors =
     !allowedOrigins || allowedOrigins.includes('*') ? '*' : allowedOrigins.join(' ') || "'none'";
   return [
     "default-src 'self'",
     "script-src 'self'",
+    "object-src 'none'",
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob: https: http:",
     "media-src 'self' data: blob: https: http:",
     "font-src 'self' data:",
-    "connect-src 'self'",
+    `connect-src 'self'${contentUrl === undefined ? '' : ` ${contentUrl}`}`,
     `frame-ancestors ${ancestors}`,
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');
 }
+
+/** The share page of a chat that is not there: text, nothing to run or load. */
+const NOT_FOUND_POLICY = "default-src 'none'; base-uri 'none'; form-action 'none'";
 
 /**
  * The webchat's browser side, outside every API: the embed script, the hashed bundles of the webchat
@@ -125,12 +132,14 @@ export const webchatAssets: FastifyPluginAsync<WebchatAssetsOptions> = async (ap
     url: `${SHARE_PATH}:clientId`,
     schema: { hide: true, params: Type.Object({ clientId: Type.String() }) },
     handler: async (request, reply) => {
-      const scope = await webchat.scope(request.params.clientId).catch(() => undefined);
+      const scope = await unlessMissing(webchat.scope(request.params.clientId));
       if (!scope) {
         return reply
           .code(404)
           .type('text/html; charset=utf-8')
           .header('cache-control', 'no-cache')
+          .header('content-security-policy', NOT_FOUND_POLICY)
+          .header('x-content-type-options', 'nosniff')
           .send(
             '<!doctype html><meta charset="utf-8"><title>Not found</title><p>This chat is not available.</p>\n',
           );
@@ -138,7 +147,10 @@ export const webchatAssets: FastifyPluginAsync<WebchatAssetsOptions> = async (ap
       return reply
         .type('text/html; charset=utf-8')
         .header('cache-control', 'no-cache')
-        .header('content-security-policy', contentSecurityPolicy(scope.channel.allowedOrigins))
+        .header(
+          'content-security-policy',
+          contentSecurityPolicy(scope.channel.allowedOrigins, app.domain.links.contentUrl),
+        )
         .header('x-content-type-options', 'nosniff')
         .header('referrer-policy', 'no-referrer')
         .send(pageHtml(manifest, webchatConfiguration(scope, webchat.uploadsAvailable)));

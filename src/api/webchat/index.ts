@@ -2,17 +2,19 @@ import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import {
-  WEBCHAT_SITE_OPERATIONS,
-  WEBCHAT_USER_OPERATIONS,
-  WEBCHAT_VISITOR_OPERATIONS,
-} from '../../contract/webchat/index.ts';
+  WEBCHAT_SITE_HANDLERS,
+  WEBCHAT_USER_HANDLERS,
+  WEBCHAT_VISITOR_HANDLERS,
+} from '../../handlers/webchat/index.ts';
+import { HEADERS } from '../../contract/headers.ts';
 import type { ChatSession } from '../../domain/chat/chat.ts';
 import type { WebchatVisitor } from '../../domain/webchat/webchat.ts';
 import { resumePoint } from '../chat/listen.ts';
-import { channelRoutes, pathParam, unavailable } from '../channel-routes.ts';
+import { channelRoutes, pathParam } from '../channel-routes.ts';
 import { allowCors } from '../cors.ts';
+import { unavailable } from '../errors.ts';
 import { openEventStream } from '../event-stream.ts';
-import { headerValue, HEADERS } from '../headers.ts';
+import { headerValue } from '../headers.ts';
 import { documentSecurity } from '../openapi-security.ts';
 import { routeOperations } from '../operations.ts';
 import { webchatConfiguration } from './configuration.ts';
@@ -30,7 +32,6 @@ export interface WebchatApiOptions {
 }
 
 const tags = ['Webchat'];
-export const ADMIN_SECRET_HEADER = 'x-admin-secret';
 
 const visitorOf = (r: FastifyRequest): WebchatVisitor => r.webchatVisitor ?? unavailable('webchat visitor');
 const sessionOf = (r: FastifyRequest): ChatSession => r.webchatSession ?? unavailable('webchat session');
@@ -60,7 +61,7 @@ export const webchatApi: FastifyPluginAsync<WebchatApiOptions> = async (app, { p
   const reached = async (request: FastifyRequest): Promise<WebchatVisitor> => ({
     ...(await webchat.scope(clientIdOf(request))),
     key: headerValue(request.headers[HEADERS.userKey]),
-    adminSecret: headerValue(request.headers[ADMIN_SECRET_HEADER]),
+    adminSecret: headerValue(request.headers[HEADERS.adminSecret]),
   });
 
   // A site's backend: the channel's admin secret.
@@ -71,7 +72,7 @@ export const webchatApi: FastifyPluginAsync<WebchatApiOptions> = async (app, { p
       webchat.requireAdminSecret(visitor);
       request.webchatVisitor = visitor;
     });
-    routeOperations(sites, WEBCHAT_SITE_OPERATIONS, visitorOf);
+    routeOperations(sites, WEBCHAT_SITE_HANDLERS, visitorOf);
   });
 
   // Visitors: no user key needed (yet).
@@ -81,7 +82,7 @@ export const webchatApi: FastifyPluginAsync<WebchatApiOptions> = async (app, { p
     visitors.addHook('onRequest', async (request) => {
       request.webchatVisitor = await reached(request);
     });
-    routeOperations(visitors, WEBCHAT_VISITOR_OPERATIONS, visitorOf);
+    routeOperations(visitors, WEBCHAT_VISITOR_HANDLERS, visitorOf);
 
     visitors.withTypeProvider<TypeBoxTypeProvider>().get(
       '/initialize',
@@ -136,7 +137,7 @@ export const webchatApi: FastifyPluginAsync<WebchatApiOptions> = async (app, { p
         headerValue(request.headers[HEADERS.userKey]),
       );
     });
-    routeOperations(users, WEBCHAT_USER_OPERATIONS, sessionOf);
+    routeOperations(users, WEBCHAT_USER_HANDLERS, sessionOf);
     users.withTypeProvider<TypeBoxTypeProvider>().get(
       '/conversations/:id/listen',
       {

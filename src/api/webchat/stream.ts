@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ChatSession } from '../../domain/chat/chat.ts';
 import type { ConversationLog } from '../../domain/live/conversation-log.ts';
+import { follow } from '../../domain/live/follow.ts';
 import type { Following } from '../../domain/live/follow.ts';
 import type { Webchat } from '../../domain/webchat/webchat.ts';
 import { missedSignalsBlock } from '../event-stream.ts';
@@ -32,7 +33,7 @@ export async function followConversation(
   };
   let written: Promise<void> = Promise.resolve();
   try {
-    following = await log.follow(runtimeConversationId, {
+    following = await follow(log, runtimeConversationId, {
       after,
       deliver: (signal) => {
         written = written

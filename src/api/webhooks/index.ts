@@ -5,8 +5,9 @@ import { Transform } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import type { ReachedIngress } from '../../domain/webhooks/ingress.ts';
 import { bodyTooLarge } from '../../domain/webhooks/ingress.ts';
-import { errorResponses } from '../../contract/schemas.ts';
-import { pathParam, unavailable } from '../channel-routes.ts';
+import { errorResponses } from '../../contract/models.ts';
+import { pathParam } from '../channel-routes.ts';
+import { unavailable } from '../errors.ts';
 import { PAYLOAD_LIMITS } from '../limits.ts';
 import type { Security } from '../openapi-security.ts';
 
@@ -68,23 +69,28 @@ export const webhookIngressApi: FastifyPluginAsyncTypebox = async (app) => {
   const maxEventBody = PAYLOAD_LIMITS.runtime;
   app.decorateRequest('reachedWebhook', undefined);
   // The webhook is found, and the body's size checked, before the body is read: an unknown webhook or
-  // a body its receiver cannot take costs no memory.
+  // a body its receiver cannot take costs no memory. Found first of all, so that the rate limits count
+  // requests to it as its own once it is known.
+  app.addHook('onRequest', async (request) => {
+    request.reachedWebhook = await webhookIngress.reach(pathParam(request, 'webhookId'));
+  });
   app.addHook('preParsing', async (request, _reply, payload) => {
-    const reached = await webhookIngress.reach(pathParam(request, 'webhookId'));
-    request.reachedWebhook = reached;
+    const reached = request.reachedWebhook ?? unavailable('the webhook');
     if (reached.kind === 'integration') return payload;
     const maxBody = maxEventBody;
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBody) throw bodyTooLarge(maxBody, declared);
     let seen = 0;
-    return payload.pipe(
-      new Transform({
-        transform(chunk: Buffer, _encoding, next) {
-          seen += chunk.length;
-          next(seen > maxBody ? bodyTooLarge(maxBody) : null, chunk);
-        },
-      }),
-    );
+    const metered = new Transform({
+      transform(chunk: Buffer, _encoding, next) {
+        seen += chunk.length;
+        next(seen > maxBody ? bodyTooLarge(maxBody) : null, chunk);
+      },
+    });
+    // A body cut off (its client left, or it came too slowly) fails its reading instead of leaving it
+    // waiting; a body too large fails it alone, so that the connection stays to carry the 413.
+    payload.once('error', (err) => metered.destroy(err));
+    return payload.pipe(metered);
   });
   // Bodies stay bytes: a signature is over them as sent, whatever their type says.
   app.removeAllContentTypeParsers();

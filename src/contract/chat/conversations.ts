@@ -1,17 +1,18 @@
 import { Type } from 'typebox';
-import { ChatConversationSchema, ChatUserSchema } from '../../domain/chat/chat.ts';
-import { FOREIGN_ID_MAX_LENGTH } from '../../domain/chat/foreign-ids.ts';
 import { EmptySchema } from '../schemas.ts';
-import { tag, user } from './define.ts';
+import { tag } from './tag.ts';
+import { deleteConversation } from './shared.ts';
+import { Model } from '../models.ts';
+import { ForeignIdSchema } from '../../domain/chat/schemas.ts';
+import { listOperation, operation } from '../operation.ts';
 
-const ForeignId = Type.String({ minLength: 1, maxLength: FOREIGN_ID_MAX_LENGTH });
-const ConversationAnswer = Type.Object({ conversation: ChatConversationSchema });
+const ConversationAnswer = Type.Object({ conversation: Model.ChatConversation });
 const ConversationParams = { conversationId: Type.String() };
 const ParticipantParams = { conversationId: Type.String(), userId: Type.String() };
-const ParticipantAnswer = Type.Object({ participant: ChatUserSchema });
+const ParticipantAnswer = Type.Object({ participant: Model.ChatUser });
 
 export const chatConversationOperations = [
-  user.operation({
+  operation({
     id: 'createConversation',
     method: 'POST',
     path: '/conversations',
@@ -19,11 +20,10 @@ export const chatConversationOperations = [
     tag,
     summary: 'Create a conversation',
     status: 201,
-    body: { id: Type.Optional(ForeignId) },
+    body: { id: Type.Optional(ForeignIdSchema) },
     response: ConversationAnswer,
-    handler: async (d, session, { id }) => ({ conversation: await d.chat.createConversation(session, id) }),
   }),
-  user.operation({
+  operation({
     id: 'getOrCreateConversation',
     method: 'POST',
     path: '/conversations/get-or-create',
@@ -31,13 +31,10 @@ export const chatConversationOperations = [
     tag,
     summary: 'Get or create a conversation',
     status: 201,
-    body: { id: ForeignId },
+    body: { id: ForeignIdSchema },
     response: ConversationAnswer,
-    handler: async (d, session, { id }) => ({
-      conversation: await d.chat.getOrCreateConversation(session, id),
-    }),
   }),
-  user.operation({
+  operation({
     id: 'getConversation',
     method: 'GET',
     path: '/conversations/:id',
@@ -46,23 +43,9 @@ export const chatConversationOperations = [
     summary: 'Get a conversation',
     params: { id: Type.String() },
     response: ConversationAnswer,
-    handler: async (d, session, { id }) => ({ conversation: await d.chat.getConversation(session, id) }),
   }),
-  user.operation({
-    id: 'deleteConversation',
-    method: 'DELETE',
-    path: '/conversations/:id',
-    access: 'write',
-    tag,
-    summary: 'Delete a conversation',
-    params: { id: Type.String() },
-    response: EmptySchema,
-    handler: async (d, session, { id }) => {
-      await d.chat.deleteConversation(session, id);
-      return {};
-    },
-  }),
-  user.listOperation({
+  deleteConversation(tag),
+  listOperation({
     id: 'listConversations',
     path: '/conversations',
     tag,
@@ -70,10 +53,9 @@ export const chatConversationOperations = [
     description: 'The conversations the user owns, most recent first.',
     pageSize: false,
     key: 'conversations',
-    item: ChatConversationSchema,
-    handler: (d, session, page) => d.chat.listConversations(session, page),
+    item: Model.ChatConversation,
   }),
-  user.operation({
+  operation({
     id: 'addParticipant',
     method: 'POST',
     path: '/conversations/:conversationId/participants',
@@ -83,11 +65,8 @@ export const chatConversationOperations = [
     params: ConversationParams,
     body: { userId: Type.String() },
     response: ParticipantAnswer,
-    handler: async (d, session, { conversationId, userId }) => ({
-      participant: await d.chat.addParticipant(session, conversationId, userId),
-    }),
   }),
-  user.operation({
+  operation({
     id: 'getParticipant',
     method: 'GET',
     path: '/conversations/:conversationId/participants/:userId',
@@ -96,11 +75,8 @@ export const chatConversationOperations = [
     summary: 'Get a participant of a conversation',
     params: ParticipantParams,
     response: ParticipantAnswer,
-    handler: async (d, session, { conversationId, userId }) => ({
-      participant: await d.chat.getParticipant(session, conversationId, userId),
-    }),
   }),
-  user.operation({
+  operation({
     id: 'removeParticipant',
     method: 'DELETE',
     path: '/conversations/:conversationId/participants/:userId',
@@ -109,12 +85,8 @@ export const chatConversationOperations = [
     summary: 'Remove a participant from a conversation',
     params: ParticipantParams,
     response: EmptySchema,
-    handler: async (d, session, { conversationId, userId }) => {
-      await d.chat.removeParticipant(session, conversationId, userId);
-      return {};
-    },
   }),
-  user.listOperation({
+  listOperation({
     id: 'listParticipants',
     path: '/conversations/:conversationId/participants',
     tag,
@@ -122,8 +94,6 @@ export const chatConversationOperations = [
     pageSize: false,
     params: ConversationParams,
     key: 'participants',
-    item: ChatUserSchema,
-    handler: (d, session, { conversationId, ...page }) =>
-      d.chat.listParticipants(session, conversationId, page),
+    item: Model.ChatUser,
   }),
-];
+] as const;

@@ -1,15 +1,16 @@
 import { Type } from 'typebox';
-import { ChatEventSchema, ChatMessageSchema } from '../../domain/chat/chat.ts';
 import { ChatPayloadSchema } from '../../domain/chat/payloads.ts';
 import { JsonObject } from '../../domain/shared/schemas.ts';
-import { EmptySchema } from '../schemas.ts';
-import { tag, user } from './define.ts';
+import { tag } from './tag.ts';
+import { deleteMessage } from './shared.ts';
+import { Model } from '../models.ts';
+import { listOperation, operation } from '../operation.ts';
 
-const MessageAnswer = Type.Object({ message: ChatMessageSchema });
-const EventAnswer = Type.Object({ event: ChatEventSchema });
+const MessageAnswer = Type.Object({ message: Model.ChatMessage });
+const EventAnswer = Type.Object({ event: Model.ChatEvent });
 
 export const chatMessageOperations = [
-  user.operation({
+  operation({
     id: 'createMessage',
     method: 'POST',
     path: '/messages',
@@ -19,11 +20,8 @@ export const chatMessageOperations = [
     status: 201,
     body: { payload: ChatPayloadSchema, conversationId: Type.String(), metadata: Type.Optional(JsonObject) },
     response: MessageAnswer,
-    handler: async (d, session, { payload, conversationId, metadata }) => ({
-      message: await d.chat.createMessage(session, conversationId, payload, metadata),
-    }),
   }),
-  user.operation({
+  operation({
     id: 'getMessage',
     method: 'GET',
     path: '/messages/:id',
@@ -32,23 +30,9 @@ export const chatMessageOperations = [
     summary: 'Get a message',
     params: { id: Type.String() },
     response: MessageAnswer,
-    handler: async (d, session, { id }) => ({ message: await d.chat.getMessage(session, id) }),
   }),
-  user.operation({
-    id: 'deleteMessage',
-    method: 'DELETE',
-    path: '/messages/:id',
-    access: 'write',
-    tag,
-    summary: 'Delete a message the user sent',
-    params: { id: Type.String() },
-    response: EmptySchema,
-    handler: async (d, session, { id }) => {
-      await d.chat.deleteMessage(session, id);
-      return {};
-    },
-  }),
-  user.listOperation({
+  deleteMessage(tag),
+  listOperation({
     id: 'listMessages',
     path: '/conversations/:conversationId/messages',
     tag,
@@ -56,10 +40,9 @@ export const chatMessageOperations = [
     pageSize: false,
     params: { conversationId: Type.String() },
     key: 'messages',
-    item: ChatMessageSchema,
-    handler: (d, session, { conversationId, ...page }) => d.chat.listMessages(session, conversationId, page),
+    item: Model.ChatMessage,
   }),
-  user.operation({
+  operation({
     id: 'createEvent',
     method: 'POST',
     path: '/events',
@@ -70,11 +53,8 @@ export const chatMessageOperations = [
     status: 201,
     body: { payload: JsonObject, conversationId: Type.String() },
     response: EventAnswer,
-    handler: async (d, session, { payload, conversationId }) => ({
-      event: await d.chat.createEvent(session, conversationId, payload),
-    }),
   }),
-  user.operation({
+  operation({
     id: 'getEvent',
     method: 'GET',
     path: '/events/:id',
@@ -83,6 +63,5 @@ export const chatMessageOperations = [
     summary: 'Get an event',
     params: { id: Type.String() },
     response: EventAnswer,
-    handler: async (d, session, { id }) => ({ event: await d.chat.getEvent(session, id) }),
   }),
-];
+] as const;

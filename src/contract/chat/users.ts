@@ -1,13 +1,14 @@
 import { Type } from 'typebox';
-import { ChatUserFieldsSchema, ChatUserSchema } from '../../domain/chat/chat.ts';
-import { FOREIGN_ID_MAX_LENGTH } from '../../domain/chat/foreign-ids.ts';
-import { EmptySchema } from '../schemas.ts';
-import { tag, user, visitor } from './define.ts';
+import { tag } from './tag.ts';
+import { deleteUser } from './shared.ts';
+import { Model } from '../models.ts';
+import { ChatUserFieldsSchema, ForeignIdSchema } from '../../domain/chat/schemas.ts';
+import { operation } from '../operation.ts';
 
-const UserAnswer = Type.Object({ user: ChatUserSchema });
+const UserAnswer = Type.Object({ user: Model.ChatUser });
 
 export const chatVisitorOperations = [
-  visitor.operation({
+  operation({
     id: 'createUser',
     method: 'POST',
     path: '/users',
@@ -18,12 +19,11 @@ export const chatVisitorOperations = [
     status: 201,
     body: {
       ...ChatUserFieldsSchema.properties,
-      id: Type.Optional(Type.String({ minLength: 1, maxLength: FOREIGN_ID_MAX_LENGTH })),
+      id: Type.Optional(ForeignIdSchema),
     },
-    response: Type.Object({ user: ChatUserSchema, key: Type.String() }),
-    handler: (d, visitor, body) => d.chat.createUser(visitor, body),
+    response: Type.Object({ user: Model.ChatUser, key: Type.String() }),
   }),
-  visitor.operation({
+  operation({
     id: 'getOrCreateUser',
     method: 'POST',
     path: '/users/get-or-create',
@@ -33,12 +33,11 @@ export const chatVisitorOperations = [
     status: 201,
     body: ChatUserFieldsSchema.properties,
     response: UserAnswer,
-    handler: async (d, visitor, body) => ({ user: await d.chat.getOrCreateUser(visitor, visitor.key, body) }),
   }),
-];
+] as const;
 
 export const chatUserOperations = [
-  user.operation({
+  operation({
     id: 'getUser',
     method: 'GET',
     path: '/users/me',
@@ -46,9 +45,8 @@ export const chatUserOperations = [
     tag,
     summary: 'Get the user of the key',
     response: UserAnswer,
-    handler: async (d, session) => ({ user: await d.chat.getUser(session) }),
   }),
-  user.operation({
+  operation({
     id: 'updateUser',
     method: 'PUT',
     path: '/users/me',
@@ -57,19 +55,6 @@ export const chatUserOperations = [
     summary: 'Update the user of the key',
     body: ChatUserFieldsSchema.properties,
     response: UserAnswer,
-    handler: async (d, session, body) => ({ user: await d.chat.updateUser(session, body) }),
   }),
-  user.operation({
-    id: 'deleteUser',
-    method: 'DELETE',
-    path: '/users/me',
-    access: 'write',
-    tag,
-    summary: 'Delete the user of the key',
-    response: EmptySchema,
-    handler: async (d, session) => {
-      await d.chat.deleteUser(session);
-      return {};
-    },
-  }),
-];
+  deleteUser(tag),
+] as const;

@@ -2,18 +2,19 @@ import { Type } from 'typebox';
 import {
   FileKey,
   Text,
-  FileSchema,
   UpdateFileMetadataBodySchema,
   UploadableFileSchema,
   UpsertFileBodySchema,
+  MAX_IDS_FILTER,
+  TagFilterSchema,
 } from '../../domain/files/schemas.ts';
-import { MAX_IDS_FILTER } from '../../domain/files/files.ts';
-import { TagFilterSchema } from '../../domain/files/tag-filter.ts';
+import { HEADERS } from '../headers.ts';
 import { EmptySchema } from '../schemas.ts';
-import { listOperation, operation } from './define.ts';
+import { Model } from '../models.ts';
+import { listOperation, operation } from '../operation.ts';
 
 const tag = 'Files';
-const FileAnswer = Type.Object({ file: FileSchema });
+const FileAnswer = Type.Object({ file: Model.File });
 /** `{id}` of the file routes: a file's id, or its key (keys may hold `/`, sent as %2F). */
 const FileRef = { id: Text({ minLength: 1, description: 'The file’s id or key' }) };
 
@@ -29,7 +30,6 @@ export const fileOperations = [
       'The same key resets the same file (its content is erased). PUT the content to `file.uploadUrl` (signed, valid for an hour, any content type): the file is then `upload_completed`, or `indexing_pending` with `index: true`.',
     body: UpsertFileBodySchema.properties,
     response: Type.Object({ file: UploadableFileSchema }),
-    handler: async (d, actor, body) => ({ file: await d.files.upsert(actor, body) }),
   }),
   operation({
     id: 'getFile',
@@ -40,7 +40,6 @@ export const fileOperations = [
     summary: 'Get a file (with a fresh download URL)',
     params: FileRef,
     response: FileAnswer,
-    handler: async (d, actor, { id }) => ({ file: await d.files.get(actor, id) }),
   }),
   listOperation({
     id: 'listFiles',
@@ -56,8 +55,7 @@ export const fileOperations = [
       indexed: Type.Optional(Type.Boolean()),
     },
     key: 'files',
-    item: FileSchema,
-    handler: (d, actor, query) => d.files.list(actor, query),
+    item: Model.File,
   }),
   operation({
     id: 'updateFileMetadata',
@@ -71,7 +69,6 @@ export const fileOperations = [
     params: FileRef,
     body: UpdateFileMetadataBodySchema.properties,
     response: FileAnswer,
-    handler: async (d, actor, { id, ...body }) => ({ file: await d.files.updateMetadata(actor, id, body) }),
   }),
   operation({
     id: 'deleteFile',
@@ -82,10 +79,6 @@ export const fileOperations = [
     summary: 'Delete a file, its content and its passages',
     params: FileRef,
     response: EmptySchema,
-    handler: async (d, actor, { id }) => {
-      await d.files.delete(actor, id);
-      return {};
-    },
   }),
   operation({
     id: 'copyFile',
@@ -98,15 +91,7 @@ export const fileOperations = [
       'A taken key answers 409 `AlreadyExists` unless `overwrite` (and then only the caller’s own file is replaced).',
     params: { idOrKey: FileRef.id, destinationKey: FileKey },
     body: { overwrite: Type.Optional(Type.Boolean()) },
-    headers: { 'x-destination-bot-id': Type.Optional(Text({ minLength: 1 })) },
+    headers: { [HEADERS.destinationBotId]: Type.Optional(Text({ minLength: 1 })) },
     response: FileAnswer,
-    handler: async (d, actor, input) => ({
-      file: await d.files.copy(actor, input.idOrKey, input.destinationKey, {
-        ...(input.overwrite !== undefined && { overwrite: input.overwrite }),
-        ...(input['x-destination-bot-id'] !== undefined && {
-          destinationBotId: input['x-destination-bot-id'],
-        }),
-      }),
-    }),
   }),
-];
+] as const;

@@ -4,15 +4,15 @@ import {
   FileTags,
   KnowledgeBaseListItemSchema,
   KnowledgeBaseName,
-  KnowledgeBaseSchema,
   Text,
+  TagFilterSchema,
 } from '../../domain/files/schemas.ts';
-import { TagFilterSchema } from '../../domain/files/tag-filter.ts';
 import { EmptySchema } from '../schemas.ts';
-import { listOperation, operation } from './define.ts';
+import { Model } from '../models.ts';
+import { listOperation, operation } from '../operation.ts';
 
 const tag = 'Knowledge bases';
-const KnowledgeBaseAnswer = Type.Object({ knowledgeBase: KnowledgeBaseSchema });
+const KnowledgeBaseAnswer = Type.Object({ knowledgeBase: Model.KnowledgeBase });
 const IdParam = { id: Text({ minLength: 1 }) };
 
 export const knowledgeBaseOperations = [
@@ -27,7 +27,6 @@ export const knowledgeBaseOperations = [
       'A named grouping of files: a file joins it with the tags `source: knowledge-base` and `kbId: <id>`, and searchFiles with `tags.kbId` searches it.',
     body: { name: KnowledgeBaseName, tags: Type.Optional(FileTags) },
     response: KnowledgeBaseAnswer,
-    handler: async (d, actor, body) => ({ knowledgeBase: await d.knowledgeBases.create(actor, body) }),
   }),
   operation({
     id: 'updateKnowledgeBase',
@@ -39,9 +38,6 @@ export const knowledgeBaseOperations = [
     params: IdParam,
     body: { name: KnowledgeBaseName, tags: Type.Optional(FileTagChanges) },
     response: KnowledgeBaseAnswer,
-    handler: async (d, actor, { id, ...body }) => ({
-      knowledgeBase: await d.knowledgeBases.update(actor, id, body),
-    }),
   }),
   operation({
     id: 'deleteKnowledgeBase',
@@ -52,10 +48,6 @@ export const knowledgeBaseOperations = [
     summary: 'Delete a knowledge base (its files stay)',
     params: IdParam,
     response: EmptySchema,
-    handler: async (d, actor, { id }) => {
-      await d.knowledgeBases.delete(actor, id);
-      return {};
-    },
   }),
   listOperation({
     id: 'listKnowledgeBases',
@@ -65,6 +57,5 @@ export const knowledgeBaseOperations = [
     query: { tags: Type.Optional(TagFilterSchema) },
     key: 'knowledgeBases',
     item: KnowledgeBaseListItemSchema,
-    handler: (d, actor, query) => d.knowledgeBases.list(actor, query),
   }),
-];
+] as const;

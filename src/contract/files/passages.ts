@@ -1,8 +1,13 @@
 import { Type } from 'typebox';
-import { PASSAGES_PAGE_MAX } from '../../domain/files/files.ts';
-import { MAX_PASSAGES_PER_FILE, NewPassageSchema, PassageSchema, Text } from '../../domain/files/schemas.ts';
+import {
+  MAX_PASSAGES_PER_FILE,
+  NewPassageSchema,
+  Text,
+  PASSAGES_PAGE_MAX,
+} from '../../domain/files/schemas.ts';
 import { EmptySchema } from '../schemas.ts';
-import { listOperation, operation } from './define.ts';
+import { Model } from '../models.ts';
+import { listOperation, operation } from '../operation.ts';
 
 const tag = 'Files';
 const FileRef = { id: Text({ minLength: 1, description: 'The file’s id or key' }) };
@@ -16,8 +21,7 @@ export const passageOperations = [
     params: FileRef,
     query: { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PASSAGES_PAGE_MAX })) },
     key: 'passages',
-    item: PassageSchema,
-    handler: (d, actor, { id, ...query }) => d.files.listPassages(actor, id, query),
+    item: Model.Passage,
   }),
   operation({
     id: 'setFilePassages',
@@ -31,9 +35,5 @@ export const passageOperations = [
     params: FileRef,
     body: { passages: Type.Array(NewPassageSchema, { maxItems: MAX_PASSAGES_PER_FILE }) },
     response: EmptySchema,
-    handler: async (d, actor, { id, passages }) => {
-      await d.files.setPassages(actor, id, passages);
-      return {};
-    },
   }),
-];
+] as const;

@@ -1,14 +1,14 @@
 import { Type } from 'typebox';
 import {
+  SearchPassageSchema,
   CONTEXT_DEPTH_DEFAULT,
   CONTEXT_DEPTH_MAX,
   QUERY_MAX_LENGTH,
   SEARCH_LIMIT_DEFAULT,
   SEARCH_LIMIT_MAX,
-} from '../../domain/files/search.ts';
-import { SearchPassageSchema } from '../../domain/files/schemas.ts';
-import { TagFilterSchema } from '../../domain/files/tag-filter.ts';
-import { operation } from './define.ts';
+  TagFilterSchema,
+} from '../../domain/files/schemas.ts';
+import { operation } from '../operation.ts';
 
 export const searchOperations = [
   operation({
@@ -34,6 +34,5 @@ export const searchOperations = [
       withContext: Type.Optional(Type.Boolean()),
     },
     response: Type.Object({ passages: Type.Array(SearchPassageSchema) }),
-    handler: async (d, actor, query) => ({ passages: await d.fileSearch.search(actor, query) }),
   }),
-];
+] as const;

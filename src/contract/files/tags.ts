@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { Text } from '../../domain/files/schemas.ts';
-import { listOperation } from './define.ts';
+import { listOperation } from '../operation.ts';
 
 const tag = 'Files';
 
@@ -12,7 +12,6 @@ export const fileTagOperations = [
     summary: 'List the tag keys of the bot’s files',
     key: 'tags',
     item: Type.String(),
-    handler: (d, actor, page) => d.files.listTags(actor, page),
   }),
   listOperation({
     id: 'listFileTagValues',
@@ -22,6 +21,5 @@ export const fileTagOperations = [
     params: { tag: Text({ minLength: 1 }) },
     key: 'values',
     item: Type.String(),
-    handler: (d, actor, { tag: key, ...page }) => d.files.listTagValues(actor, key, page),
   }),
-];
+] as const;

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { ACTION_TYPE_MAX_LENGTH } from '../../domain/runtime/actions.ts';
 import { JsonObject } from '../../domain/shared/schemas.ts';
-import { operation } from './define.ts';
+import { ACTION_TYPE_MAX_LENGTH } from '../../domain/runtime/schemas.ts';
+import { operation } from '../operation.ts';
 
 export const actionOperations = [
   operation({
@@ -19,9 +19,5 @@ export const actionOperations = [
       { output: JsonObject, meta: Type.Object({ cached: Type.Boolean() }, { additionalProperties: false }) },
       { additionalProperties: false },
     ),
-    handler: async (d, actor, { type, input }) => {
-      const { output, cached } = await d.actions.call(actor, type, input);
-      return { output, meta: { cached } };
-    },
   }),
-];
+] as const;

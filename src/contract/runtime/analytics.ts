@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { INT32, JsonObject } from '../../domain/shared/schemas.ts';
-import { operation } from './define.ts';
 import { EmptySchema } from '../schemas.ts';
+import { operation } from '../operation.ts';
 
 const tag = 'Analytics';
 
@@ -15,10 +15,6 @@ export const analyticsOperations = [
     summary: 'Count an analytics event',
     body: { name: Type.String({ minLength: 1, maxLength: 200 }), count: Type.Integer(INT32) },
     response: EmptySchema,
-    handler: async (d, actor, { name, count }) => {
-      await d.analytics.track(actor, name, count);
-      return {};
-    },
   }),
   operation({
     id: 'captureObservation',
@@ -39,9 +35,5 @@ export const analyticsOperations = [
       traceId: Type.Optional(Type.String()),
     },
     response: EmptySchema,
-    handler: async (d, actor, body) => {
-      await d.analytics.observe(actor, body);
-      return {};
-    },
   }),
-];
+] as const;

@@ -1,18 +1,17 @@
 import { Type } from 'typebox';
+import { INT32, TagMap } from '../../domain/shared/schemas.ts';
+import { CreatedMeta, EmptySchema, IdParam, SortQuery } from '../schemas.ts';
+import { Model } from '../models.ts';
 import {
-  ConversationSchema,
   CreateConversationBodySchema,
   GetOrCreateConversationBodySchema,
   UpdateConversationBodySchema,
-} from '../../domain/runtime/conversations.ts';
-import { INT32, TagMap } from '../../domain/shared/schemas.ts';
-import { UserSchema } from '../../domain/runtime/users.ts';
-import { listOperation, operation } from './define.ts';
-import { CreatedMeta, EmptySchema, IdParam, SortQuery } from '../schemas.ts';
+} from '../../domain/runtime/schemas.ts';
+import { listOperation, operation } from '../operation.ts';
 
 const tag = 'Conversations';
-const ConversationAnswer = Type.Object({ conversation: ConversationSchema });
-const ParticipantAnswer = Type.Object({ participant: UserSchema });
+const ConversationAnswer = Type.Object({ conversation: Model.Conversation });
+const ParticipantAnswer = Type.Object({ participant: Model.User });
 const ParticipantParams = { id: Type.String(), userId: Type.String() };
 
 export const conversationOperations = [
@@ -26,11 +25,6 @@ export const conversationOperations = [
     status: 201,
     body: CreateConversationBodySchema.properties,
     response: ConversationAnswer,
-    handler: async (d, actor, body) => ({
-      conversation:
-        (await d.proactive.conversation(actor, body, 'new'))?.conversation ??
-        (await d.conversations.create(actor, body)),
-    }),
   }),
   operation({
     id: 'getConversation',
@@ -41,7 +35,6 @@ export const conversationOperations = [
     summary: 'Get a conversation',
     params: IdParam,
     response: ConversationAnswer,
-    handler: async (d, actor, { id }) => ({ conversation: await d.conversations.get(actor, id) }),
   }),
   listOperation({
     id: 'listConversations',
@@ -61,8 +54,7 @@ export const conversationOperations = [
       maxMessageCount: Type.Optional(Type.Integer({ ...INT32, minimum: 0 })),
     },
     key: 'conversations',
-    item: ConversationSchema,
-    handler: (d, actor, query) => d.conversations.list(actor, query),
+    item: Model.Conversation,
   }),
   operation({
     id: 'getOrCreateConversation',
@@ -73,13 +65,7 @@ export const conversationOperations = [
     summary: 'Get or create a conversation',
     description: 'Matches on the tags named by `discriminateByTags` (all tags given, when none are named).',
     body: GetOrCreateConversationBodySchema.properties,
-    response: Type.Object({ conversation: ConversationSchema, meta: CreatedMeta }),
-    handler: async (d, actor, body) => {
-      const { conversation, created } =
-        (await d.proactive.conversation(actor, body, 'reuse')) ??
-        (await d.conversations.getOrCreate(actor, body));
-      return { conversation, meta: { created } };
-    },
+    response: Type.Object({ conversation: Model.Conversation, meta: CreatedMeta }),
   }),
   operation({
     id: 'updateConversation',
@@ -91,9 +77,6 @@ export const conversationOperations = [
     params: IdParam,
     body: UpdateConversationBodySchema.properties,
     response: ConversationAnswer,
-    handler: async (d, actor, { id, ...body }) => ({
-      conversation: await d.conversations.update(actor, id, body),
-    }),
   }),
   operation({
     id: 'deleteConversation',
@@ -105,10 +88,6 @@ export const conversationOperations = [
     description: 'Deletes the conversation with its messages, events, participants and states.',
     params: IdParam,
     response: EmptySchema,
-    handler: async (d, actor, { id }) => {
-      await d.conversations.delete(actor, id);
-      return {};
-    },
   }),
   listOperation({
     id: 'listParticipants',
@@ -117,8 +96,7 @@ export const conversationOperations = [
     summary: 'List the participants of a conversation',
     params: IdParam,
     key: 'participants',
-    item: UserSchema,
-    handler: (d, actor, { id, ...page }) => d.conversations.listParticipants(actor, id, page),
+    item: Model.User,
   }),
   operation({
     id: 'addParticipant',
@@ -130,9 +108,6 @@ export const conversationOperations = [
     params: IdParam,
     body: { userId: Type.String() },
     response: ParticipantAnswer,
-    handler: async (d, actor, { id, userId }) => ({
-      participant: await d.conversations.addParticipant(actor, id, userId),
-    }),
   }),
   operation({
     id: 'getParticipant',
@@ -143,9 +118,6 @@ export const conversationOperations = [
     summary: 'Get a participant of a conversation',
     params: ParticipantParams,
     response: ParticipantAnswer,
-    handler: async (d, actor, { id, userId }) => ({
-      participant: await d.conversations.getParticipant(actor, id, userId),
-    }),
   }),
   operation({
     id: 'removeParticipant',
@@ -156,9 +128,5 @@ export const conversationOperations = [
     summary: 'Remove a participant from a conversation',
     params: ParticipantParams,
     response: EmptySchema,
-    handler: async (d, actor, { id, userId }) => {
-      await d.conversations.removeParticipant(actor, id, userId);
-      return {};
-    },
   }),
-];
+] as const;

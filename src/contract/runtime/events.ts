@@ -1,10 +1,12 @@
 import { Type } from 'typebox';
-import { CreateEventBodySchema, EVENT_STATUSES, EventSchema } from '../../domain/runtime/events.ts';
-import { listOperation, operation } from './define.ts';
 import { EmptySchema, IdParam } from '../schemas.ts';
+import { Model } from '../models.ts';
+import { CreateEventBodySchema } from '../../domain/runtime/schemas.ts';
+import { listOperation, operation } from '../operation.ts';
+import { EVENT_STATUSES } from '../../value-sets.ts';
 
 const tag = 'Events';
-const EventAnswer = Type.Object({ event: EventSchema });
+const EventAnswer = Type.Object({ event: Model.Event });
 
 export const eventOperations = [
   operation({
@@ -18,7 +20,6 @@ export const eventOperations = [
     status: 201,
     body: CreateEventBodySchema.properties,
     response: EventAnswer,
-    handler: async (d, actor, body) => ({ event: await d.events.create(actor, body) }),
   }),
   operation({
     id: 'getEvent',
@@ -29,7 +30,6 @@ export const eventOperations = [
     summary: 'Get an event',
     params: IdParam,
     response: EventAnswer,
-    handler: async (d, actor, { id }) => ({ event: await d.events.get(actor, id) }),
   }),
   listOperation({
     id: 'listEvents',
@@ -46,8 +46,7 @@ export const eventOperations = [
       status: Type.Optional(Type.Enum(EVENT_STATUSES)),
     },
     key: 'events',
-    item: EventSchema,
-    handler: (d, actor, query) => d.events.list(actor, query),
+    item: Model.Event,
   }),
   operation({
     id: 'cancelScheduledEvent',
@@ -58,9 +57,5 @@ export const eventOperations = [
     summary: 'Cancel a scheduled event',
     params: IdParam,
     response: EmptySchema,
-    handler: async (d, actor, { id }) => {
-      await d.events.cancelScheduled(actor, id);
-      return {};
-    },
   }),
-];
+] as const;

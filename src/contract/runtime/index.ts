@@ -1,5 +1,3 @@
-import type { BotActor } from '../../domain/workspace/actors.ts';
-import type { Operation } from '../operation.ts';
 import { actionOperations } from './actions.ts';
 import { analyticsOperations } from './analytics.ts';
 import { conversationOperations } from './conversations.ts';
@@ -15,7 +13,7 @@ import { workflowOperations } from './workflows.ts';
  * The Runtime API (`/v1/chat`), every operation declared once: its HTTP routes and the `client` that
  * bot code gets are both generated from this table.
  */
-export const RUNTIME_OPERATIONS: readonly Operation<BotActor>[] = [
+export const RUNTIME_OPERATIONS = [
   ...actionOperations,
   ...conversationOperations,
   ...userOperations,
@@ -26,4 +24,4 @@ export const RUNTIME_OPERATIONS: readonly Operation<BotActor>[] = [
   ...tagOperations,
   ...analyticsOperations,
   ...integrationOperations,
-];
+] as const;

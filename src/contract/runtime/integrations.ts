@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { JsonObject } from '../../domain/shared/schemas.ts';
-import { operation } from './define.ts';
 import { EmptySchema } from '../schemas.ts';
+import { operation } from '../operation.ts';
 
 export const integrationOperations = [
   operation({
@@ -18,6 +18,5 @@ export const integrationOperations = [
       sandboxIdentifiers: Type.Optional(Type.Union([JsonObject, Type.Null()])),
     },
     response: EmptySchema,
-    handler: async () => ({}),
   }),
-];
+] as const;

@@ -1,20 +1,18 @@
 import { Type } from 'typebox';
-import { ConversationSchema } from '../../domain/runtime/conversations.ts';
+import { TagMap } from '../../domain/shared/schemas.ts';
+import { CreatedMeta, EmptySchema, IdParam } from '../schemas.ts';
+import { Model } from '../models.ts';
 import {
   CreateMessageBodySchema,
   GetOrCreateMessageBodySchema,
   ImportMessagesBodySchema,
   InitializeIncomingMessageBodySchema,
-  MessageSchema,
   UpdateMessageBodySchema,
-} from '../../domain/runtime/messages.ts';
-import { TagMap } from '../../domain/shared/schemas.ts';
-import { UserSchema } from '../../domain/runtime/users.ts';
-import { listOperation, operation } from './define.ts';
-import { CreatedMeta, EmptySchema, IdParam } from '../schemas.ts';
+} from '../../domain/runtime/schemas.ts';
+import { listOperation, operation } from '../operation.ts';
 
 const tag = 'Messages';
-const MessageAnswer = Type.Object({ message: MessageSchema });
+const MessageAnswer = Type.Object({ message: Model.Message });
 
 export const messageOperations = [
   operation({
@@ -29,7 +27,6 @@ export const messageOperations = [
     status: 201,
     body: CreateMessageBodySchema.properties,
     response: MessageAnswer,
-    handler: async (d, actor, body) => ({ message: await d.messages.create(actor, body) }),
   }),
   operation({
     id: 'getOrCreateMessage',
@@ -39,11 +36,7 @@ export const messageOperations = [
     tag,
     summary: 'Get or create a message',
     body: GetOrCreateMessageBodySchema.properties,
-    response: Type.Object({ message: MessageSchema, meta: CreatedMeta }),
-    handler: async (d, actor, body) => {
-      const { message, created } = await d.messages.getOrCreate(actor, body);
-      return { message, meta: { created } };
-    },
+    response: Type.Object({ message: Model.Message, meta: CreatedMeta }),
   }),
   operation({
     id: 'getMessage',
@@ -54,7 +47,6 @@ export const messageOperations = [
     summary: 'Get a message',
     params: IdParam,
     response: MessageAnswer,
-    handler: async (d, actor, { id }) => ({ message: await d.messages.get(actor, id) }),
   }),
   operation({
     id: 'updateMessage',
@@ -66,7 +58,6 @@ export const messageOperations = [
     params: IdParam,
     body: UpdateMessageBodySchema.properties,
     response: MessageAnswer,
-    handler: async (d, actor, { id, ...body }) => ({ message: await d.messages.update(actor, id, body) }),
   }),
   listOperation({
     id: 'listMessages',
@@ -81,8 +72,7 @@ export const messageOperations = [
       beforeDate: Type.Optional(Type.String({ format: 'date-time' })),
     },
     key: 'messages',
-    item: MessageSchema,
-    handler: (d, actor, query) => d.messages.list(actor, query),
+    item: Model.Message,
   }),
   operation({
     id: 'deleteMessage',
@@ -93,10 +83,6 @@ export const messageOperations = [
     summary: 'Delete a message',
     params: IdParam,
     response: EmptySchema,
-    handler: async (d, actor, { id }) => {
-      await d.messages.delete(actor, id);
-      return {};
-    },
   }),
   operation({
     id: 'initializeIncomingMessage',
@@ -109,11 +95,10 @@ export const messageOperations = [
       'Gets or creates the user, the conversation and (when given) the incoming message, in one transaction.',
     body: InitializeIncomingMessageBodySchema.properties,
     response: Type.Object({
-      user: UserSchema,
-      conversation: ConversationSchema,
-      message: Type.Optional(MessageSchema),
+      user: Model.User,
+      conversation: Model.Conversation,
+      message: Type.Optional(Model.Message),
     }),
-    handler: (d, actor, body) => d.messages.initializeIncoming(actor, body),
   }),
   operation({
     id: 'importMessages',
@@ -125,9 +110,6 @@ export const messageOperations = [
     description:
       'The messages keep their createdAt, queue no event and reach no listener; all or none are imported.',
     body: ImportMessagesBodySchema.properties,
-    response: Type.Object({ messages: Type.Array(MessageSchema) }),
-    handler: async (d, actor, { messages }) => ({
-      messages: await d.messages.importMessages(actor, messages),
-    }),
+    response: Type.Object({ messages: Type.Array(Model.Message) }),
   }),
-];
+] as const;

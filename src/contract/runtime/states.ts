@@ -1,12 +1,14 @@
 import { Type } from 'typebox';
 import { JsonObject } from '../../domain/shared/schemas.ts';
-import { Expiry, STATE_TYPES, StateSchema } from '../../domain/runtime/states.ts';
-import { operation } from './define.ts';
+import { Model } from '../models.ts';
+import { Expiry } from '../../domain/runtime/schemas.ts';
+import { operation } from '../operation.ts';
+import { STATE_TYPES } from '../../value-sets.ts';
 
 const tag = 'States';
 const StateKey = { type: Type.Enum(STATE_TYPES), id: Type.String(), name: Type.String() };
-const StateAnswer = Type.Object({ state: StateSchema });
-const CachedStateAnswer = Type.Object({ state: StateSchema, meta: Type.Object({ cached: Type.Boolean() }) });
+const StateAnswer = Type.Object({ state: Model.State });
+const CachedStateAnswer = Type.Object({ state: Model.State, meta: Type.Object({ cached: Type.Boolean() }) });
 const path = '/states/:type/:id/:name';
 
 export const stateOperations = [
@@ -19,7 +21,6 @@ export const stateOperations = [
     summary: 'Get a state',
     params: StateKey,
     response: CachedStateAnswer,
-    handler: async (d, actor, key) => ({ state: await d.states.get(actor, key), meta: { cached: false } }),
   }),
   operation({
     id: 'setState',
@@ -32,9 +33,6 @@ export const stateOperations = [
     params: StateKey,
     body: { payload: Type.Union([JsonObject, Type.Null()]), expiry: Type.Optional(Expiry) },
     response: StateAnswer,
-    handler: async (d, actor, { payload, expiry, ...key }) => ({
-      state: await d.states.set(actor, key, payload, expiry),
-    }),
   }),
   operation({
     id: 'getOrSetState',
@@ -46,10 +44,6 @@ export const stateOperations = [
     params: StateKey,
     body: { payload: JsonObject, expiry: Type.Optional(Expiry) },
     response: CachedStateAnswer,
-    handler: async (d, actor, { payload, expiry, ...key }) => {
-      const { state, cached } = await d.states.getOrSet(actor, key, payload, expiry);
-      return { state, meta: { cached } };
-    },
   }),
   operation({
     id: 'patchState',
@@ -62,9 +56,6 @@ export const stateOperations = [
     params: StateKey,
     body: { payload: JsonObject, expiry: Type.Optional(Expiry) },
     response: StateAnswer,
-    handler: async (d, actor, { payload, expiry, ...key }) => ({
-      state: await d.states.patch(actor, key, payload, expiry),
-    }),
   }),
   operation({
     id: 'setStateExpiry',
@@ -76,8 +67,5 @@ export const stateOperations = [
     params: StateKey,
     body: { expiry: Expiry },
     response: StateAnswer,
-    handler: async (d, actor, { expiry, ...key }) => ({
-      state: await d.states.setExpiry(actor, key, expiry),
-    }),
   }),
-];
+] as const;

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { TAGGED_TYPES } from '../../domain/runtime/tag-values.ts';
-import type { TaggedType } from '../../domain/runtime/tag-values.ts';
-import { listOperation } from './define.ts';
+import { TAGGED_TYPES } from '../../domain/runtime/schemas.ts';
+import type { TaggedType } from '../../domain/runtime/schemas.ts';
+import { listOperation } from '../operation.ts';
 
 export const tagOperations = [
   listOperation({
@@ -14,6 +14,5 @@ export const tagOperations = [
     query: { type: Type.Enum(Object.keys(TAGGED_TYPES) as TaggedType[]) },
     key: 'tags',
     item: Type.Object({ value: Type.String() }),
-    handler: (d, actor, { key, ...query }) => d.tagValues.list(actor, key, query),
   }),
-];
+] as const;

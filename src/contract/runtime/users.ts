@@ -1,16 +1,16 @@
 import { Type } from 'typebox';
 import { TagMap } from '../../domain/shared/schemas.ts';
+import { CreatedMeta, EmptySchema, IdParam, SortQuery } from '../schemas.ts';
+import { Model } from '../models.ts';
 import {
   CreateUserBodySchema,
   GetOrCreateUserBodySchema,
   UpdateUserBodySchema,
-  UserSchema,
-} from '../../domain/runtime/users.ts';
-import { listOperation, operation } from './define.ts';
-import { CreatedMeta, EmptySchema, IdParam, SortQuery } from '../schemas.ts';
+} from '../../domain/runtime/schemas.ts';
+import { listOperation, operation } from '../operation.ts';
 
 const tag = 'Users';
-const UserAnswer = Type.Object({ user: UserSchema });
+const UserAnswer = Type.Object({ user: Model.User });
 
 export const userOperations = [
   operation({
@@ -23,9 +23,6 @@ export const userOperations = [
     status: 201,
     body: CreateUserBodySchema.properties,
     response: UserAnswer,
-    handler: async (d, actor, body) => ({
-      user: (await d.proactive.user(actor, body, 'new'))?.user ?? (await d.users.create(actor, body)),
-    }),
   }),
   operation({
     id: 'getUser',
@@ -36,7 +33,6 @@ export const userOperations = [
     summary: 'Get a user',
     params: IdParam,
     response: UserAnswer,
-    handler: async (d, actor, { id }) => ({ user: await d.users.get(actor, id) }),
   }),
   listOperation({
     id: 'listUsers',
@@ -52,8 +48,7 @@ export const userOperations = [
       rangeField: SortQuery.sortField,
     },
     key: 'users',
-    item: UserSchema,
-    handler: (d, actor, query) => d.users.list(actor, query),
+    item: Model.User,
   }),
   operation({
     id: 'getOrCreateUser',
@@ -64,12 +59,7 @@ export const userOperations = [
     summary: 'Get or create a user',
     description: 'Matches on the tags named by `discriminateByTags` (all tags given, when none are named).',
     body: GetOrCreateUserBodySchema.properties,
-    response: Type.Object({ user: UserSchema, meta: CreatedMeta }),
-    handler: async (d, actor, body) => {
-      const { user, created } =
-        (await d.proactive.user(actor, body, 'reuse')) ?? (await d.users.getOrCreate(actor, body));
-      return { user, meta: { created } };
-    },
+    response: Type.Object({ user: Model.User, meta: CreatedMeta }),
   }),
   operation({
     id: 'updateUser',
@@ -81,7 +71,6 @@ export const userOperations = [
     params: IdParam,
     body: UpdateUserBodySchema.properties,
     response: UserAnswer,
-    handler: async (d, actor, { id, ...body }) => ({ user: await d.users.update(actor, id, body) }),
   }),
   operation({
     id: 'deleteUser',
@@ -92,9 +81,5 @@ export const userOperations = [
     summary: 'Delete a user',
     params: IdParam,
     response: EmptySchema,
-    handler: async (d, actor, { id }) => {
-      await d.users.delete(actor, id);
-      return {};
-    },
   }),
-];
+] as const;

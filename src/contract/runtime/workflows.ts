@@ -1,17 +1,17 @@
 import { Type } from 'typebox';
 import { TagMap } from '../../domain/shared/schemas.ts';
+import { CreatedMeta, EmptySchema, IdParam } from '../schemas.ts';
+import { Model } from '../models.ts';
 import {
   CreateWorkflowBodySchema,
   GetOrCreateWorkflowBodySchema,
   UpdateWorkflowBodySchema,
-  WORKFLOW_STATUSES,
-  WorkflowSchema,
-} from '../../domain/runtime/workflows.ts';
-import { listOperation, operation } from './define.ts';
-import { CreatedMeta, EmptySchema, IdParam } from '../schemas.ts';
+} from '../../domain/runtime/schemas.ts';
+import { listOperation, operation } from '../operation.ts';
+import { WORKFLOW_STATUSES } from '../../value-sets.ts';
 
 const tag = 'Workflows';
-const WorkflowAnswer = Type.Object({ workflow: WorkflowSchema });
+const WorkflowAnswer = Type.Object({ workflow: Model.Workflow });
 
 export const workflowOperations = [
   operation({
@@ -24,7 +24,6 @@ export const workflowOperations = [
     status: 201,
     body: CreateWorkflowBodySchema.properties,
     response: WorkflowAnswer,
-    handler: async (d, actor, body) => ({ workflow: await d.workflows.create(actor, body) }),
   }),
   operation({
     id: 'getWorkflow',
@@ -35,7 +34,6 @@ export const workflowOperations = [
     summary: 'Get a workflow',
     params: IdParam,
     response: WorkflowAnswer,
-    handler: async (d, actor, { id }) => ({ workflow: await d.workflows.get(actor, id) }),
   }),
   operation({
     id: 'updateWorkflow',
@@ -49,7 +47,6 @@ export const workflowOperations = [
     params: IdParam,
     body: UpdateWorkflowBodySchema.properties,
     response: WorkflowAnswer,
-    handler: async (d, actor, { id, ...body }) => ({ workflow: await d.workflows.update(actor, id, body) }),
   }),
   operation({
     id: 'deleteWorkflow',
@@ -60,10 +57,6 @@ export const workflowOperations = [
     summary: 'Delete a workflow',
     params: IdParam,
     response: EmptySchema,
-    handler: async (d, actor, { id }) => {
-      await d.workflows.delete(actor, id);
-      return {};
-    },
   }),
   listOperation({
     id: 'listWorkflows',
@@ -79,8 +72,7 @@ export const workflowOperations = [
       name: Type.Optional(Type.String()),
     },
     key: 'workflows',
-    item: WorkflowSchema,
-    handler: (d, actor, query) => d.workflows.list(actor, query),
+    item: Model.Workflow,
   }),
   operation({
     id: 'getOrCreateWorkflow',
@@ -90,10 +82,6 @@ export const workflowOperations = [
     tag,
     summary: 'Get or create a workflow',
     body: GetOrCreateWorkflowBodySchema.properties,
-    response: Type.Object({ workflow: WorkflowSchema, meta: CreatedMeta }),
-    handler: async (d, actor, body) => {
-      const { workflow, created } = await d.workflows.getOrCreate(actor, body);
-      return { workflow, meta: { created } };
-    },
+    response: Type.Object({ workflow: Model.Workflow, meta: CreatedMeta }),
   }),
-];
+] as const;

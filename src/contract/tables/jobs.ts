@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
-import { JobSchema } from '../../domain/tables/schemas.ts';
-import { operation } from './define.ts';
 import { TableRef } from './tables.ts';
+import { Model } from '../models.ts';
+import { operation } from '../operation.ts';
 
 const tag = 'Table jobs';
-const JobAnswer = Type.Object({ job: JobSchema });
+const JobAnswer = Type.Object({ job: Model.TableJob });
 
 export const jobOperations = [
   operation({
@@ -22,9 +22,6 @@ export const jobOperations = [
       compress: Type.Optional(Type.Boolean({ default: true })),
     },
     response: JobAnswer,
-    handler: async (d, actor, { table, format, compress }) => ({
-      job: await d.tableJobs.startExport(actor, table, format, compress ?? true),
-    }),
   }),
   operation({
     id: 'importTable',
@@ -38,9 +35,6 @@ export const jobOperations = [
     params: TableRef,
     body: { fileId: Type.String({ minLength: 1 }) },
     response: JobAnswer,
-    handler: async (d, actor, { table, fileId }) => ({
-      job: await d.tableJobs.startImport(actor, table, fileId),
-    }),
   }),
   operation({
     id: 'getTableJobs',
@@ -50,7 +44,6 @@ export const jobOperations = [
     tag,
     summary: 'The table’s recent jobs, newest first',
     params: TableRef,
-    response: Type.Object({ jobs: Type.Array(JobSchema) }),
-    handler: async (d, actor, { table }) => ({ jobs: await d.tableJobs.list(actor, table) }),
+    response: Type.Object({ jobs: Type.Array(Model.TableJob) }),
   }),
-];
+] as const;

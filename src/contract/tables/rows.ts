@@ -4,18 +4,24 @@ import {
   FoundAnswer,
   NewRows,
   RowId,
-  RowSchema,
   RowUpdates,
   UpsertAnswer,
   WriteAnswer,
 } from '../../domain/tables/schemas.ts';
-import { MAX_ROWS_PER_CALL } from '../../domain/tables/rows.ts';
 import { JsonObject } from '../../domain/shared/schemas.ts';
-import { ApiError } from '../../domain/shared/errors.ts';
-import { operation } from './define.ts';
 import { TableRef } from './tables.ts';
+import { Model } from '../models.ts';
+import { MAX_COLUMN_NAME, MAX_ROWS_PER_CALL } from '../../domain/tables/limits.ts';
+import { operation } from '../operation.ts';
 
 const tag = 'Table rows';
+// The domain's write reports, with their rows referring to the named model instead of copying it.
+const Written = Type.Object({ ...WriteAnswer.properties, rows: Type.Array(Model.Row) });
+const Upserted = Type.Object({
+  ...UpsertAnswer.properties,
+  inserted: Type.Array(Model.Row),
+  updated: Type.Array(Model.Row),
+});
 const waitComputed = Type.Optional(
   Type.Boolean({
     description: 'Answer once the columns code computes are up to date (computed in the call)',
@@ -32,8 +38,7 @@ export const rowOperations = [
     summary: 'Get a row by id',
     params: TableRef,
     query: { id: RowId },
-    response: Type.Object({ row: RowSchema }),
-    handler: async (d, actor, { table, id }) => ({ row: await d.tableRows.get(actor, table, id) }),
+    response: Type.Object({ row: Model.Row }),
   }),
   operation({
     id: 'findTableRows',
@@ -47,7 +52,6 @@ export const rowOperations = [
     params: TableRef,
     body: FindBody,
     response: FoundAnswer,
-    handler: (d, actor, { table, ...query }) => d.tableQueries.find(actor, table, query),
   }),
   operation({
     id: 'createTableRows',
@@ -60,9 +64,7 @@ export const rowOperations = [
       'Rows of the wrong shape are reported in `errors` and the others written; keys that are no column are ignored and named in `warnings`.',
     params: TableRef,
     body: { rows: NewRows, waitComputed },
-    response: WriteAnswer,
-    handler: (d, actor, { table, rows, waitComputed }) =>
-      d.tableRows.create(actor, table, rows, waitComputed),
+    response: Written,
   }),
   operation({
     id: 'updateTableRows',
@@ -73,9 +75,7 @@ export const rowOperations = [
     summary: 'Update rows by id (the columns given change)',
     params: TableRef,
     body: { rows: RowUpdates, waitComputed },
-    response: WriteAnswer,
-    handler: (d, actor, { table, rows, waitComputed }) =>
-      d.tableRows.update(actor, table, rows, waitComputed),
+    response: Written,
   }),
   operation({
     id: 'upsertTableRows',
@@ -86,13 +86,11 @@ export const rowOperations = [
     summary: 'Update the rows whose key matches, insert the others',
     params: TableRef,
     body: {
-      rows: Type.Array(JsonObject, { minItems: 1, maxItems: MAX_ROWS_PER_CALL }),
-      keyColumn: Type.Optional(Type.String({ minLength: 1, maxLength: 30, default: 'id' })),
+      rows: NewRows,
+      keyColumn: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_COLUMN_NAME, default: 'id' })),
       waitComputed,
     },
-    response: UpsertAnswer,
-    handler: (d, actor, { table, rows, keyColumn, waitComputed }) =>
-      d.tableRows.upsert(actor, table, rows, keyColumn, waitComputed),
+    response: Upserted,
   }),
   operation({
     id: 'deleteTableRows',
@@ -109,17 +107,5 @@ export const rowOperations = [
       deleteAllRows: Type.Optional(Type.Boolean()),
     },
     response: Type.Object({ deletedRows: Type.Integer() }),
-    handler: async (d, actor, { table, ids, filter, deleteAllRows }) => {
-      const given = [ids !== undefined, filter !== undefined, deleteAllRows === true].filter(Boolean).length;
-      if (given !== 1) {
-        throw new ApiError('InvalidPayload', 'Give exactly one of ids, filter and deleteAllRows: true');
-      }
-      const deletedRows = ids
-        ? await d.tableRows.deleteByIds(actor, table, ids)
-        : filter
-          ? await d.tableRows.deleteWhere(actor, table, filter)
-          : await d.tableRows.deleteAll(actor, table);
-      return { deletedRows };
-    },
   }),
-];
+] as const;

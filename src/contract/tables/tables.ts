@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import {
+  ColumnName,
   Factor,
   TableName,
-  TableSchema,
   TableSchemaInput,
   TableSchemaPatch,
   TableSettingsBody,
@@ -11,14 +11,15 @@ import {
 } from '../../domain/tables/schemas.ts';
 import { TagMap } from '../../domain/shared/schemas.ts';
 import { EmptySchema } from '../schemas.ts';
-import { operation } from './define.ts';
+import { Model } from '../models.ts';
+import { operation } from '../operation.ts';
 
 const tag = 'Tables';
 /** `{table}`: a table's id or its name. */
 export const TableRef = {
   table: Type.String({ minLength: 1, maxLength: 200, description: 'The table’s id or name' }),
 };
-const TableAnswer = Type.Object({ table: TableSchema });
+const TableAnswer = Type.Object({ table: Model.Table });
 
 export const tableOperations = [
   operation({
@@ -32,7 +33,6 @@ export const tableOperations = [
       'The schema is a JSON Schema of the columns or an example row; the server numbers the columns (`x-zui.index`). At most 20 columns.',
     body: { name: TableName, schema: TableSchemaInput, ...TableSettingsBody },
     response: TableAnswer,
-    handler: async (d, actor, body) => ({ table: await d.tables.create(actor, body) }),
   }),
   operation({
     id: 'getTable',
@@ -42,8 +42,7 @@ export const tableOperations = [
     tag,
     summary: 'Get a table, with its number of rows',
     params: TableRef,
-    response: Type.Object({ table: TableSchema, ...TableStatusFields }),
-    handler: (d, actor, { table }) => d.tables.get(actor, table),
+    response: Type.Object({ table: Model.Table, ...TableStatusFields }),
   }),
   operation({
     id: 'getOrCreateTable',
@@ -56,8 +55,7 @@ export const tableOperations = [
       'A table of that name is answered as it is (its schema is not changed); otherwise it is created.',
     params: TableRef,
     body: { schema: TableSchemaInput, ...TableSettingsBody },
-    response: Type.Object({ table: TableSchema, created: Type.Boolean(), ...TableStatusFields }),
-    handler: (d, actor, { table, ...body }) => d.tables.getOrCreate(actor, table, body),
+    response: Type.Object({ table: Model.Table, created: Type.Boolean(), ...TableStatusFields }),
   }),
   operation({
     id: 'updateTable',
@@ -78,8 +76,7 @@ export const tableOperations = [
       tags: Type.Optional(TagChanges),
       isComputeEnabled: TableSettingsBody.isComputeEnabled,
     },
-    response: Type.Object({ table: TableSchema, staleColumns: Type.Optional(Type.Array(Type.String())) }),
-    handler: (d, actor, { table, ...patch }) => d.tables.update(actor, table, patch),
+    response: Type.Object({ table: Model.Table, staleColumns: Type.Optional(Type.Array(Type.String())) }),
   }),
   operation({
     id: 'renameTableColumn',
@@ -89,11 +86,8 @@ export const tableOperations = [
     tag,
     summary: 'Rename a column (its values stay)',
     params: TableRef,
-    body: { name: Type.String({ minLength: 1 }), newName: Type.String({ minLength: 1, maxLength: 30 }) },
+    body: { name: Type.String({ minLength: 1 }), newName: ColumnName },
     response: TableAnswer,
-    handler: async (d, actor, { table, name, newName }) => ({
-      table: await d.tables.renameColumn(actor, table, name, newName),
-    }),
   }),
   operation({
     id: 'deleteTable',
@@ -104,10 +98,6 @@ export const tableOperations = [
     summary: 'Delete a table and its rows',
     params: TableRef,
     response: EmptySchema,
-    handler: async (d, actor, { table }) => {
-      await d.tables.delete(actor, table);
-      return {};
-    },
   }),
   operation({
     id: 'listTables',
@@ -117,8 +107,7 @@ export const tableOperations = [
     tag,
     summary: 'List the bot’s tables (all of them: no pages)',
     query: { tags: Type.Optional(TagMap) },
-    response: Type.Object({ tables: Type.Array(TableSchema) }),
-    handler: async (d, actor, { tags }) => ({ tables: await d.tables.list(actor, tags) }),
+    response: Type.Object({ tables: Type.Array(Model.Table) }),
   }),
   operation({
     id: 'duplicateTable',
@@ -133,7 +122,6 @@ export const tableOperations = [
       schemaOnly: Type.Optional(Type.Boolean()),
       factor: Type.Optional(Factor),
     },
-    response: Type.Object({ table: TableSchema, rows: Type.Integer() }),
-    handler: (d, actor, { sourceTableId, ...options }) => d.tables.duplicate(actor, sourceTableId, options),
+    response: Type.Object({ table: Model.Table, rows: Type.Integer() }),
   }),
-];
+] as const;

@@ -1,19 +1,18 @@
 import { Type } from 'typebox';
-import {
-  WebchatConversationSchema,
-  WebchatMessageSchema,
-  WebchatUserSchema,
-} from '../../domain/webchat/models.ts';
+import {} from '../../domain/webchat/models.ts';
 import { EmptySchema } from '../schemas.ts';
-import { tag, user } from './define.ts';
+import { deleteConversation } from '../chat/shared.ts';
+import { tag } from './tag.ts';
+import { Model } from '../models.ts';
+import { listOperation, operation } from '../operation.ts';
 
-const ConversationAnswer = Type.Object({ conversation: WebchatConversationSchema });
-const ParticipantAnswer = Type.Object({ participant: WebchatUserSchema });
+const ConversationAnswer = Type.Object({ conversation: Model.WebchatConversation });
+const ParticipantAnswer = Type.Object({ participant: Model.WebchatUser });
 const IdParams = { id: Type.String() };
 const ParticipantParams = { id: Type.String(), userId: Type.String() };
 
 export const webchatConversationOperations = [
-  user.operation({
+  operation({
     id: 'createConversation',
     method: 'POST',
     path: '/conversations',
@@ -22,19 +21,17 @@ export const webchatConversationOperations = [
     summary: 'Create a conversation',
     status: 201,
     response: ConversationAnswer,
-    handler: async (d, session) => ({ conversation: await d.webchat.createConversation(session) }),
   }),
-  user.listOperation({
+  listOperation({
     id: 'listConversations',
     path: '/conversations',
     tag,
     summary: 'List the conversations the user owns, each with its last message',
     pageSize: false,
     key: 'conversations',
-    item: WebchatConversationSchema,
-    handler: (d, session, page) => d.webchat.listConversations(session, page),
+    item: Model.WebchatConversation,
   }),
-  user.operation({
+  operation({
     id: 'getConversation',
     method: 'GET',
     path: '/conversations/:id',
@@ -43,23 +40,9 @@ export const webchatConversationOperations = [
     summary: 'Get a conversation',
     params: IdParams,
     response: ConversationAnswer,
-    handler: async (d, session, { id }) => ({ conversation: await d.webchat.getConversation(session, id) }),
   }),
-  user.operation({
-    id: 'deleteConversation',
-    method: 'DELETE',
-    path: '/conversations/:id',
-    access: 'write',
-    tag,
-    summary: 'Delete a conversation the user owns',
-    params: IdParams,
-    response: EmptySchema,
-    handler: async (d, session, { id }) => {
-      await d.webchat.deleteConversation(session, id);
-      return {};
-    },
-  }),
-  user.listOperation({
+  deleteConversation(tag),
+  listOperation({
     id: 'listConversationMessages',
     path: '/conversations/:id/messages',
     tag,
@@ -67,10 +50,9 @@ export const webchatConversationOperations = [
     pageSize: false,
     params: IdParams,
     key: 'messages',
-    item: WebchatMessageSchema,
-    handler: (d, session, { id, ...page }) => d.webchat.listMessages(session, id, page),
+    item: Model.WebchatMessage,
   }),
-  user.operation({
+  operation({
     id: 'addParticipant',
     method: 'POST',
     path: '/conversations/:id/participants',
@@ -80,11 +62,8 @@ export const webchatConversationOperations = [
     params: IdParams,
     body: { userId: Type.String() },
     response: ParticipantAnswer,
-    handler: async (d, session, { id, userId }) => ({
-      participant: await d.webchat.addParticipant(session, id, userId),
-    }),
   }),
-  user.listOperation({
+  listOperation({
     id: 'listParticipants',
     path: '/conversations/:id/participants',
     tag,
@@ -92,10 +71,9 @@ export const webchatConversationOperations = [
     pageSize: false,
     params: IdParams,
     key: 'participants',
-    item: WebchatUserSchema,
-    handler: (d, session, { id, ...page }) => d.webchat.listParticipants(session, id, page),
+    item: Model.WebchatUser,
   }),
-  user.operation({
+  operation({
     id: 'getParticipant',
     method: 'GET',
     path: '/conversations/:id/participants/:userId',
@@ -104,11 +82,8 @@ export const webchatConversationOperations = [
     summary: 'Get a participant of a conversation',
     params: ParticipantParams,
     response: ParticipantAnswer,
-    handler: async (d, session, { id, userId }) => ({
-      participant: await d.webchat.getParticipant(session, id, userId),
-    }),
   }),
-  user.operation({
+  operation({
     id: 'removeParticipant',
     method: 'DELETE',
     path: '/conversations/:id/participants/:userId',
@@ -117,9 +92,5 @@ export const webchatConversationOperations = [
     summary: 'Remove a participant from a conversation the user owns',
     params: ParticipantParams,
     response: EmptySchema,
-    handler: async (d, session, { id, userId }) => {
-      await d.webchat.removeParticipant(session, id, userId);
-      return {};
-    },
   }),
-];
+] as const;

@@ -6,18 +6,20 @@ import {
   WEBCHAT_EVENT_TYPES,
   WebchatEventSchema,
   WebchatFileSchema,
-  WebchatMessageSchema,
   WebchatPayloadSchema,
 } from '../../domain/webchat/models.ts';
 import { EmptySchema } from '../schemas.ts';
-import { tag, user } from './define.ts';
+import { deleteMessage } from '../chat/shared.ts';
+import { tag } from './tag.ts';
+import { Model } from '../models.ts';
+import { operation } from '../operation.ts';
 
-const MessageAnswer = Type.Object({ message: WebchatMessageSchema });
+const MessageAnswer = Type.Object({ message: Model.WebchatMessage });
 const EventAnswer = Type.Object({ event: WebchatEventSchema });
 const IdParams = { id: Type.String() };
 
 export const webchatMessageOperations = [
-  user.operation({
+  operation({
     id: 'createMessage',
     method: 'POST',
     path: '/messages',
@@ -34,11 +36,8 @@ export const webchatMessageOperations = [
       replyTo: Type.Optional(Type.String({ description: 'Accepted and not kept' })),
     },
     response: MessageAnswer,
-    handler: async (d, session, { payload, conversationId, metadata }) => ({
-      message: await d.webchat.createMessage(session, conversationId, payload, metadata),
-    }),
   }),
-  user.operation({
+  operation({
     id: 'getMessage',
     method: 'GET',
     path: '/messages/:id',
@@ -47,9 +46,8 @@ export const webchatMessageOperations = [
     summary: 'Get a message',
     params: IdParams,
     response: MessageAnswer,
-    handler: async (d, session, { id }) => ({ message: await d.webchat.getMessage(session, id) }),
   }),
-  user.operation({
+  operation({
     id: 'updateMessage',
     method: 'PUT',
     path: '/messages/:id',
@@ -59,25 +57,9 @@ export const webchatMessageOperations = [
     params: IdParams,
     body: { payload: WebchatPayloadSchema, metadata: Type.Optional(JsonObject) },
     response: MessageAnswer,
-    handler: async (d, session, { id, payload }) => ({
-      message: await d.webchat.updateMessage(session, id, payload),
-    }),
   }),
-  user.operation({
-    id: 'deleteMessage',
-    method: 'DELETE',
-    path: '/messages/:id',
-    access: 'write',
-    tag,
-    summary: 'Delete a message the user sent',
-    params: IdParams,
-    response: EmptySchema,
-    handler: async (d, session, { id }) => {
-      await d.webchat.deleteMessage(session, id);
-      return {};
-    },
-  }),
-  user.operation({
+  deleteMessage(tag),
+  operation({
     id: 'addMessageFeedback',
     method: 'PUT',
     path: '/messages/:id/feedback',
@@ -89,12 +71,8 @@ export const webchatMessageOperations = [
     params: IdParams,
     body: FeedbackSchema.properties,
     response: EmptySchema,
-    handler: async (d, session, { id, value, comment }) => {
-      await d.webchat.setFeedback(session, id, { value, ...(comment !== undefined && { comment }) });
-      return {};
-    },
   }),
-  user.operation({
+  operation({
     id: 'removeMessageFeedback',
     method: 'DELETE',
     path: '/messages/:id/feedback',
@@ -103,12 +81,8 @@ export const webchatMessageOperations = [
     summary: 'Remove the feedback on a message',
     params: IdParams,
     response: EmptySchema,
-    handler: async (d, session, { id }) => {
-      await d.webchat.setFeedback(session, id, null);
-      return {};
-    },
   }),
-  user.operation({
+  operation({
     id: 'createEvent',
     method: 'POST',
     path: '/events',
@@ -125,11 +99,8 @@ export const webchatMessageOperations = [
       bindUser: Type.Optional(Type.Boolean()),
     },
     response: EventAnswer,
-    handler: async (d, session, { conversationId, payload }) => ({
-      event: await d.webchat.createEvent(session, conversationId, payload),
-    }),
   }),
-  user.operation({
+  operation({
     id: 'getEvent',
     method: 'GET',
     path: '/events/:id',
@@ -138,9 +109,8 @@ export const webchatMessageOperations = [
     summary: 'Get an event',
     params: IdParams,
     response: EventAnswer,
-    handler: async (d, session, { id }) => ({ event: await d.webchat.getEvent(session, id) }),
   }),
-  user.operation({
+  operation({
     id: 'createFile',
     method: 'POST',
     path: '/files',
@@ -151,6 +121,5 @@ export const webchatMessageOperations = [
     status: 201,
     body: CreateFileBodySchema.properties,
     response: Type.Object({ file: WebchatFileSchema }),
-    handler: async (d, session, body) => ({ file: await d.webchat.createFile(session, body) }),
   }),
-];
+] as const;

@@ -1,18 +1,18 @@
 import { Type } from 'typebox';
-import { FOREIGN_ID_MAX_LENGTH } from '../../domain/chat/foreign-ids.ts';
 import { JsonObject, TagChangeMap, TagMap } from '../../domain/shared/schemas.ts';
-import { WebchatUserSchema } from '../../domain/webchat/models.ts';
 import { EmptySchema } from '../schemas.ts';
-import { site, tag, user, visitor } from './define.ts';
+import { deleteUser } from '../chat/shared.ts';
+import { tag } from './tag.ts';
+import { Model } from '../models.ts';
+import { ChatUserFieldsSchema, ForeignIdSchema } from '../../domain/chat/schemas.ts';
+import { operation } from '../operation.ts';
 
-const UserAnswer = Type.Object({ user: WebchatUserSchema });
-const profile = {
-  name: Type.Optional(Type.String({ maxLength: 200 })),
-  pictureUrl: Type.Optional(Type.String({ maxLength: 40000 })),
-};
+const UserAnswer = Type.Object({ user: Model.WebchatUser });
+/** The Chat API's user fields but its `profile` text: the webchat has `userData` instead. */
+const { profile: _profile, ...profile } = ChatUserFieldsSchema.properties;
 
 export const webchatVisitorOperations = [
-  visitor.operation({
+  operation({
     id: 'createUser',
     method: 'POST',
     path: '/users',
@@ -27,10 +27,9 @@ export const webchatVisitorOperations = [
       userData: Type.Optional(Type.Union([JsonObject, Type.String()])),
       attributes: Type.Optional(Type.Union([TagMap, Type.String()])),
     },
-    response: Type.Object({ user: WebchatUserSchema, key: Type.String() }),
-    handler: (d, visitor, body) => d.webchat.createUser(visitor, body),
+    response: Type.Object({ user: Model.WebchatUser, key: Type.String() }),
   }),
-  visitor.operation({
+  operation({
     id: 'sendPerfMetrics',
     method: 'POST',
     path: '/p',
@@ -43,13 +42,12 @@ export const webchatVisitorOperations = [
       properties: Type.Optional(JsonObject),
     },
     response: EmptySchema,
-    handler: async () => ({}),
   }),
-];
+] as const;
 
 /** What a site's backend calls with the channel's admin secret. */
 export const webchatSiteOperations = [
-  site.operation({
+  operation({
     id: 'generateUserKey',
     method: 'POST',
     path: '/users/key',
@@ -59,18 +57,15 @@ export const webchatSiteOperations = [
     description:
       'Needs `x-admin-secret`: the channel’s encryption key (personal mode). `expiresAt` is Unix time, in seconds or milliseconds.',
     body: {
-      id: Type.String({ minLength: 1, maxLength: FOREIGN_ID_MAX_LENGTH }),
+      id: ForeignIdSchema,
       expiresAt: Type.Optional(Type.Number({ minimum: 0 })),
     },
     response: Type.Object({ key: Type.String() }),
-    handler: async (d, visitor, { id, expiresAt }) => ({
-      key: await d.webchat.generateUserKey(visitor, id, expiresAt),
-    }),
   }),
-];
+] as const;
 
 export const webchatUserOperations = [
-  user.operation({
+  operation({
     id: 'getUser',
     method: 'GET',
     path: '/users/me',
@@ -78,9 +73,8 @@ export const webchatUserOperations = [
     tag,
     summary: 'Get the user of the key',
     response: UserAnswer,
-    handler: async (d, session) => ({ user: await d.webchat.getUser(session) }),
   }),
-  user.operation({
+  operation({
     id: 'updateUser',
     method: 'PUT',
     path: '/users/me',
@@ -95,19 +89,6 @@ export const webchatUserOperations = [
       attributes: Type.Optional(Type.Union([TagChangeMap, Type.String()])),
     },
     response: UserAnswer,
-    handler: async (d, session, body) => ({ user: await d.webchat.updateUser(session, body) }),
   }),
-  user.operation({
-    id: 'deleteUser',
-    method: 'DELETE',
-    path: '/users/me',
-    access: 'write',
-    tag,
-    summary: 'Delete the user of the key',
-    response: EmptySchema,
-    handler: async (d, session) => {
-      await d.webchat.deleteUser(session);
-      return {};
-    },
-  }),
-];
+  deleteUser(tag),
+] as const;

@@ -1,63 +1,15 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Store } from '../../store/index.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { ApiError } from '../shared/errors.ts';
 import { requireBotOfWorkspace } from '../shared/ownership.ts';
 import { requireRole } from '../workspace/roles.ts';
+import { ANALYTICS_RECORDS_MAX } from './schemas.ts';
+import type { AnalyticsInterval, BotAnalyticsRecord } from './schemas.ts';
 
-/** The lengths of a record's period `getBotAnalytics` offers (`interval`); the hosted product's are days. */
-export const ANALYTICS_INTERVALS = { hour: 3_600_000, day: 86_400_000 } as const;
-export type AnalyticsInterval = keyof typeof ANALYTICS_INTERVALS;
-
-/** At most this many records (periods) in one answer: a year of days, or 16 days of hours. */
-export const ANALYTICS_RECORDS_MAX = 400;
-
-const Count = Type.Integer({ minimum: 0 });
-const Spread = Type.Object({
-  mean: Type.Number(),
-  sd: Type.Number(),
-  min: Type.Number(),
-  max: Type.Number(),
-});
-
-/**
- * One period of `GetBotAnalyticsResponse.records`; the field names are the client's. `turns` is Parley's
- * own: what the engine records of the turns it ran (an event from queued to done).
- */
-export const BotAnalyticsRecordSchema = Type.Object({
-  startDateTimeUtc: Type.String({ description: 'Beginning of the period (inclusive)' }),
-  endDateTimeUtc: Type.String({ description: 'End of the period (inclusive)' }),
-  returningUsers: Type.Integer({ description: 'Users created before the period who wrote in it' }),
-  newUsers: Type.Integer({ description: 'Users created in the period' }),
-  sessions: Type.Integer({ description: 'Conversations with at least one message in the period' }),
-  messages: Type.Integer({ description: 'Deprecated: the same as userMessages' }),
-  userMessages: Count,
-  botMessages: Count,
-  events: Count,
-  eventTypes: Type.Record(Type.String(), Count),
-  customEvents: Type.Record(Type.String(), Type.Number({ description: 'trackAnalytics counts, summed' })),
-  llm: Type.Object({
-    calls: Count,
-    errors: Count,
-    inputTokens: Count,
-    outputTokens: Count,
-    latency: Spread,
-    tokensPerSecond: Spread,
-    cost: Type.Object({ ...Spread.properties, sum: Type.Number() }),
-  }),
-  turns: Type.Object({
-    count: Type.Integer({ description: 'Events the bot finished handling (processed or failed)' }),
-    failed: Type.Integer({ description: 'Of those, the ones that failed' }),
-    durationMs: Type.Object({
-      p50: Type.Union([Type.Number(), Type.Null()], { description: 'Median time from queued to done' }),
-      p99: Type.Union([Type.Number(), Type.Null()]),
-    }),
-  }),
-});
-export type BotAnalyticsRecord = Static<typeof BotAnalyticsRecordSchema>;
+/** Each period's length in milliseconds. */
+export const ANALYTICS_INTERVALS: Record<AnalyticsInterval, number> = { hour: 3_600_000, day: 86_400_000 };
 
 export interface BotAnalyticsQuery {
   /** Start of the window (inclusive): anything `Date` parses. */
@@ -114,7 +66,6 @@ function emptyRecord(period: Period): BotAnalyticsRecord {
     events: 0,
     eventTypes: {},
     customEvents: {},
-    // Parley makes no LLM calls of its own.
     llm: {
       calls: 0,
       errors: 0,
@@ -224,7 +175,48 @@ export class BotAnalytics {
     for (const r of counters) at(r.i).customEvents[r.name] = num(r.n);
 
     await this.turns(w, records);
+    await this.llmCalls(w, records);
     return records;
+  }
+
+  /**
+   * Model calls through the gateway: counts and sums, and the spread of their latency, of the tokens
+   * per second of the answered ones, and of their cost. A standard deviation is the square root of the
+   * mean of squares less the square of the mean, each computed in the database.
+   */
+  private async llmCalls(w: Window, records: BotAnalyticsRecord[]): Promise<void> {
+    const tps = sql`case when t.error is null and t.latency_ms > 0 then t.output_tokens * 1000.0 / t.latency_ms end`;
+    const rows = await this.query<Record<string, unknown>>(sql`
+      with ${w.table}
+      select p.i as i, count(*) as calls,
+        sum(case when t.error is null then 0 else 1 end) as errors,
+        sum(t.input_tokens) as input_tokens, sum(t.output_tokens) as output_tokens,
+        avg(t.latency_ms) as latency_mean, avg(t.latency_ms * t.latency_ms) as latency_sq,
+        min(t.latency_ms) as latency_min, max(t.latency_ms) as latency_max,
+        avg(${tps}) as tps_mean, avg(${tps} * ${tps}) as tps_sq, min(${tps}) as tps_min, max(${tps}) as tps_max,
+        sum(t.cost) as cost_sum, avg(t.cost) as cost_mean, avg(t.cost * t.cost) as cost_sq,
+        min(t.cost) as cost_min, max(t.cost) as cost_max
+      from llm_calls t ${w.join} where ${w.where} group by p.i`);
+    for (const r of rows) {
+      const spreadOf = (name: string) => {
+        const mean = num(r[`${name}_mean`]);
+        return {
+          mean,
+          sd: Math.sqrt(Math.max(0, num(r[`${name}_sq`]) - mean * mean)),
+          min: num(r[`${name}_min`]),
+          max: num(r[`${name}_max`]),
+        };
+      };
+      (records[num(r.i)] as BotAnalyticsRecord).llm = {
+        calls: num(r.calls),
+        errors: num(r.errors),
+        inputTokens: num(r.input_tokens),
+        outputTokens: num(r.output_tokens),
+        latency: spreadOf('latency'),
+        tokensPerSecond: spreadOf('tps'),
+        cost: { sum: num(r.cost_sum), ...spreadOf('cost') },
+      };
+    }
   }
 
   /**
@@ -233,10 +225,7 @@ export class BotAnalytics {
    */
   private async turns(w: Window, records: BotAnalyticsRecord[]): Promise<void> {
     const since = sql`coalesce(t.scheduled_for, t.created_at)`;
-    const durationMs =
-      this.store.dialect === 'postgres'
-        ? sql`extract(epoch from (t.updated_at::timestamptz - ${since}::timestamptz)) * 1000`
-        : sql`(julianday(t.updated_at) - julianday(${since})) * 86400000.0`;
+    const durationMs = this.store.sql.millisecondsBetween(since, sql.ref('t.updated_at'));
     const ranked = await this.query<{
       i: unknown;
       ms: unknown;

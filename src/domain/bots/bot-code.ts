@@ -1,32 +1,16 @@
 import { createHash } from 'node:crypto';
 import { Script } from 'node:vm';
-import { createAjv } from '../shared/json-schema.ts';
-import { Type } from 'typebox';
-import {
-  ActionDefinitionSchema,
-  BotManifestSchema,
-  FORMAT_VERSION,
-  HOOK_TYPES,
-  WorkflowSchema,
-} from '../../package/format.ts';
-import type { CompiledPackage } from '../../package/format.ts';
 import { invalidPayload } from '../shared/errors.ts';
-import type { BotRuntime } from '../../store/schema.ts';
+import type { BotRuntime } from '../../value-sets.ts';
 
 export const SDK_RUNTIME = 'botpress-sdk' satisfies BotRuntime;
 
-const CompiledPackageSchema = Type.Object({
-  parley: Type.Literal(FORMAT_VERSION),
-  manifest: BotManifestSchema,
-  actions: Type.Record(Type.String(), ActionDefinitionSchema),
-  hooks: Type.Object(
-    Object.fromEntries(HOOK_TYPES.map((h) => [h, Type.Optional(Type.Array(Type.String()))])),
-  ),
-  workflows: Type.Record(Type.String(), WorkflowSchema),
-  units: Type.Record(Type.String(), Type.String()),
-});
-
-const validate = createAjv().compile(CompiledPackageSchema);
+/**
+ * What is wrong with a document that says it is a Parley bot package (a JSON object with a `parley`
+ * key), or undefined when the engine can load it. The format is the bot package's
+ * (`package/compiled.ts`), which builds on the domain: so the domain is given it (`createDomain`).
+ */
+export type PackageCheck = (document: object) => string | undefined;
 
 /**
  * Which runtime runs this code: a compiled Parley bot package (what `parley deploy` uploads) runs in
@@ -35,7 +19,7 @@ const validate = createAjv().compile(CompiledPackageSchema);
  * accepted and never runs would be the worst answer); so is a document that claims to be a Parley
  * package but is malformed, so the engine never loads a broken one.
  */
-export function runtimeOf(code: string | null): BotRuntime | null {
+function runtimeOf(code: string | null, checkPackage: PackageCheck): BotRuntime | null {
   if (code === null || code.trim() === '') return null;
   if (!code.startsWith('{')) return sdkBundle(code);
   let parsed: unknown;
@@ -46,13 +30,34 @@ export function runtimeOf(code: string | null): BotRuntime | null {
   }
   if (typeof parsed !== 'object' || parsed === null || !('parley' in parsed))
     throw invalidPayload(NOT_RUNNABLE);
-  if (!validate(parsed)) {
-    const first = validate.errors?.[0];
-    throw invalidPayload(
-      `code is not a valid Parley bot package: ${first?.instancePath ?? ''} ${first?.message ?? ''}`.trim(),
-    );
-  }
+  const problem = checkPackage(parsed);
+  if (problem !== undefined)
+    throw invalidPayload(`code is not a valid Parley bot package: ${problem}`.trim());
   return 'parley';
+}
+
+/**
+ * Whether this server runs SDK bundles: the engine tells once its OS sandbox is open (or why it could not
+ * be). A deploy of one where none can run is refused with the reason, never accepted to sit unrun.
+ * Parley packages are checked against the format the slot is made with.
+ */
+export class SdkRuntimeSlot {
+  private unavailable: () => string | undefined = () => 'no engine runs them in this process';
+
+  constructor(private readonly checkPackage: PackageCheck) {}
+
+  use(unavailable: () => string | undefined): void {
+    this.unavailable = unavailable;
+  }
+
+  /** The runtime of `code` (runtimeOf), refused when it is an SDK bundle and none can run here. */
+  runtimeOf(code: string | null): BotRuntime | null {
+    const runtime = runtimeOf(code, this.checkPackage);
+    const why = runtime === SDK_RUNTIME ? this.unavailable() : undefined;
+    if (why !== undefined)
+      throw invalidPayload(`code: bundles built by \`bp build\` cannot run on this server: ${why}`);
+    return runtime;
+  }
 }
 
 const NOT_RUNNABLE =
@@ -74,9 +79,4 @@ function sdkBundle(code: string): BotRuntime {
 /** Names a version of a bot's code: the same code, the same name (a runtime's caches key on it). */
 export function codeVersion(botId: string, code: string): string {
   return `${botId}@${createHash('sha256').update(code).digest('hex').slice(0, 16)}`;
-}
-
-/** The package of code `runtimeOf` accepted. */
-export function parsePackage(code: string): CompiledPackage {
-  return JSON.parse(code) as CompiledPackage;
 }

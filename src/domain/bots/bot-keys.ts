@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Db, Dialect } from '../../store/index.ts';
+import type { Db, StoreSql } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { notFound } from '../shared/errors.ts';
@@ -24,7 +24,7 @@ export class BotKeys {
   constructor(
     private readonly db: Db,
     private readonly caches: Caches,
-    private readonly dialect: Dialect,
+    private readonly storeSql: StoreSql,
   ) {}
 
   async create(actor: WorkspaceActor, botId: string, note: string): Promise<BotApiKey & { value: string }> {
@@ -46,11 +46,11 @@ export class BotKeys {
   }
 
   /**
-   * At start, on SQLite (one server per data folder): the keys an earlier run made for its bundles'
+   * At start, when this process alone uses the database: the keys an earlier run made for its bundles'
    * processes, which it could not delete if it died; no process holds them now.
    */
   async deleteStaleRuntimeKeys(): Promise<number> {
-    if (this.dialect !== 'sqlite') return 0;
+    if (!this.storeSql.oneProcess) return 0;
     const deleted = await this.db
       .deleteFrom('bot_api_keys')
       .where('process_owner', 'is not', null)

@@ -1,9 +1,5 @@
 import { sql } from 'kysely';
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Store } from '../../store/index.ts';
-import { BOT_LOG_LEVELS } from '../../store/schema.ts';
-import type { BotLogLevel } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { invalidPayload } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -14,6 +10,10 @@ import { requireRole } from '../workspace/roles.ts';
 import { nowIso } from '../shared/time.ts';
 import { BotLogBuffer } from './bot-log-buffer.ts';
 import type { BotLogProblem, BotLogRow } from './bot-log-buffer.ts';
+import { LOG_PAGE_SIZE } from './schemas.ts';
+import type { BotLog } from './schemas.ts';
+import { BOT_LOG_LEVELS } from '../../value-sets.ts';
+import type { BotLogLevel } from '../../value-sets.ts';
 
 export const LOG_LEVELS = BOT_LOG_LEVELS;
 export type { BotLogLevel };
@@ -24,21 +24,8 @@ function isLevel(value: string): value is BotLogLevel {
 
 /** Longer messages are cut to this many characters (the last one an ellipsis). */
 export const LOG_MESSAGE_MAX = 4000;
-/** Lines per getBotLogs page (the operation has no pageSize). */
-export const LOG_PAGE_SIZE = 100;
 /** Rows per INSERT statement: well under the bound-parameter limits of SQLite and Postgres. */
 const INSERT_CHUNK = 1000;
-
-/** One line of `GetBotLogsResponse.logs`; the field names are the client's. */
-export const BotLogSchema = Type.Object({
-  timestamp: Type.String({ description: 'ISO 8601, UTC' }),
-  level: Type.String({ description: 'debug, info, warn or error' }),
-  message: Type.String(),
-  workflowId: Type.Optional(Type.String()),
-  userId: Type.Optional(Type.String()),
-  conversationId: Type.Optional(Type.String()),
-});
-export type BotLog = Static<typeof BotLogSchema>;
 
 /** What the bot runtime hands over: a line of bot code's console/logger, or the engine's own about a bot. */
 export interface BotLogEntry {
@@ -190,11 +177,7 @@ export class BotLogs {
       // A plain substring test, case-sensitive on both stores: no LIKE wildcards to escape, and no
       // difference between SQLite's ASCII-only case folding and Postgres'.
       const needle = query.messageContains;
-      select = select.where(
-        this.store.dialect === 'postgres'
-          ? sql<boolean>`strpos(message, ${needle}) > 0`
-          : sql<boolean>`instr(message, ${needle}) > 0`,
-      );
+      select = select.where(this.store.sql.contains(sql.ref('message'), needle));
     }
     if (cursor) select = select.where(keyset.after(cursor));
     const rows = await select

@@ -1,12 +1,13 @@
-import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import type { Db, Executor } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
-import { BOT_RUNTIMES } from '../../store/schema.ts';
-import type { BotRuntime, Row } from '../../store/schema.ts';
+import type { Row } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { notFound } from '../shared/errors.ts';
 import { CHAT_INTEGRATION } from '../chat/channels.ts';
+import { LLM_INTEGRATION, LLM_INTERFACE_VERSION } from '../llm/llm-integration.ts';
+import type { LlmIntegration } from '../llm/llm-integration.ts';
+import { NOT_CONFIGURED } from '../llm/gateway.ts';
 import type { ChatChannel, ChatChannels } from '../chat/channels.ts';
 import type { Links } from './links.ts';
 import { newId } from '../shared/ids.ts';
@@ -15,205 +16,24 @@ import type { Page, PageRequest, SortDirection } from '../shared/pagination.ts';
 import { can, requireRole } from '../workspace/roles.ts';
 import type { BotWebhooks } from '../webhooks/bot-webhooks.ts';
 import { newSigningSecret } from '../webhooks/signatures.ts';
-import {
-  JsonObject,
-  MAX_TIMEOUT_MS,
-  Nullable,
-  NullableMap,
-  TagChangeMap,
-  TagDefinitions,
-  TagMap,
-  Timestamp,
-} from '../shared/schemas.ts';
+import type { JsonObject, TagDefinitions } from '../shared/schemas.ts';
 import { applyTagChanges, insertTags, deleteTags, hasAllTags, loadTags, withTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
 import { mergeMap } from '../shared/json.ts';
-import { runtimeOf, SDK_RUNTIME } from './bot-code.ts';
+import { SDK_RUNTIME } from './bot-code.ts';
+import type { SdkRuntimeSlot } from './bot-code.ts';
 import { checkChatConfiguration, checkOrigins } from '../webchat/appearance.ts';
 import type { InstallationChanges, Installations } from '../integrations/installations.ts';
-
-const BotType = Type.Union([Type.Literal('studio'), Type.Literal('adk'), Type.Literal('desk')]);
-const Media = Type.Object({ url: Type.String(), name: Type.String() });
-const StateDefinition = Type.Object({
-  type: Type.Union([Type.Literal('conversation'), Type.Literal('user'), Type.Literal('bot')]),
-  schema: JsonObject,
-  expiry: Type.Optional(Type.Number()),
-});
-const EventDefinition = Type.Object({
-  title: Type.Optional(Type.String()),
-  description: Type.Optional(Type.String()),
-  schema: JsonObject,
-  attributes: Type.Optional(TagMap),
-});
-const RecurringEventDefinition = Type.Object({
-  schedule: Type.Object({ cron: Type.String() }),
-  type: Type.String(),
-  payload: JsonObject,
-});
-const ActionDefinition = Type.Object({
-  title: Type.Optional(Type.String()),
-  description: Type.Optional(Type.String()),
-  billable: Type.Optional(Type.Boolean()),
-  cacheable: Type.Optional(Type.Boolean()),
-  input: Type.Object({ schema: JsonObject }),
-  output: Type.Object({ schema: JsonObject }),
-  attributes: Type.Optional(TagMap),
-});
-const Configuration = Type.Object({ data: Type.Optional(JsonObject), schema: Type.Optional(JsonObject) });
-const Subscriptions = Type.Object({
-  events: Type.Union([Type.Record(Type.String(), Type.Object({})), Type.Null()]),
-});
-const TagDefinitionsHolder = Type.Object({ tags: Type.Optional(TagDefinitions) });
-
-export const BotIntegrationSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  version: Type.String(),
-  enabled: Type.Boolean(),
-  webhookId: Type.String(),
-  webhookUrl: Type.String(),
-  webchatClientId: Type.Optional(
-    Type.String({ description: 'The chat channel’s id for the official webchat (`clientId`)' }),
-  ),
-  webchatShareUrl: Type.Optional(
-    Type.String({ description: 'A full-page chat with the bot, to share as a link' }),
-  ),
-  identifier: Type.Optional(Type.String()),
-  configurationType: Nullable(Type.String()),
-  configuration: JsonObject,
-  status: Type.String(),
-  statusReason: Nullable(Type.String()),
-  disabledChannels: Type.Array(Type.String()),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  title: Type.String(),
-  description: Type.String(),
-  iconUrl: Type.String(),
-  public: Type.Boolean(),
-  visibility: Type.String(),
-  verificationStatus: Type.String(),
-  lifecycleStatus: Type.String(),
-});
-
-export const BotSchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  name: Type.String(),
-  description: Type.Optional(Type.String()),
-  deployedAt: Type.Optional(Timestamp),
-  runtime: Type.Optional(
-    Type.Enum(BOT_RUNTIMES, {
-      description:
-        'What runs its code: `parley` (a package of `parley deploy`) or `botpress-sdk` (a bundle of `bp deploy`); absent without code',
-    }),
-  ),
-  dev: Type.Boolean(),
-  type: BotType,
-  status: Type.Union([Type.Literal('active'), Type.Literal('deploying'), Type.Literal('deleting')]),
-  tags: TagMap,
-  signingSecret: Type.String({ description: 'Empty for a role that may not change the bot' }),
-  integrations: Type.Record(Type.String(), BotIntegrationSchema),
-  plugins: Type.Record(Type.String(), JsonObject),
-  maxExecutionTime: Type.Optional(Type.Number()),
-  user: Type.Object({ tags: TagDefinitions }),
-  conversation: Type.Object({ tags: TagDefinitions }),
-  message: Type.Object({ tags: TagDefinitions }),
-  states: Type.Record(Type.String(), StateDefinition),
-  configuration: Type.Object({ data: JsonObject, schema: JsonObject }),
-  events: Type.Record(Type.String(), EventDefinition),
-  recurringEvents: Type.Record(
-    Type.String(),
-    Type.Object({
-      schedule: Type.Object({ cron: Type.String() }),
-      type: Type.String(),
-      payload: JsonObject,
-      failedAttempts: Type.Integer(),
-      lastFailureReason: Nullable(Type.String()),
-    }),
-  ),
-  subscriptions: Subscriptions,
-  actions: Type.Record(Type.String(), ActionDefinition),
-  secrets: Type.Array(Type.String(), { description: 'Names only: values never leave the server' }),
-  createdBy: Type.Optional(Type.String()),
-  alwaysAlive: Type.Boolean(),
-  medias: Type.Array(Media),
-});
-export type Bot = Static<typeof BotSchema>;
-
-export const BotSummarySchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  name: Type.String(),
-  deployedAt: Type.Optional(Timestamp),
-  tags: TagMap,
-  type: BotType,
-});
-export type BotSummary = Static<typeof BotSummarySchema>;
-
-const BotNameField = Type.String({ minLength: 1, maxLength: 200 });
-
-export const CreateBotBodySchema = Type.Object({
-  name: Type.Optional(BotNameField),
-  description: Type.Optional(Type.String()),
-  tags: Type.Optional(TagMap),
-  dev: Type.Optional(Type.Boolean()),
-  type: Type.Optional(BotType),
-  code: Type.Optional(Type.String()),
-  url: Type.Optional(Type.String()),
-  maxExecutionTime: Type.Optional(Type.Number({ minimum: 1, maximum: MAX_TIMEOUT_MS })),
-  configuration: Type.Optional(Configuration),
-  user: Type.Optional(TagDefinitionsHolder),
-  conversation: Type.Optional(TagDefinitionsHolder),
-  message: Type.Optional(TagDefinitionsHolder),
-  states: Type.Optional(Type.Record(Type.String(), StateDefinition)),
-  events: Type.Optional(Type.Record(Type.String(), EventDefinition)),
-  recurringEvents: Type.Optional(Type.Record(Type.String(), RecurringEventDefinition)),
-  subscriptions: Type.Optional(Subscriptions),
-  actions: Type.Optional(Type.Record(Type.String(), ActionDefinition)),
-  medias: Type.Optional(Type.Array(Media)),
-  secrets: Type.Optional(TagMap),
-});
-export type CreateBotBody = Static<typeof CreateBotBodySchema>;
-
-const TagDefinitionChanges = Type.Object({
-  tags: Type.Optional(
-    NullableMap(
-      Type.Object({ title: Type.Optional(Type.String()), description: Type.Optional(Type.String()) }),
-    ),
-  ),
-});
-
-export const UpdateBotBodySchema = Type.Object({
-  name: Type.Optional(BotNameField),
-  description: Type.Optional(Type.String()),
-  tags: Type.Optional(TagChangeMap),
-  code: Type.Optional(Type.String()),
-  url: Type.Optional(Nullable(Type.String())),
-  type: Type.Optional(BotType),
-  maxExecutionTime: Type.Optional(Type.Number({ minimum: 1, maximum: MAX_TIMEOUT_MS })),
-  alwaysAlive: Type.Optional(Type.Boolean()),
-  blocked: Type.Optional(Type.Boolean()),
-  authentication: Type.Optional(Type.Union([Type.Literal('iam'), Type.Literal('hmac-sha256')])),
-  configuration: Type.Optional(Configuration),
-  user: Type.Optional(TagDefinitionChanges),
-  conversation: Type.Optional(TagDefinitionChanges),
-  message: Type.Optional(TagDefinitionChanges),
-  states: Type.Optional(NullableMap(StateDefinition)),
-  events: Type.Optional(NullableMap(EventDefinition)),
-  recurringEvents: Type.Optional(NullableMap(RecurringEventDefinition)),
-  actions: Type.Optional(NullableMap(ActionDefinition)),
-  subscriptions: Type.Optional(
-    Type.Object({ events: Type.Union([NullableMap(Type.Object({})), Type.Null()]) }),
-  ),
-  integrations: Type.Optional(NullableMap(JsonObject)),
-  plugins: Type.Optional(NullableMap(JsonObject)),
-  medias: Type.Optional(Type.Array(Media)),
-  secrets: Type.Optional(TagChangeMap),
-  layers: Type.Optional(Type.Array(Type.String())),
-});
-export type UpdateBotBody = Static<typeof UpdateBotBodySchema>;
+import type {
+  BotIntegrationSchema,
+  StateDefinition,
+  EventDefinition,
+  RecurringEventDefinition,
+  ActionDefinition,
+  Media,
+} from './schemas.ts';
+import type { Bot, BotSummary, CreateBotBody, UpdateBotBody } from './schemas.ts';
+import type { BotRuntime } from '../../value-sets.ts';
 
 export interface ListBotsQuery extends PageRequest {
   dev?: boolean;
@@ -280,6 +100,36 @@ function emptyDefinition(): Definition {
   };
 }
 
+/**
+ * The entry of the built-in LLM integration (the `llm` interface over the server's model provider):
+ * `registered` when a provider is configured, which is what the hosted client looks for.
+ */
+function llmIntegration(configured: boolean, since: string): Static<typeof BotIntegrationSchema> {
+  return {
+    id: LLM_INTEGRATION,
+    name: LLM_INTEGRATION,
+    version: LLM_INTERFACE_VERSION,
+    enabled: configured,
+    webhookId: '',
+    webhookUrl: '',
+    configurationType: null,
+    configuration: {},
+    status: configured ? 'registered' : 'registration_failed',
+    statusReason: configured ? null : NOT_CONFIGURED,
+    disabledChannels: [],
+    createdAt: since,
+    updatedAt: since,
+    title: 'LLM',
+    description:
+      'Parley’s built-in LLM integration: the `llm` interface’s generateContent and listLanguageModels, answered by the server’s model provider.',
+    iconUrl: '',
+    public: true,
+    visibility: 'public',
+    verificationStatus: 'approved',
+    lifecycleStatus: 'public',
+  };
+}
+
 const SORT_COLUMNS = { createdAt: 'bots.created_at', updatedAt: 'bots.updated_at' } as const;
 
 /** The entry of the built-in chat channel in a bot's `integrations`. */
@@ -326,6 +176,7 @@ function chatIntegration(
 
 export class Bots {
   private readonly deployListeners = new Set<(botId: string) => void>();
+  private readonly deleteListeners = new Set<(botId: string) => void>();
 
   constructor(
     private readonly db: Db,
@@ -334,6 +185,8 @@ export class Bots {
     private readonly links: Links,
     private readonly caches: Caches,
     private readonly installations: Installations,
+    private readonly sdkRuntime: SdkRuntimeSlot,
+    private readonly llm: LlmIntegration,
   ) {}
 
   async list(actor: WorkspaceActor, query: ListBotsQuery): Promise<Page<BotSummary>> {
@@ -406,7 +259,7 @@ export class Bots {
       definition: JSON.stringify(definition),
       secrets: JSON.stringify(body.secrets ?? {}),
       code: body.code ?? null,
-      runtime: runtimeOf(body.code ?? null),
+      runtime: this.sdkRuntime.runtimeOf(body.code ?? null),
       created_at: now,
       updated_at: now,
     };
@@ -418,6 +271,12 @@ export class Bots {
     });
     if (body.code !== undefined) this.deployed(id);
     return this.toBot(row, true);
+  }
+
+  /** Calls `listener` with the bot's id once it is deleted (what runs its code stops it); answers how to stop. */
+  onDelete(listener: (botId: string) => void): () => void {
+    this.deleteListeners.add(listener);
+    return () => this.deleteListeners.delete(listener);
   }
 
   /** Calls `listener` with the bot's id after each deploy of code (what runs it may have to know); answers how to stop. */
@@ -476,7 +335,7 @@ export class Bots {
       description: body.description ?? current.description,
       type: body.type ?? current.type,
       code: body.code ?? current.code,
-      runtime: body.code === undefined ? current.runtime : runtimeOf(body.code),
+      runtime: body.code === undefined ? current.runtime : this.sdkRuntime.runtimeOf(body.code),
       deployed_at: deploys ? now : current.deployed_at,
       definition: JSON.stringify(next),
       secrets: JSON.stringify(mergeMap(JSON.parse(current.secrets) as MapOf<string>, body.secrets)),
@@ -517,6 +376,7 @@ export class Bots {
       await trx.deleteFrom('bots').where('id', '=', botId).execute();
     });
     this.caches.botChanged(botId);
+    for (const listener of this.deleteListeners) listener(botId);
   }
 
   /**
@@ -630,6 +490,7 @@ export class Bots {
       signingSecret: secrets ? row.signing_secret : '',
       integrations: {
         ...(channel && { [CHAT_INTEGRATION]: chatIntegration(channel, this.links, secrets) }),
+        [LLM_INTEGRATION]: llmIntegration(this.llm.configured, row.created_at),
         ...installed,
       },
       plugins: def.plugins,

@@ -1,7 +1,5 @@
 import { createHmac, webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Store } from '../../store/index.ts';
 import { prepare } from '../../store/prepared.ts';
 import type { Caches } from '../shared/caches.ts';
@@ -23,8 +21,10 @@ import type { Events } from '../runtime/events.ts';
 import type { ConversationLog } from '../live/conversation-log.ts';
 import type { Messages } from '../runtime/messages.ts';
 import type { PageRequest } from '../shared/pagination.ts';
-import { JsonObject, Timestamp } from '../shared/schemas.ts';
-import type { User, Users } from '../runtime/users.ts';
+import type { JsonObject } from '../shared/schemas.ts';
+import type { Users } from '../runtime/users.ts';
+import type { User } from '../runtime/schemas.ts';
+import type { ChatUser, ChatConversation, ChatMessage, ChatEvent, ChatUserFields } from './schemas.ts';
 
 const NOT_A_PARTICIPANT = 'You are not a participant of this conversation';
 
@@ -34,49 +34,6 @@ export const CHAT_CHANNEL = 'channel';
 export const OWNER_TAG = `${CHAT_INTEGRATION}:owner`;
 /** Where a chat user's profile text is kept among the runtime user's properties. */
 const PROFILE_PROPERTY = `${CHAT_INTEGRATION}:profile`;
-
-export const ChatUserSchema = Type.Object({
-  id: Type.String(),
-  name: Type.Optional(Type.String()),
-  pictureUrl: Type.Optional(Type.String()),
-  profile: Type.Optional(Type.String()),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-export type ChatUser = Static<typeof ChatUserSchema>;
-
-export const ChatConversationSchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-export type ChatConversation = Static<typeof ChatConversationSchema>;
-
-export const ChatMessageSchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  payload: JsonObject,
-  userId: Type.String(),
-  conversationId: Type.String(),
-  metadata: Type.Optional(JsonObject),
-});
-export type ChatMessage = Static<typeof ChatMessageSchema>;
-
-export const ChatEventSchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  payload: JsonObject,
-  conversationId: Type.String(),
-  userId: Type.String(),
-});
-export type ChatEvent = Static<typeof ChatEventSchema>;
-
-export const ChatUserFieldsSchema = Type.Object({
-  name: Type.Optional(Type.String({ maxLength: 200 })),
-  pictureUrl: Type.Optional(Type.String({ maxLength: 40000 })),
-  profile: Type.Optional(Type.String({ maxLength: 1000 })),
-});
-export type ChatUserFields = Static<typeof ChatUserFieldsSchema>;
 
 /** A channel reached through its webhook id, acting as its bot. */
 export interface ChatScope {

@@ -4,6 +4,7 @@ import type { Executor } from '../../store/index.ts';
 import { isUniqueViolation } from '../../store/index.ts';
 import type { ForeignKind } from '../../store/schema.ts';
 import { alreadyExists, invalidPayload } from '../shared/errors.ts';
+import { FOREIGN_ID_MAX_LENGTH } from './schemas.ts';
 
 export type { ForeignKind };
 
@@ -19,8 +20,6 @@ const internalIdOf = prepare(
       .where('foreign_id', '=', foreignId),
 );
 
-/** The longest id a Chat API client may choose, as the hosted chat server accepts. */
-export const FOREIGN_ID_MAX_LENGTH = 70;
 /** How many internal ids' foreign ids one process remembers. */
 const FOREIGN_CACHE_ENTRIES = 100_000;
 

@@ -63,10 +63,10 @@ export const CHUNK_BYTES = 48 * 1024;
 const CHUNKS_PER_READ = 16;
 
 /**
- * Blobs in Postgres, as rows of fixed-size chunks: every process of a deployment sees every file
+ * Blobs in the database, as rows of fixed-size chunks: every process of a deployment sees every file
  * without another service to run, and a blob streams in and out a chunk at a time.
  */
-export class PostgresBlobStore implements BlobStore {
+export class DatabaseBlobStore implements BlobStore {
   constructor(private readonly db: Db) {}
 
   async write(blobId: string, _botId: string, source: AsyncIterable<Uint8Array>): Promise<void> {

@@ -43,3 +43,37 @@ export function contentTypeOf(key: string): string {
 export function mediaType(contentType: string): string {
   return (contentType.split(';')[0] ?? '').trim().toLowerCase();
 }
+
+/** RFC 9110 `token` characters (section 5.6.2): what a type, subtype and each parameter's name and value consist of. */
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const OWS = '[ \\t]*';
+/**
+ * A content type as a file may declare it: `type/subtype`, then `; name=value` parameters whose values
+ * are tokens too (no quoted strings). Nothing else, so no CR or LF: it is sent back as a header.
+ */
+const CONTENT_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:${OWS};${OWS}(?:${TOKEN}=${TOKEN})?)*${OWS}$`);
+
+export function isValidContentType(value: string): boolean {
+  return CONTENT_TYPE.test(value);
+}
+
+/**
+ * The media types a browser may show from Parley's own origin, when it has no content origin: none of
+ * them runs script in a browser (no HTML, no SVG, no XML). Anything else is served as an attachment.
+ */
+export const INLINE_MEDIA_TYPES: ReadonlySet<string> = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/avif',
+  'application/pdf',
+  'text/plain',
+  'audio/mpeg',
+  'audio/ogg',
+  'audio/wav',
+  'audio/webm',
+  'video/mp4',
+  'video/webm',
+  'video/ogg',
+]);

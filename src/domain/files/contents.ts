@@ -6,7 +6,7 @@ import { ApiError, forbidden, notFound } from '../shared/errors.ts';
 import { nowIso } from '../shared/time.ts';
 import type { BlobStore, ByteRange } from './blob-store.ts';
 import { Files, policiesOf, SIGNED } from './files.ts';
-import type { BlobRef } from './files.ts';
+import { DEFAULT_CONTENT_TYPE, isValidContentType } from './content-types.ts';
 import { FRESH_JOB } from './indexing.ts';
 import type { UrlSigner } from './signing.ts';
 import type { BotActor } from '../workspace/actors.ts';
@@ -27,6 +27,16 @@ export interface Downloadable {
   fileName: string;
   read(range?: ByteRange): Readable;
 }
+
+/** A URL's signature part that may be checked: an expiry in seconds and a signature. */
+function isSignature(auth: UrlSignature): auth is { expires: string; signature: string } {
+  return auth.expires !== undefined && auth.signature !== undefined && /^\d{1,12}$/.test(auth.expires);
+}
+
+const uploadUrlUsed = () =>
+  forbidden(
+    'This upload URL was used already or the file changed since: upsert the file again for a new upload URL',
+  );
 
 /** An upload that breaks its promise (size) or a limit: the file is marked `upload_failed` with the reason. */
 class UploadRefused extends Error {
@@ -61,10 +71,11 @@ export class FileContents {
     declaredLength: number | undefined,
     body: AsyncIterable<Uint8Array>,
   ): Promise<{ etag: string }> {
-    const row = await this.files.requireRowById(this.store.db, fileId).catch(() => undefined);
+    const row = await this.files.rowById(this.store.db, fileId);
     if (!row || !(await this.verify(SIGNED.upload(row), auth))) {
       throw forbidden('This upload URL is invalid or has expired: upsert the file again for a new one');
     }
+    if (row.blob_id !== null) throw uploadUrlUsed();
     return this.accept(row, declaredLength, body);
   }
 
@@ -136,26 +147,30 @@ export class FileContents {
     const stored = await this.complete(row, blobId, sha256);
     if (!stored) {
       await this.files.freeBlobs([await this.files.markBlobDead(this.store.db, blobId)]);
-      throw forbidden('The file changed during the upload: upsert it again for a new upload URL');
+      throw uploadUrlUsed();
     }
     if (row.index_requested === 1) this.files.notifyIndexing();
     return { etag: sha256 };
   }
 
-  /** The content behind a signed download URL. */
+  /**
+   * The content behind a signed download URL: the one it was made for. A file reset since (upserted
+   * again) has a new content, which the old URL does not serve.
+   */
   async download(fileId: string, auth: UrlSignature): Promise<Downloadable> {
-    if (!(await this.verify(SIGNED.download(fileId), auth))) {
-      throw forbidden('This download URL is invalid or has expired: get the file again for a new one');
-    }
-    return this.downloadable(
-      await this.files.requireRowById(this.store.db, fileId).catch(() => undefined),
-      fileId,
-    );
+    const invalid = () =>
+      forbidden(
+        'This download URL is invalid, has expired, or is for content that was replaced: get the file again for a new one',
+      );
+    if (!isSignature(auth)) throw invalid();
+    const row = await this.files.rowById(this.store.db, fileId);
+    if (row && !(await this.verify(SIGNED.download(row), auth))) throw invalid();
+    return this.downloadable(row, fileId);
   }
 
   /** The content of a file with the `public_content` policy: anyone may read it. */
   async downloadPublic(fileId: string): Promise<Downloadable> {
-    const row = await this.files.requireRowById(this.store.db, fileId).catch(() => undefined);
+    const row = await this.files.rowById(this.store.db, fileId);
     return this.downloadable(row && policiesOf(row).includes('public_content') ? row : undefined, fileId);
   }
 
@@ -164,7 +179,8 @@ export class FileContents {
     const { blob_id: blobId, sha256 } = row;
     if (!blobId || !sha256) throw notFound('Content of file', fileId);
     return {
-      contentType: row.content_type,
+      // A type stored before types were checked at upsert may be anything: then the bytes are just bytes.
+      contentType: isValidContentType(row.content_type) ? row.content_type : DEFAULT_CONTENT_TYPE,
       size: row.size,
       etag: sha256,
       fileName: Files.fileName(row.key),
@@ -173,22 +189,19 @@ export class FileContents {
   }
 
   private async verify(parts: string[], auth: UrlSignature): Promise<boolean> {
-    if (!auth.expires || !auth.signature || !/^\d{1,12}$/.test(auth.expires)) return false;
+    if (!isSignature(auth)) return false;
     return this.signer.verify(parts, Number(auth.expires), auth.signature);
   }
 
-  /** Points the file at its new content, if the upload URL still is the file's (no upsert since). */
+  /**
+   * Points the file at its new content, if the upload URL still is the file's (no upsert since) and
+   * has not been used: an upload URL stores one content, once.
+   */
   private async complete(row: Row<'files'>, blobId: string, sha256: string): Promise<boolean> {
-    let previous: BlobRef | undefined;
-    const done = await this.store.db.transaction().execute(async (trx) => {
-      const current = await trx
-        .selectFrom('files')
-        .select('blob_id')
-        .where('id', '=', row.id)
-        .where('upload_nonce', '=', row.upload_nonce)
-        .executeTakeFirst();
-      if (!current) return false;
-      await trx
+    return this.store.db.transaction().execute(async (trx) => {
+      // One conditional statement: of two uploads finishing at once, the second finds the content set
+      // (Postgres evaluates the condition again once the first commits).
+      const { numUpdatedRows } = await trx
         .updateTable('files')
         .set({
           blob_id: blobId,
@@ -199,14 +212,13 @@ export class FileContents {
           updated_at: nowIso(),
         })
         .where('id', '=', row.id)
-        .execute();
+        .where('upload_nonce', '=', row.upload_nonce)
+        .where('blob_id', 'is', null)
+        .executeTakeFirst();
+      if (numUpdatedRows === 0n) return false;
       await trx.updateTable('file_blobs').set({ state: 'stored' }).where('id', '=', blobId).execute();
-      // The same URL used again (a retry): the content it replaces goes.
-      if (current.blob_id) previous = await this.files.markBlobDead(trx, current.blob_id);
       return true;
     });
-    if (previous) await this.files.freeBlobs([previous]);
-    return done;
   }
 
   private async fail(row: Row<'files'>, reason: string): Promise<void> {

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { RawBuilder, SqlBool, Transaction } from 'kysely';
 import type { Executor, Store } from '../../store/index.ts';
 import { toCount } from '../../store/index.ts';
-import type { Database, FileAccessPolicy, FileStatus, NewRow, Row } from '../../store/schema.ts';
+import type { Database, NewRow, Row } from '../../store/schema.ts';
 import type { Links } from '../bots/links.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { ApiError, alreadyExists, invalidPayload, notFound } from '../shared/errors.ts';
@@ -19,9 +19,14 @@ import { nowIso } from '../shared/time.ts';
 import { ownerObject, ownerOf, requireOwner, visibleFiles } from './access.ts';
 import { FRESH_JOB } from './indexing.ts';
 import type { BlobStore } from './blob-store.ts';
-import { contentTypeOf } from './content-types.ts';
+import { contentTypeOf, isValidContentType } from './content-types.ts';
 import type { PassageStore } from './passages.ts';
-import { MAX_PASSAGES_PER_FILE } from './schemas.ts';
+import {
+  MAX_PASSAGES_PER_FILE,
+  MAX_IDS_FILTER,
+  PASSAGES_PAGE_DEFAULT,
+  PASSAGES_PAGE_MAX,
+} from './schemas.ts';
 import type {
   File,
   NewPassage,
@@ -29,10 +34,11 @@ import type {
   UpdateFileMetadataBody,
   UploadableFile,
   UpsertFileBody,
+  TagFilter,
 } from './schemas.ts';
 import type { UrlSigner } from './signing.ts';
 import { tagFilterConditions } from './tag-filter.ts';
-import type { TagFilter } from './tag-filter.ts';
+import type { FileAccessPolicy, FileStatus } from '../../value-sets.ts';
 
 export interface FilesLimits {
   /** The largest content one file may have, in bytes. */
@@ -49,9 +55,6 @@ const DOWNLOAD_URL_GRID_SECONDS = 300;
 const MAX_EXPIRY_MS = 90 * 24 * 3600 * 1000;
 /** Blobs whose upload started this long ago and never finished are freed. */
 const STALE_UPLOAD_MS = 24 * 3600 * 1000;
-export const MAX_IDS_FILTER = 50;
-export const PASSAGES_PAGE_DEFAULT = 20;
-export const PASSAGES_PAGE_MAX = 200;
 
 const SORT_COLUMNS = {
   key: 'key',
@@ -76,17 +79,21 @@ export interface CopyOptions {
   destinationBotId?: string;
 }
 
-/** Where file contents come and go: the routes of `/file-content`, relative to the public origin. */
+/** Where file contents come and go: the routes of `/file-content`, relative to the content origin. */
+export const CONTENT_PREFIX = '/file-content';
 export const CONTENT_PATHS = {
-  upload: (fileId: string) => `/file-content/${encodeURIComponent(fileId)}/upload`,
-  download: (fileId: string) => `/file-content/${encodeURIComponent(fileId)}`,
-  public: (fileId: string) => `/file-content/public/${encodeURIComponent(fileId)}`,
+  upload: (fileId: string) => `${CONTENT_PREFIX}/${encodeURIComponent(fileId)}/upload`,
+  download: (fileId: string) => `${CONTENT_PREFIX}/${encodeURIComponent(fileId)}`,
+  public: (fileId: string) => `${CONTENT_PREFIX}/public/${encodeURIComponent(fileId)}`,
 };
 
-/** What a signature of each kind of URL covers. */
+/**
+ * What a signature of each kind of URL covers. The upload nonce is new at each upsert of the file, so it
+ * names the content: a download link made before a reset of the file does not serve what came after.
+ */
 export const SIGNED = {
   upload: (row: Pick<Row<'files'>, 'id' | 'upload_nonce'>) => ['upload', row.id, row.upload_nonce],
-  download: (fileId: string) => ['download', fileId],
+  download: (row: Pick<Row<'files'>, 'id' | 'upload_nonce'>) => ['download', row.id, row.upload_nonce],
 };
 
 const STATUSES_WITH_CONTENT: FileStatus[] = [
@@ -200,6 +207,12 @@ export class Files {
       throw new ApiError(
         'LimitExceeded',
         `size ${body.size} exceeds the largest file this server accepts (${this.limits.maxFileBytes} bytes)`,
+      );
+    }
+    if (body.contentType !== undefined && !isValidContentType(body.contentType)) {
+      // Sent back as a header at each download: nothing but a media type may be stored.
+      throw invalidPayload(
+        'contentType must be a media type: type/subtype, then any "; name=value" parameters, each part of RFC 9110 token characters (no quotes, control characters or line breaks)',
       );
     }
     const expiresAt = body.expiresAt === undefined ? undefined : validExpiry(body.expiresAt);
@@ -508,16 +521,16 @@ export class Files {
   async uploadUrl(row: Pick<Row<'files'>, 'id' | 'upload_nonce'>): Promise<string> {
     const expires = Math.floor(Date.now() / 1000) + UPLOAD_URL_SECONDS;
     const signature = await this.signer.sign(SIGNED.upload(row), expires);
-    return `${this.links.baseUrl}${CONTENT_PATHS.upload(row.id)}?expires=${expires}&signature=${signature}`;
+    return `${this.links.contentBaseUrl}${CONTENT_PATHS.upload(row.id)}?expires=${expires}&signature=${signature}`;
   }
 
-  async downloadUrl(row: Pick<Row<'files'>, 'id' | 'access_policies'>): Promise<string> {
+  async downloadUrl(row: Pick<Row<'files'>, 'id' | 'upload_nonce' | 'access_policies'>): Promise<string> {
     if (policiesOf(row).includes('public_content'))
-      return `${this.links.baseUrl}${CONTENT_PATHS.public(row.id)}`;
+      return `${this.links.contentBaseUrl}${CONTENT_PATHS.public(row.id)}`;
     const grid = DOWNLOAD_URL_GRID_SECONDS;
     const expires = Math.ceil((Date.now() / 1000 + DOWNLOAD_URL_SECONDS) / grid) * grid;
-    const signature = await this.signer.sign(SIGNED.download(row.id), expires);
-    return `${this.links.baseUrl}${CONTENT_PATHS.download(row.id)}?expires=${expires}&signature=${signature}`;
+    const signature = await this.signer.sign(SIGNED.download(row), expires);
+    return `${this.links.contentBaseUrl}${CONTENT_PATHS.download(row.id)}?expires=${expires}&signature=${signature}`;
   }
 
   async toFile(row: Row<'files'>, tags?: Tags): Promise<File> {
@@ -553,6 +566,11 @@ export class Files {
 
   async requireRowById(db: Executor, id: string): Promise<Row<'files'>> {
     return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  }
+
+  /** The file's row, or undefined when there is none: a store that fails throws, never reads as absent. */
+  async rowById(db: Executor, id: string): Promise<Row<'files'> | undefined> {
+    return db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /** The last segment of a key: the name a download is saved under. */

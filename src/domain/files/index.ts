@@ -1,9 +1,8 @@
 import path from 'node:path';
 import type { Store } from '../../store/index.ts';
 import type { Links } from '../bots/links.ts';
-import { fullTextSearch } from '../search/engine.ts';
 import type { Settings } from '../shared/settings.ts';
-import { FolderBlobStore, PostgresBlobStore } from './blob-store.ts';
+import { DatabaseBlobStore, FolderBlobStore } from './blob-store.ts';
 import type { BlobStore } from './blob-store.ts';
 import { FileContents } from './contents.ts';
 import { Files } from './files.ts';
@@ -16,7 +15,7 @@ import { FileSearch } from './search.ts';
 import { UrlSigner } from './signing.ts';
 
 export interface FilesOptions extends FilesLimits {
-  /** The data folder: on the embedded store, contents live in its `files/` folder. */
+  /** The data folder: where one process alone uses the store, contents live in its `files/` folder. */
   dataDir: string;
 }
 
@@ -40,8 +39,9 @@ export interface FilesDomain {
 }
 
 /**
- * Contents go to the data folder on SQLite (one process owns it). On Postgres every process must see
- * every file, so they go to Postgres itself, in chunks: no other service to run, and one backup.
+ * Contents go to the data folder where one process alone uses the store (the embedded one: that process
+ * owns the folder). Where processes share it, every process must see every file, so they go to the
+ * database itself, in chunks: no other service to run, and one backup.
  */
 export function createFilesDomain(
   store: Store,
@@ -49,11 +49,10 @@ export function createFilesDomain(
   links: Links,
   options: FilesOptions,
 ): FilesDomain {
-  const blobs: BlobStore =
-    store.dialect === 'postgres'
-      ? new PostgresBlobStore(store.db)
-      : new FolderBlobStore(path.join(path.resolve(options.dataDir), 'files'));
-  const engine = fullTextSearch(store.dialect);
+  const blobs: BlobStore = store.sql.oneProcess
+    ? new FolderBlobStore(path.join(path.resolve(options.dataDir), 'files'))
+    : new DatabaseBlobStore(store.db);
+  const engine = store.sql.textSearch;
   const passages = new PassageStore(store, engine);
   const signer = new UrlSigner(settings);
   const files = new Files(store, passages, blobs, signer, links, options);

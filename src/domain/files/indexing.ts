@@ -103,11 +103,11 @@ export class IndexingQueue {
   }
 
   /**
-   * At start: on SQLite (one process per data folder) every claim was made by an earlier run of this
-   * very process, so none holds any more. On Postgres other processes' claims are theirs.
+   * At start: when this process alone uses the database, every claim was made by an earlier run of this
+   * very process, so none holds any more. Where processes share it, other processes' claims are theirs.
    */
   async releaseStaleClaims(): Promise<void> {
-    if (this.store.dialect !== 'sqlite') return;
+    if (!this.store.sql.oneProcess) return;
     await this.store.db
       .updateTable('files')
       .set({ index_lease_owner: null, index_lease_until: null })

@@ -9,9 +9,8 @@ import type { Page, PageRequest } from '../shared/pagination.ts';
 import { deleteTags, loadTags, updateTags, withTags } from '../shared/tags.ts';
 import type { TagChanges, Tags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
-import type { KnowledgeBase, KnowledgeBaseListItem } from './schemas.ts';
+import type { KnowledgeBase, KnowledgeBaseListItem, TagFilter } from './schemas.ts';
 import { tagFilterConditions } from './tag-filter.ts';
-import type { TagFilter } from './tag-filter.ts';
 
 /**
  * Knowledge bases: named, tagged groupings of a bot's files. A file joins one by the convention tags

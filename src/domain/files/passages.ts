@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import type { SqlBool } from 'kysely';
-import type { Executor, Store } from '../../store/index.ts';
-import type { PassageType, Row } from '../../store/schema.ts';
-import type { SearchEngine } from '../search/engine.ts';
+import type { Executor, SearchEngine, Store } from '../../store/index.ts';
+import type { Row } from '../../store/schema.ts';
 import { newId } from '../shared/ids.ts';
 import type { Page } from '../shared/pagination.ts';
 import { valuePage, valueToken } from '../shared/pagination.ts';
 import type { Passage } from './schemas.ts';
+import type { PassageType } from '../../value-sets.ts';
 
 /** A passage as parsing or setFilePassages gives it, before it is stored. */
 export interface PassageDraft {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { FILE_ACCESS_POLICIES, FILE_STATUSES, PASSAGE_TYPES } from '../../store/schema.ts';
 import { JsonObject, Timestamp } from '../shared/schemas.ts';
+import { FILE_ACCESS_POLICIES, FILE_STATUSES, PASSAGE_TYPES } from '../../value-sets.ts';
 
 /** The Files API's resources and bodies, as `@botpress/client` 1.45.0 sends and expects them. */
 
@@ -144,3 +144,47 @@ export const KnowledgeBaseListItemSchema = Type.Object({
 });
 export type KnowledgeBaseListItem = Static<typeof KnowledgeBaseListItemSchema>;
 export const KnowledgeBaseName = Text({ minLength: 1, maxLength: 200 });
+
+/** The most files listFiles' `ids` may name. */
+export const MAX_IDS_FILTER = 50;
+/** Passages per page of listFilePassages. */
+export const PASSAGES_PAGE_DEFAULT = 20;
+export const PASSAGES_PAGE_MAX = 200;
+
+/** searchFiles: its results, the passages around each one, and its query. */
+export const SEARCH_LIMIT_DEFAULT = 20;
+export const SEARCH_LIMIT_MAX = 50;
+export const CONTEXT_DEPTH_DEFAULT = 1;
+export const CONTEXT_DEPTH_MAX = 10;
+export const QUERY_MAX_LENGTH = 1024;
+
+/**
+ * The tag filter of listFiles, searchFiles and listKnowledgeBases: tag -> condition, all ANDed.
+ *   k: 'v'                  the tag equals v
+ *   k: ['a', 'b']           equals any of them
+ *   k: { in: 'a' | [...] }  the same
+ *   k: { not: 'a' | [...] } has none of these values (a record without the tag has none)
+ *   k: { exists: bool }     the tag is present, or absent
+ * Query strings carry it dotted (`tags.k.not=a`), bracketed, or as a JSON string of the object.
+ */
+const Value = Text({ maxLength: 1000 });
+const Values = Type.Union([Value, Type.Array(Value, { maxItems: 100 })]);
+
+export const TagConditionSchema = Type.Union([
+  Value,
+  Type.Array(Value, { maxItems: 100 }),
+  Type.Object(
+    { in: Type.Optional(Values), not: Type.Optional(Values), exists: Type.Optional(Type.Boolean()) },
+    { additionalProperties: false },
+  ),
+]);
+
+export const TagConditions = Type.Record(Text({ minLength: 1, maxLength: 200 }), TagConditionSchema, {
+  maxProperties: 50,
+});
+
+export const TagFilterSchema = Type.Union([
+  Type.String({ description: 'The object form as JSON' }),
+  TagConditions,
+]);
+export type TagFilter = Static<typeof TagFilterSchema>;

@@ -1,23 +1,16 @@
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
-import type { Store } from '../../store/index.ts';
+import type { SearchEngine, Store } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
-import type { SearchEngine } from '../search/engine.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { fromJson } from '../shared/json.ts';
 import { loadTags } from '../shared/tags.ts';
 import { visibleFiles } from './access.ts';
 import { HEADING_TYPES } from './passages.ts';
 import type { PassageStore } from './passages.ts';
-import type { ContextItem, SearchPassage } from './schemas.ts';
+import type { ContextItem, SearchPassage, TagFilter } from './schemas.ts';
 import { tagFilterConditions } from './tag-filter.ts';
-import type { TagFilter } from './tag-filter.ts';
-
-export const SEARCH_LIMIT_DEFAULT = 20;
-export const SEARCH_LIMIT_MAX = 50;
-export const CONTEXT_DEPTH_DEFAULT = 1;
-export const CONTEXT_DEPTH_MAX = 10;
-export const QUERY_MAX_LENGTH = 1024;
+import { SEARCH_LIMIT_DEFAULT, CONTEXT_DEPTH_DEFAULT } from './schemas.ts';
 
 export interface SearchFilesQuery {
   query: string;

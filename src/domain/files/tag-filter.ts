@@ -1,38 +1,10 @@
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
-import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import { invalidPayload } from '../shared/errors.ts';
 import { createAjv } from '../shared/json-schema.ts';
-import { Text } from './schemas.ts';
-
-/**
- * The tag filter of listFiles, searchFiles and listKnowledgeBases: tag -> condition, all ANDed.
- *   k: 'v'                  the tag equals v
- *   k: ['a', 'b']           equals any of them
- *   k: { in: 'a' | [...] }  the same
- *   k: { not: 'a' | [...] } has none of these values (a record without the tag has none)
- *   k: { exists: bool }     the tag is present, or absent
- * Query strings carry it dotted (`tags.k.not=a`), bracketed, or as a JSON string of the object.
- */
-const Value = Text({ maxLength: 1000 });
-const Values = Type.Union([Value, Type.Array(Value, { maxItems: 100 })]);
-export const TagConditionSchema = Type.Union([
-  Value,
-  Type.Array(Value, { maxItems: 100 }),
-  Type.Object(
-    { in: Type.Optional(Values), not: Type.Optional(Values), exists: Type.Optional(Type.Boolean()) },
-    { additionalProperties: false },
-  ),
-]);
-const TagConditions = Type.Record(Text({ minLength: 1, maxLength: 200 }), TagConditionSchema, {
-  maxProperties: 50,
-});
-export const TagFilterSchema = Type.Union([
-  Type.String({ description: 'The object form as JSON' }),
-  TagConditions,
-]);
-export type TagFilter = Static<typeof TagFilterSchema>;
+import { TagConditions } from './schemas.ts';
+import type { TagFilter } from './schemas.ts';
 
 const validateConditions = createAjv().compile(TagConditions);
 

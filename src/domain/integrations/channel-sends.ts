@@ -1,12 +1,10 @@
 import type { Store, Executor } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
+import { keptErrorText } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { LeasedRows } from '../shared/leased-rows.ts';
 import { nowIso } from '../shared/time.ts';
 import { backoffMs, SEND_FOR_MS } from '../webhooks/sends.ts';
-
-/** The longest error text kept for a send. */
-const MAX_ERROR_LENGTH = 500;
 
 /** A bot's message to hand to the channel of its conversation's integration. */
 export interface ClaimedChannelSend {
@@ -131,7 +129,7 @@ export class ChannelSends implements ChannelOutbox {
       .set({
         status,
         attempts,
-        last_error: error?.slice(0, MAX_ERROR_LENGTH) ?? null,
+        last_error: error === null ? null : keptErrorText(error),
         next_attempt_at: new Date(nextAttempt).toISOString(),
         lease_owner: null,
         lease_until: null,

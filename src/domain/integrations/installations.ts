@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../store/index.ts';
-import type { InstallationStatus, Row } from '../../store/schema.ts';
+import type { Row } from '../../store/schema.ts';
 import type { Links } from '../bots/links.ts';
-import { ApiError, invalidPayload } from '../shared/errors.ts';
+import { ApiError, invalidPayload, keptErrorText } from '../shared/errors.ts';
 import { fromJson, isJsonObject } from '../shared/json.ts';
 import type { Json, JsonObject } from '../shared/json.ts';
 import { nowIso } from '../shared/time.ts';
+import type { InstallationStatus } from '../../value-sets.ts';
 
 /** An integration installed on a bot, as `getBot` shows it in `integrations` (keyed by the integration's id). */
 export interface BotInstallation {
@@ -215,7 +216,7 @@ export class Installations {
     );
   }
 
-  /** What the installation's `register` answered, as `getBot` shows it. */
+  /** What the installation's `register` answered, as `getBot` shows it (the reason's start, if long). */
   async setStatus(
     installation: Installation,
     status: InstallationStatus,
@@ -223,7 +224,7 @@ export class Installations {
   ): Promise<void> {
     await this.db
       .updateTable('bot_integrations')
-      .set({ status, status_reason: reason })
+      .set({ status, status_reason: reason === null ? null : keptErrorText(reason) })
       .where('bot_id', '=', installation.botId)
       .where('integration_id', '=', installation.integrationId)
       .where('webhook_id', '=', installation.webhookId)

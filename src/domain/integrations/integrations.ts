@@ -1,108 +1,20 @@
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Db } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
-import { runtimeOf, SDK_RUNTIME } from '../bots/bot-code.ts';
+import { SDK_RUNTIME } from '../bots/bot-code.ts';
+import type { SdkRuntimeSlot } from '../bots/bot-code.ts';
 import { alreadyExists, ApiError, invalidPayload, notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { fromJson, isJsonObject, mergeMap } from '../shared/json.ts';
 import type { Json } from '../shared/json.ts';
-import { JsonObject, NullableMap, TagChangeMap, Timestamp } from '../shared/schemas.ts';
+import type { JsonObject } from '../shared/schemas.ts';
+import { Keyset, pageSizeOf } from '../shared/pagination.ts';
+import type { Page, PageRequest } from '../shared/pagination.ts';
 import { nowIso } from '../shared/time.ts';
 import { newSigningSecret } from '../webhooks/signatures.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { requireRole } from '../workspace/roles.ts';
-
-/** A name as `bp deploy` sends it: `handle/name` (or a bare name), lower case. */
-const IntegrationName = Type.String({ pattern: '^([a-z0-9][a-z0-9-]{0,49}/)?[a-z0-9][a-z0-9-_]{0,99}$' });
-const SemVer = Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.-]+)?$', maxLength: 100 });
-
-/** The parts of a definition kept as they are sent: each a map of named entries (null removes one on update). */
-const DEFINITION_MAPS = [
-  'channels',
-  'states',
-  'events',
-  'actions',
-  'entities',
-  'interfaces',
-  'configurations',
-] as const;
-type DefinitionMap = (typeof DEFINITION_MAPS)[number];
-
-const describedFields = {
-  title: Type.Optional(Type.String({ maxLength: 200 })),
-  description: Type.Optional(Type.String({ maxLength: 2000 })),
-  icon: Type.Optional(Type.String({ description: 'An SVG, in base64' })),
-  readme: Type.Optional(Type.String({ description: 'Markdown, in base64' })),
-  configuration: Type.Optional(JsonObject),
-  identifier: Type.Optional(JsonObject),
-  user: Type.Optional(JsonObject),
-  sdkVersion: Type.Optional(Type.String()),
-  code: Type.Optional(Type.String({ description: 'The bundle `bp build` made' })),
-  url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  public: Type.Optional(Type.Boolean()),
-};
-
-const Changes = Type.Optional(NullableMap(JsonObject));
-const definitionChanges = {
-  channels: Changes,
-  states: Changes,
-  events: Changes,
-  actions: Changes,
-  entities: Changes,
-  interfaces: Changes,
-  configurations: Changes,
-} satisfies Record<DefinitionMap, typeof Changes>;
-
-export const UpdateIntegrationBodySchema = Type.Object({
-  ...describedFields,
-  ...definitionChanges,
-  secrets: Type.Optional(TagChangeMap),
-});
-export type UpdateIntegrationBody = Static<typeof UpdateIntegrationBodySchema>;
-
-export const CreateIntegrationBodySchema = Type.Object({
-  name: IntegrationName,
-  version: SemVer,
-  ...describedFields,
-  ...definitionChanges,
-  secrets: Type.Optional(TagChangeMap),
-  dev: Type.Optional(Type.Boolean()),
-});
-export type CreateIntegrationBody = Static<typeof CreateIntegrationBodySchema>;
-
-const Entries = Type.Record(Type.String(), JsonObject);
-
-export const IntegrationSchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  name: Type.String(),
-  version: Type.String(),
-  title: Type.String(),
-  description: Type.String(),
-  iconUrl: Type.String(),
-  readmeUrl: Type.String(),
-  public: Type.Boolean(),
-  visibility: Type.String(),
-  verificationStatus: Type.String(),
-  dev: Type.Boolean(),
-  url: Type.Union([Type.String(), Type.Null()]),
-  sdkVersion: Type.Optional(Type.String()),
-  configuration: JsonObject,
-  identifier: JsonObject,
-  user: JsonObject,
-  channels: Entries,
-  states: Entries,
-  events: Entries,
-  actions: Entries,
-  entities: Entries,
-  interfaces: Entries,
-  configurations: Entries,
-  secrets: Type.Array(Type.String(), { description: 'Names only: values never leave the server' }),
-  hasCode: Type.Boolean({ description: 'Whether a bundle was deployed to run it' }),
-});
-export type Integration = Static<typeof IntegrationSchema>;
+import { DEFINITION_MAPS } from './schemas.ts';
+import type { DefinitionMap, UpdateIntegrationBody, CreateIntegrationBody, Integration } from './schemas.ts';
 
 /** What is kept of a definition (the row's `definition`). */
 interface Definition extends Record<DefinitionMap, Record<string, JsonObject>> {
@@ -129,13 +41,13 @@ export interface RuntimeIntegration {
   channels: Record<string, JsonObject>;
 }
 
-export interface ListIntegrationsQuery {
+export interface ListIntegrationsQuery extends PageRequest {
   name?: string;
   version?: string;
 }
 
-/** How many integrations a listing answers (the hosted API pages; a workspace here holds few). */
-const MAX_LISTED = 100;
+/** Listings serve the newest first. */
+const keyset = new Keyset('created_at', 'desc');
 
 /**
  * The integrations a workspace deployed (`bp deploy` of an integration project): each a name and a
@@ -143,11 +55,21 @@ const MAX_LISTED = 100;
  * integration is the workspace's own.
  */
 export class Integrations {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly sdkRuntime: SdkRuntimeSlot,
+  ) {}
+
+  /** Only a bundle built by `bp build` runs as an integration (a Parley bot package is no integration). */
+  private checkCode(code: string | undefined): void {
+    if (code === undefined || code.trim() === '') return;
+    if (this.sdkRuntime.runtimeOf(code) !== SDK_RUNTIME)
+      throw invalidPayload('code: an integration runs a CommonJS bundle built by `bp build`');
+  }
 
   async create(actor: WorkspaceActor, body: CreateIntegrationBody): Promise<Integration> {
     requireRole(actor.role, 'bots.write');
-    checkCode(body.code);
+    this.checkCode(body.code);
     const now = nowIso();
     const row: Row<'integrations'> = {
       id: newId('integration'),
@@ -169,7 +91,7 @@ export class Integrations {
 
   async update(actor: WorkspaceActor, id: string, body: UpdateIntegrationBody): Promise<Integration> {
     requireRole(actor.role, 'bots.write');
-    checkCode(body.code);
+    this.checkCode(body.code);
     const current = await this.requireRow(actor, id);
     const row: Row<'integrations'> = {
       ...current,
@@ -192,12 +114,20 @@ export class Integrations {
     return toIntegration(row);
   }
 
-  async list(actor: WorkspaceActor, query: ListIntegrationsQuery): Promise<Integration[]> {
+  async list(actor: WorkspaceActor, query: ListIntegrationsQuery): Promise<Page<Integration>> {
+    const pageSize = pageSizeOf(query);
+    const cursor = keyset.decode(query.nextToken);
     let select = this.db.selectFrom('integrations').selectAll().where('workspace_id', '=', actor.workspaceId);
     if (query.name !== undefined) select = select.where('name', '=', query.name);
     if (query.version !== undefined) select = select.where('version', '=', query.version);
-    const rows = await select.orderBy('created_at', 'desc').orderBy('id').limit(MAX_LISTED).execute();
-    return rows.map(toIntegration);
+    if (cursor) select = select.where(keyset.after(cursor));
+    const rows = await select
+      .orderBy('created_at', keyset.direction)
+      .orderBy('id', keyset.direction)
+      .limit(pageSize + 1)
+      .execute();
+    const page = keyset.page(rows, pageSize, (r) => [r.created_at, r.id]);
+    return { ...page, items: page.items.map(toIntegration) };
   }
 
   /** An integration installed on a bot stays until it is uninstalled. */
@@ -290,13 +220,6 @@ export class Integrations {
     if (!row) throw notFound('Integration', id);
     return row;
   }
-}
-
-/** Only a bundle built by `bp build` runs as an integration (a Parley bot package is no integration). */
-function checkCode(code: string | undefined): void {
-  if (code === undefined || code.trim() === '') return;
-  if (runtimeOf(code) !== SDK_RUNTIME)
-    throw invalidPayload('code: an integration runs a CommonJS bundle built by `bp build`');
 }
 
 function emptyDefinition(): Definition {

@@ -1,5 +1,5 @@
-import type { Conversation, Conversations } from '../runtime/conversations.ts';
-import type { User, Users } from '../runtime/users.ts';
+import type { Conversations } from '../runtime/conversations.ts';
+import type { Users } from '../runtime/users.ts';
 import { ApiError, invalidPayload } from '../shared/errors.ts';
 import { isJsonObject, withoutNulls } from '../shared/json.ts';
 import type { Json } from '../shared/json.ts';
@@ -7,6 +7,7 @@ import type { BotActor } from '../workspace/actors.ts';
 import type { IntegrationHostSlot } from './host.ts';
 import type { Installation, Installations } from './installations.ts';
 import type { Integrations } from './integrations.ts';
+import type { User, Conversation } from '../runtime/schemas.ts';
 
 /** What a bot asks of an integration's channel or users: the integration named, and the tags it knows. */
 interface Creation {

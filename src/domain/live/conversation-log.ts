@@ -5,8 +5,6 @@ import { eventPayloadForChat, messageForChat } from '../chat/bot-format.ts';
 import type { ForeignIds } from '../chat/foreign-ids.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { nowIso } from '../shared/time.ts';
-import { follow } from './follow.ts';
-import type { FollowOptions, Following } from './follow.ts';
 
 /**
  * Something that happened in a conversation, as its live listeners see it (the chat wire format),
@@ -113,11 +111,6 @@ export class ConversationLog {
   /** After the commit of the change the signals report. */
   publish(signals: RecordedSignal[]): void {
     for (const signal of signals) this.bus.publish(signal);
-  }
-
-  /** Follows the conversation's signals after a point, in order and without gaps (see follow.ts). */
-  follow(conversationId: string, options: FollowOptions): Promise<Following> {
-    return follow(this, conversationId, options);
   }
 
   async lastSeq(conversationId: string): Promise<number> {

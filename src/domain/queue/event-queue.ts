@@ -4,13 +4,18 @@ import type { Executor, Store } from '../../store/index.ts';
 import { prepare } from '../../store/prepared.ts';
 import type { Row } from '../../store/schema.ts';
 import { nowIso } from '../shared/time.ts';
-import { toEvent } from '../runtime/events.ts';
-import type { Event } from '../runtime/events.ts';
+import { toEvent } from '../runtime/event-record.ts';
+import type { Event } from '../runtime/schemas.ts';
 
 /** An event the engine claimed: the bot's event, whose bot it is, and how many tries it had. */
 export interface ClaimedEvent extends Event {
   botId: string;
+  /** Its bot's workspace: whose share of the engine its turn takes. */
+  workspaceId: string;
+  /** Its turns that failed for a reason that may pass (each recorded, and tried again after a while). */
   attempts: number;
+  /** How many times it was claimed, this claim included. */
+  deliveries: number;
   /** This claim is the first: no earlier run of its turn (interrupted or failed) can have done anything. */
   firstDelivery: boolean;
 }
@@ -25,9 +30,9 @@ function olderPending(event: RawBuilder<unknown>): RawBuilder<unknown> {
 /** Its bot has code a runtime runs: what every claim requires of an event (`events` is the claimed row). */
 const RUNNABLE = sql`exists (select 1 from bots b where b.id = events.bot_id and b.runtime is not null)`;
 
-/** The named events, each if nothing of its conversation is pending before it and its bot runs code. */
-function claimable(eventIds: string[]): RawBuilder<unknown> {
-  return sql`id in (${sql.join(eventIds)}) and not exists (${olderPending(sql.ref('events'))}) and ${RUNNABLE}`;
+/** The named event, if nothing of its conversation is pending before it and its bot runs code. */
+function claimable(eventId: string): RawBuilder<unknown> {
+  return sql`id = ${eventId} and not exists (${olderPending(sql.ref('events'))}) and ${RUNNABLE}`;
 }
 
 /** Claims the events `which` selects, each if its lease is free: what every claim of the queue runs. */
@@ -42,10 +47,29 @@ type ClaimArgs = { owner: string; leaseUntil: string; now: string; id: string };
 
 /** The claims of one event by id on the hot path, prepared: as it is queued, and as its predecessor ends. */
 const claimClaimable = prepare(['owner', 'leaseUntil', 'now', 'id'], (_db, a: ClaimArgs) =>
-  claimWhere(a.owner, a.leaseUntil, a.now, claimable([a.id])),
+  claimWhere(a.owner, a.leaseUntil, a.now, claimable(a.id)),
 );
 const claimRunnable = prepare(['owner', 'leaseUntil', 'now', 'id'], (_db, a: ClaimArgs) =>
   claimWhere(a.owner, a.leaseUntil, a.now, sql`id = ${a.id} and ${RUNNABLE}`),
+);
+
+/**
+ * A workspace's oldest claimable events, at most `take`: through its pending events in queue order (the
+ * partial index by workspace), skipping those claimed and those behind another of their conversation.
+ */
+function oldestOf(workspaceId: RawBuilder<unknown>, take: RawBuilder<unknown>, now: string) {
+  return sql<{ id: string; created_at: string }>`select e.id, e.created_at from events e
+    where e.workspace_id = ${workspaceId} and e.status = 'pending'
+      and (e.lease_until is null or e.lease_until < ${now})
+      and not exists (${olderPending(sql.ref('e'))})
+      and exists (select 1 from bots b where b.id = e.bot_id and b.runtime is not null)
+    order by e.created_at, e.id
+    limit ${take}`;
+}
+
+type OldestArgs = { workspaceId: string; take: number; now: string };
+const oldestOfWorkspace = prepare(['workspaceId', 'take', 'now'], (_db, a: OldestArgs) =>
+  oldestOf(sql`${a.workspaceId}`, sql`${a.take}`, a.now),
 );
 
 type EventEnd = {
@@ -78,14 +102,17 @@ function toClaimed(rows: Row<'events'>[]): ClaimedEvent[] {
     .map((row) => ({
       ...toEvent(row),
       botId: row.bot_id,
+      workspaceId: row.workspace_id,
       attempts: row.attempts,
+      deliveries: row.deliveries,
       firstDelivery: row.deliveries === 1,
     }));
 }
 
-/** An event queued by this process: its id, and the claim its engine took on it as it was stored. */
+/** An event queued by this process: its id, its bot's workspace, and the claim its engine took on it as it was stored. */
 export interface QueuedNotice {
   id: string;
+  workspaceId: string;
   claimed?: ClaimedEvent;
 }
 
@@ -93,12 +120,41 @@ export interface QueuedNotice {
 export interface LocalWorker {
   owner: string;
   leaseMs: number;
-  /** Whether it takes more work now. */
-  accepting(): boolean;
+  /** Whether it takes an event of this workspace now. */
+  accepting(workspaceId: string): boolean;
+}
+
+/** How the engine shares its turns among workspaces, as a claim uses it (engine/leased-work.ts `Shares`). */
+export interface WorkspaceShares {
+  /** How many more turns of the workspace may start now. */
+  roomOf(workspaceId: string): number;
+  /** Of each workspace's candidates (its oldest first), the ones to take, at most `limit`. */
+  pick<T>(candidates: Map<string, T[]>, limit: number): T[];
 }
 
 /** Tries of an event whose turn keeps failing for reasons that may pass, before it is marked failed. */
 export const MAX_ATTEMPTS = 8;
+/**
+ * Deliveries of an event that ended without an outcome (the process running its turn stopped: killed,
+ * out of memory, crashed) before it is given up instead of delivered again: an event that kills its runner
+ * must not take the service down at every restart. With the attempts, an event is delivered at most
+ * MAX_ATTEMPTS + MAX_INTERRUPTED_DELIVERIES times, whatever became of each delivery.
+ */
+export const MAX_INTERRUPTED_DELIVERIES = 3;
+
+/** How many of the event's earlier deliveries ended without an outcome: neither an end nor a retry recorded. */
+export function interruptedDeliveries(event: Pick<ClaimedEvent, 'deliveries' | 'attempts'>): number {
+  return event.deliveries - 1 - event.attempts;
+}
+
+/** Why an event delivered too many times without an outcome is not run again (its failure reason). */
+export function givenUpReason(event: Pick<ClaimedEvent, 'deliveries' | 'attempts'>): string {
+  const interrupted = interruptedDeliveries(event);
+  const earlier = event.deliveries - 1;
+  const stopped = `the process running its turn stopped before the turn ended (it was killed or crashed)`;
+  if (event.attempts === 0) return `not run again: delivered ${earlier} times, and each time ${stopped}`;
+  return `not run again: delivered ${earlier} times; ${event.attempts} of its turns failed and were tried again, and ${interrupted} times ${stopped}`;
+}
 /** The longest a failure reason is kept (the hosted API's bound). */
 const FAILURE_REASON_MAX = 2000;
 
@@ -146,12 +202,13 @@ export class EventQueue {
 
   /**
    * Claims an event just inserted, in the transaction that inserts it, for this process's engine (if it
-   * accepts work): no claim to make once it is committed. Only if it can be worked on now, as in
-   * `claimQueued`; otherwise it is left to the claims after the commit.
+   * accepts work of its workspace now): no claim to make once it is committed. Only if it can be worked
+   * on now (nothing of its conversation pending before it, its bot runs code); otherwise it is left to
+   * the claims after the commit.
    */
-  async claimAtInsert(db: Executor, eventId: string): Promise<ClaimedEvent | undefined> {
+  async claimAtInsert(db: Executor, eventId: string, workspaceId: string): Promise<ClaimedEvent | undefined> {
     const worker = this.worker;
-    if (!worker?.accepting()) return undefined;
+    if (!worker?.accepting(workspaceId)) return undefined;
     return this.takeOne(claimClaimable, worker.owner, worker.leaseMs, eventId, db);
   }
 
@@ -168,41 +225,90 @@ export class EventQueue {
     return { depth: Number(row?.depth ?? 0), oldestAgeSeconds: Math.max(0, (now - oldest) / 1000) };
   }
 
-  /**
-   * Claims up to `limit` events a runtime can work on now: pending, of a bot whose code a runtime here
-   * runs, not claimed (or claimed by a lapsed lease), and each the oldest pending event of its conversation.
-   * This looks through the whole queue; `claimQueued` and `claimNext` are the cheap claims of the
-   * events the engine knows of.
-   */
-  async claim(
-    owner: string,
-    leaseMs: number,
-    limit: number,
-  ): Promise<{ items: ClaimedEvent[]; more: boolean }> {
-    const now = nowIso();
-    // One more than it may take, to tell whether others wait. A read first: many looks find nothing,
-    // and on SQLite an UPDATE takes the one write lock even when it changes nothing.
-    const { rows } = await sql<{ id: string }>`
-      select e.id from events e join bots b on b.id = e.bot_id
-      where e.status = 'pending' and b.runtime is not null
-        and (e.lease_until is null or e.lease_until < ${now})
-        and not exists (${olderPending(sql.ref('e'))})
-      order by e.created_at, e.id
-      limit ${limit + 1}`.execute(this.db);
-    const ids = rows.slice(0, limit).map((r) => r.id);
-    const items = ids.length ? await this.take(owner, leaseMs, now, sql`id in (${sql.join(ids)})`) : [];
-    return { items, more: rows.length > limit };
+  /** Whose share of the engine an event takes: its workspace's. */
+  groupOf(event: ClaimedEvent): string {
+    return event.workspaceId;
   }
 
   /**
-   * Claims the named events (just queued by this process) that can be worked on now, in one statement
-   * over their own rows: those of a conversation with an older event still pending wait for
-   * `claimNext` after its turn.
+   * Claims up to `limit` events a runtime can work on now, shared among workspaces: pending, of a bot
+   * whose code a runtime here runs, not claimed (or claimed by a lapsed lease), each the oldest pending
+   * event of its conversation, of the workspaces named (undefined: of every workspace with pending
+   * events). Each workspace's oldest such events are read, as many as it has room for and one more (to
+   * tell whether more wait), without reading past them; `shares` picks which to take. Answers the events
+   * claimed and the workspaces that may have more waiting (those without room included).
+   *
+   * The workspaces with pending events are found one index seek each (a skip scan of the pending
+   * events' index by workspace), not by reading the backlog. `claimNext` is the cheap claim of the
+   * event the engine knows of.
    */
-  async claimQueued(owner: string, leaseMs: number, eventIds: string[]): Promise<ClaimedEvent[]> {
-    if (eventIds.length === 0) return [];
+  async claimShared(
+    owner: string,
+    leaseMs: number,
+    limit: number,
+    workspaces: string[] | undefined,
+    shares: WorkspaceShares,
+  ): Promise<{ items: ClaimedEvent[]; waiting: string[] }> {
     const now = nowIso();
-    return this.take(owner, leaseMs, now, claimable(eventIds));
+    const named = workspaces ?? (await this.pendingWorkspaces());
+    // A workspace without room is still looked at for one event: whether it waits.
+    const wanted = named.map((id) => ({ id, take: Math.min(shares.roomOf(id), limit) + 1 }));
+    const candidates = await this.oldestClaimable(wanted, now);
+    const picked = new Set(shares.pick(candidates, limit));
+    const waiting = [...candidates].filter(([, ids]) => ids.some((id) => !picked.has(id))).map(([ws]) => ws);
+    const items = picked.size
+      ? await this.take(owner, leaseMs, now, sql`id in (${sql.join([...picked])})`)
+      : [];
+    return { items, waiting };
+  }
+
+  /** The workspaces that have pending events: a recursive skip scan of their partial index, a seek each. */
+  private async pendingWorkspaces(): Promise<string[]> {
+    const { rows } = await sql<{ id: string | null }>`
+      with recursive pending(id) as (
+        select min(workspace_id) from events where status = 'pending'
+        union all
+        select (select min(e.workspace_id) from events e where e.status = 'pending' and e.workspace_id > p.id)
+        from pending p where p.id is not null
+      )
+      select id from pending where id is not null`.execute(this.db);
+    return rows.flatMap((r) => (r.id === null ? [] : [r.id]));
+  }
+
+  /**
+   * The ids of each workspace's oldest claimable events, at most `take` of each, oldest first. Where each
+   * statement is a round trip, one statement (the subquery run for each workspace); in a database in
+   * this process, which has no such join, a prepared query per workspace (each a few microseconds).
+   */
+  private async oldestClaimable(
+    wanted: { id: string; take: number }[],
+    now: string,
+  ): Promise<Map<string, string[]>> {
+    const candidates = new Map<string, string[]>();
+    if (wanted.length === 0) return candidates;
+    const storeSql = this.store.sql;
+    if (storeSql.roundTrips) {
+      const workspaces = storeSql.listRows('w', [
+        { name: 'id', kind: 'text', values: wanted.map((w) => w.id) },
+        { name: 'take', kind: 'integer', values: wanted.map((w) => w.take) },
+      ]);
+      const { rows } = await sql<{ workspace_id: string; id: string }>`
+        select w.id as workspace_id, h.id
+        from ${workspaces} ${storeSql.joinEach(oldestOf(sql`w.id`, sql`w.take`, now), 'h')}
+        order by w.id, h.created_at, h.id`.execute(this.db);
+      for (const row of rows) {
+        const ids = candidates.get(row.workspace_id);
+        if (ids) ids.push(row.id);
+        else candidates.set(row.workspace_id, [row.id]);
+      }
+      return candidates;
+    }
+    for (const { id, take } of wanted) {
+      const { rows } = await oldestOfWorkspace.execute(this.db, { workspaceId: id, take, now });
+      const ids = rows.map((r) => r.id);
+      if (ids.length > 0) candidates.set(id, ids);
+    }
+    return candidates;
   }
 
   /** After an event's turn: claims the next pending event of its conversation, if it can be worked on now. */
@@ -214,10 +320,11 @@ export class EventQueue {
     const next = sql<{ id: string }>`select p.id from events p
       where p.conversation_id = ${after.conversationId} and p.status = 'pending'
       order by p.created_at, p.id limit 1`;
-    if (this.store.dialect === 'postgres') {
+    // Where each statement is a round trip, the read and the claim are one.
+    if (this.store.sql.roundTrips) {
       return this.take(owner, leaseMs, now, sql`id = (${next}) and ${RUNNABLE}`);
     }
-    // On SQLite, as in `claim`: most turns leave nothing behind them, and a read takes no write lock.
+    // In a database in this process: most turns leave nothing behind them, and a read takes no write lock.
     const id = (await next.execute(this.db)).rows[0]?.id;
     const claimed = id === undefined ? undefined : await this.takeOne(claimRunnable, owner, leaseMs, id);
     return claimed ? [claimed] : [];
@@ -251,6 +358,29 @@ export class EventQueue {
     const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
     const { rows } = await claim.execute(db, { owner, leaseUntil, now: nowIso(), id });
     return toClaimed(rows)[0];
+  }
+
+  /**
+   * This process keeps its claims on the events, but does not count these deliveries: they wait here
+   * without having begun (behind an event that runs alone, see Dispatcher). `takeUp` counts them again.
+   */
+  async setAside(owner: string, eventIds: string[]): Promise<void> {
+    await this.countDeliveries(owner, eventIds, -1);
+  }
+
+  async takeUp(owner: string, eventIds: string[]): Promise<void> {
+    await this.countDeliveries(owner, eventIds, 1);
+  }
+
+  private async countDeliveries(owner: string, eventIds: string[], change: number): Promise<void> {
+    if (eventIds.length === 0) return;
+    await this.db
+      .updateTable('events')
+      .set((eb) => ({ deliveries: eb('deliveries', '+', change) }))
+      .where('id', 'in', eventIds)
+      .where('lease_owner', '=', owner)
+      .where('status', '=', sql.lit('pending'))
+      .execute();
   }
 
   async renew(owner: string, eventIds: string[], leaseMs: number): Promise<void> {
@@ -303,10 +433,11 @@ export class EventQueue {
   }
 
   /**
-   * Ends an event's processing after another write (a turn's last states). On Postgres both are one
-   * statement (the write as a data-modifying CTE): one round trip and one commit instead of two. On SQLite
-   * they run one after the other, as two writes: its group commit (store/sqlite-group-commit.ts) already
-   * shares commits, and a transaction for the two measured no faster under the held load.
+   * Ends an event's processing after another write (a turn's last states). Where statements write in
+   * their WITH clauses (a database server's), both are one statement (the write as a data-modifying CTE):
+   * one round trip and one commit instead of two. Elsewhere (SQLite) they run one after the other, as two
+   * writes: its group commit (store/sqlite-group-commit.ts) already shares commits, and a transaction for
+   * the two measured no faster under the held load.
    */
   async finishWith(
     eventId: string,
@@ -315,7 +446,7 @@ export class EventQueue {
   ): Promise<void> {
     if (!write) return this.finish(eventId, status);
     const { db } = this;
-    if (this.store.dialect === 'postgres') {
+    if (this.store.sql.writesInWith) {
       const end: EventEnd = { eventId, status, failureReason: null, now: nowIso() };
       await sql`with written as (${write(db)}) ${endEvent(db, end)}`.execute(db);
       return;
@@ -325,11 +456,11 @@ export class EventQueue {
   }
 
   /**
-   * At start: on SQLite (one process per file) every claim was made by an earlier run of this very
-   * process, so none holds any more. On Postgres other processes' claims are theirs: nothing to do.
+   * At start: when this process alone uses the database, every claim was made by an earlier run of this
+   * very process, so none holds any more. Where processes share it, other processes' claims are theirs.
    */
   async releaseStaleClaims(): Promise<void> {
-    if (this.store.dialect !== 'sqlite') return;
+    if (!this.store.sql.oneProcess) return;
     await this.db
       .updateTable('events')
       .set({ lease_owner: null, lease_until: null })

@@ -1,74 +1,16 @@
-import { createHash } from 'node:crypto';
 import { createAjv } from '../shared/json-schema.ts';
 import type { JsonObject } from '../shared/json.ts';
 import type { ValidateFunction } from 'ajv';
 import type { Store } from '../../store/index.ts';
-import { prepare } from '../../store/prepared.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { CHAT_INTEGRATION } from '../chat/channels.ts';
 import { ApiError, invalidPayload, notFound } from '../shared/errors.ts';
-import { fromJson, toJson } from '../shared/json.ts';
 import type { ConversationLog } from '../live/conversation-log.ts';
 import { requireOfBot } from '../shared/ownership.ts';
 import { nowIso } from '../shared/time.ts';
-
-/** A cacheable action's output for an input: read on every call of it. */
-const readCachedOutput = prepare(['botId', 'key'], (db, { botId, key }: { botId: string; key: string }) =>
-  db
-    .selectFrom('action_cache')
-    .select(['output', 'expires_at'])
-    .where('bot_id', '=', botId)
-    .where('key', '=', key),
-);
-
-const storeCachedOutput = prepare(
-  ['botId', 'key', 'output', 'expiresAt'],
-  (db, args: { botId: string; key: string; output: string; expiresAt: string }) =>
-    db
-      .insertInto('action_cache')
-      .values({ bot_id: args.botId, key: args.key, output: args.output, expires_at: args.expiresAt })
-      .onConflict((oc) =>
-        oc.columns(['bot_id', 'key']).doUpdateSet({ output: args.output, expires_at: args.expiresAt }),
-      ),
-);
-
-/** Cached outputs this process keeps in memory besides the store (the most recently read or written). */
-const OUTPUTS_IN_MEMORY = 10_000;
-/** A larger output is read from the store each time: memory holds many small outputs, not a few large ones. */
-const LARGEST_OUTPUT_IN_MEMORY = 16_384;
-
-/**
- * The outputs of cacheable actions this process read or wrote lately, until they expire. A cached output
- * never changes before it expires (its key names the deployed version and the input), so this process
- * may answer from memory what the store would answer; the store shares outputs across processes.
- */
-class RecentOutputs {
-  /** By bot and cache key. */
-  private readonly entries = new Map<string, { json: string; expiresAt: string }>();
-
-  get(botId: string, key: string, now: string): string | undefined {
-    const slot = `${botId}:${key}`;
-    const entry = this.entries.get(slot);
-    if (!entry) return undefined;
-    if (entry.expiresAt > now) return entry.json;
-    this.entries.delete(slot);
-    return undefined;
-  }
-
-  set(botId: string, key: string, json: string, expiresAt: string): void {
-    if (json.length > LARGEST_OUTPUT_IN_MEMORY) return;
-    const slot = `${botId}:${key}`;
-    this.entries.delete(slot);
-    if (this.entries.size >= OUTPUTS_IN_MEMORY) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
-    this.entries.set(slot, { json, expiresAt });
-  }
-}
-
-/** Longest `type` of an action call. */
-export const ACTION_TYPE_MAX_LENGTH = 200;
+import { cacheKey } from '../shared/output-cache.ts';
+import type { OutputCache } from '../shared/output-cache.ts';
+import type { LlmIntegration } from '../llm/llm-integration.ts';
 
 /** A bot's own action as its runtime describes it. */
 export interface ResolvedAction {
@@ -88,14 +30,6 @@ export interface BotActionRunner {
   resolveIntegration(actor: BotActor, alias: string, name: string): Promise<ResolvedAction | undefined>;
 }
 
-/**
- * Bot code running in a turn, seen from the action call: the bot's own actions it calls run inside
- * the turn, with the turn's event and variables (the engine's Turn implements it).
- */
-export interface TurnScope {
-  runAction(name: string, input: JsonObject): Promise<JsonObject>;
-}
-
 export interface ActionResult {
   output: JsonObject;
   cached: boolean;
@@ -112,11 +46,12 @@ const ajv = createAjv();
 export class Actions {
   private runner: BotActionRunner | undefined;
   private readonly validators = new Map<string, ValidateFunction>();
-  private readonly recent = new RecentOutputs();
 
   constructor(
     private readonly store: Store,
     private readonly log: ConversationLog,
+    private readonly outputs: OutputCache,
+    private readonly llm: LlmIntegration,
   ) {}
 
   useRunner(runner: BotActionRunner): void {
@@ -130,6 +65,10 @@ export class Actions {
       const name = type.slice(colon + 1);
       if (alias === CHAT_INTEGRATION && name === 'sendEvent')
         return { output: await this.sendChatEvent(actor, input), cached: false };
+      if (this.llm.handles(alias, name)) {
+        // The gateway keeps its own cache of answers, and says when one came from it.
+        return { output: await this.llm.call(actor, alias, name, input), cached: false };
+      }
       const action = this.runner && (await this.runner.resolveIntegration(actor, alias, name));
       if (!action) throw notFound('Action', type);
       return this.run(actor, type, action, input, (i) => action.run(i));
@@ -151,7 +90,7 @@ export class Actions {
     this.check(`${action.versionId}:${type}:input`, action.input, input, (m) => invalidPayload(`input ${m}`));
     const key = action.cacheable && cacheKey(action.versionId, type, input);
     if (key) {
-      const hit = await this.cached(actor.botId, key);
+      const hit = await this.outputs.get(actor.botId, key);
       if (hit) return { output: hit, cached: true };
     }
     const output = await run(input);
@@ -162,13 +101,8 @@ export class Actions {
       (m) => new ApiError('Runtime', `The action "${type}" returned an invalid output: ${m}`),
     );
     if (key && action.cacheable)
-      await this.storeOutput(actor.botId, key, output, action.cacheable.ttlSeconds);
+      await this.outputs.set(actor.botId, key, output, action.cacheable.ttlSeconds);
     return { output, cached: false };
-  }
-
-  /** Removes expired cache entries. */
-  async pruneCache(now = nowIso()): Promise<void> {
-    await this.store.db.deleteFrom('action_cache').where('expires_at', '<', now).execute();
   }
 
   /** `chat:sendEvent`: a custom event from the bot to the conversation's listeners (not stored: its id is null). */
@@ -206,44 +140,4 @@ export class Actions {
       throw error(`${first?.instancePath || ''} ${first?.message ?? 'is invalid'}`.trim());
     }
   }
-
-  private async cached(botId: string, key: string): Promise<JsonObject | undefined> {
-    const now = nowIso();
-    const recent = this.recent.get(botId, key, now);
-    if (recent !== undefined) return fromJson<JsonObject>(recent);
-    const [row] = (await readCachedOutput.execute(this.store.db, { botId, key })).rows;
-    if (!row || row.expires_at <= now) return undefined;
-    this.recent.set(botId, key, row.output, row.expires_at);
-    return fromJson<JsonObject>(row.output);
-  }
-
-  private async storeOutput(
-    botId: string,
-    key: string,
-    output: JsonObject,
-    ttlSeconds: number,
-  ): Promise<void> {
-    const json = toJson(output);
-    const expiresAt = new Date(Date.now() + ttlSeconds * 1000).toISOString();
-    await storeCachedOutput.execute(this.store.db, { botId, key, output: json, expiresAt });
-    this.recent.set(botId, key, json, expiresAt);
-  }
-}
-
-/** The same input, whatever the order of its keys, gives the same key. */
-function cacheKey(versionId: string, action: string, input: unknown): string {
-  return createHash('sha256')
-    .update(`${versionId}\0${action}\0${canonical(input)}`)
-    .digest('hex');
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as JsonObject)[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
 }

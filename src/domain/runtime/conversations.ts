@@ -1,7 +1,5 @@
 import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
 import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
@@ -9,54 +7,21 @@ import { notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { fromJson, mergeMap, toJson, withoutNulls } from '../shared/json.ts';
 import type { Page, PageRequest, SortDirection } from '../shared/pagination.ts';
-import { TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, deleteTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
-import type { User, Users } from './users.ts';
+import type { Users } from './users.ts';
+import type {
+  User,
+  Conversation,
+  CreateConversationBody,
+  GetOrCreateConversationBody,
+  UpdateConversationBody,
+} from './schemas.ts';
 
 /** The integration of conversations created without one: Parley's built-in chat channel. */
 export const DEFAULT_INTEGRATION = 'chat';
-
-export const ConversationSchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  channel: Type.String(),
-  integration: Type.String(),
-  tags: TagMap,
-  messageCount: Type.Integer(),
-  currentTaskId: Type.Optional(Type.String()),
-  currentWorkflowId: Type.Optional(Type.String()),
-  properties: Type.Optional(TagMap),
-});
-export type Conversation = Static<typeof ConversationSchema>;
-
-export const CreateConversationBodySchema = Type.Object({
-  channel: Type.String({ minLength: 1, maxLength: 200 }),
-  tags: Type.Optional(TagMap),
-  integrationName: Type.Optional(Type.String({ maxLength: 200 })),
-  properties: Type.Optional(TagMap),
-});
-export type CreateConversationBody = Static<typeof CreateConversationBodySchema>;
-
-export const GetOrCreateConversationBodySchema = Type.Object({
-  channel: Type.String({ minLength: 1, maxLength: 200 }),
-  tags: Type.Optional(TagChangeMap),
-  integrationName: Type.Optional(Type.String({ maxLength: 200 })),
-  properties: Type.Optional(TagChangeMap),
-  discriminateByTags: Type.Optional(Type.Array(Type.String())),
-});
-export type GetOrCreateConversationBody = Static<typeof GetOrCreateConversationBodySchema>;
-
-export const UpdateConversationBodySchema = Type.Object({
-  currentTaskId: Type.Optional(Type.String()),
-  currentWorkflowId: Type.Optional(Type.String()),
-  tags: Type.Optional(TagChangeMap),
-  properties: Type.Optional(TagChangeMap),
-});
-export type UpdateConversationBody = Static<typeof UpdateConversationBodySchema>;
 
 export interface ListConversationsQuery extends PageRequest {
   sortField?: 'createdAt' | 'updatedAt';

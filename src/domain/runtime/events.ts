@@ -1,52 +1,25 @@
 import { sql } from 'kysely';
-import { Type } from 'typebox';
+import type { RawBuilder } from 'kysely';
 import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
 import { everyKey, prepare } from '../../store/prepared.ts';
-import type { Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { invalidPayload, notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { requireOfBot } from '../shared/ownership.ts';
-import { fromJson, toJson } from '../shared/json.ts';
+import { toJson } from '../shared/json.ts';
 import { Keyset, pageSizeOf } from '../shared/pagination.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
-import { DurationMs, JsonObject, Timestamp } from '../shared/schemas.ts';
+import type { JsonObject } from '../shared/schemas.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
+import type { BacklogQuota } from '../queue/backlog-quota.ts';
 import type { EventQueue, QueuedNotice } from '../queue/event-queue.ts';
 import { nowIso } from '../shared/time.ts';
-
-export const EVENT_STATUSES = ['pending', 'processed', 'ignored', 'failed', 'scheduled', 'canceled'] as const;
-export type EventStatus = (typeof EVENT_STATUSES)[number];
-
-export const EventSchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  type: Type.String(),
-  payload: JsonObject,
-  conversationId: Type.Optional(Type.String()),
-  userId: Type.Optional(Type.String()),
-  messageId: Type.Optional(Type.String()),
-  status: Type.Enum(EVENT_STATUSES),
-  failureReason: Type.Union([Type.String(), Type.Null()]),
-});
-export type Event = Static<typeof EventSchema>;
-
-export const ScheduleSchema = Type.Object({
-  dateTime: Type.Optional(Type.String({ format: 'date-time' })),
-  delay: Type.Optional(DurationMs('Delay in milliseconds')),
-});
-
-export const CreateEventBodySchema = Type.Object({
-  type: Type.String({ minLength: 1, maxLength: 200 }),
-  payload: JsonObject,
-  schedule: Type.Optional(ScheduleSchema),
-  conversationId: Type.Optional(Type.String()),
-  userId: Type.Optional(Type.String()),
-  workflowId: Type.Optional(Type.String()),
-  messageId: Type.Optional(Type.String()),
-});
-export type CreateEventBody = Static<typeof CreateEventBodySchema>;
+import { toEvent } from './event-record.ts';
+import type { NewEventRow } from './event-record.ts';
+import type { Event, CreateEventBody } from './schemas.ts';
+import type { ScheduleSchema } from './schemas.ts';
+import type { EventStatus } from '../../value-sets.ts';
 
 export interface ListEventsQuery extends PageRequest {
   type?: string;
@@ -69,24 +42,15 @@ export interface QueuedEvent {
   scheduledFor?: string;
 }
 
-export function toEvent(row: Row<'events'>): Event {
-  return {
-    id: row.id,
-    createdAt: row.created_at,
-    type: row.type,
-    payload: fromJson<JsonObject>(row.payload),
-    ...(row.conversation_id !== null && { conversationId: row.conversation_id }),
-    ...(row.user_id !== null && { userId: row.user_id }),
-    ...(row.message_id !== null && { messageId: row.message_id }),
-    status: row.status,
-    failureReason: row.failure_reason,
-  };
+/** The workspace of the bot `botId` names, as an insert's value: one source of truth, the bot's row. */
+export function workspaceOf(botId: string): RawBuilder<string> {
+  return sql<string>`(select workspace_id from bots where id = ${botId})`;
 }
 
 const keyset = new Keyset('events.created_at', 'desc', 'events.id');
 
 const insertEvent = prepare(
-  everyKey<Row<'events'>>()([
+  everyKey<NewEventRow>()([
     'id',
     'bot_id',
     'type',
@@ -105,11 +69,11 @@ const insertEvent = prepare(
     'created_at',
     'updated_at',
   ]),
-  (db, row: Row<'events'>) => db.insertInto('events').values(row),
+  (db, row: NewEventRow) => db.insertInto('events').values({ ...row, workspace_id: workspaceOf(row.bot_id) }),
 );
 
 /** The row of an event the bot is given: `pending` (queued now) or `scheduled` (queued when due). */
-export function eventRow(botId: string, event: QueuedEvent, now: string): Row<'events'> {
+export function eventRow(botId: string, event: QueuedEvent, now: string): NewEventRow {
   return {
     id: newId('event'),
     bot_id: botId,
@@ -131,6 +95,9 @@ export function eventRow(botId: string, event: QueuedEvent, now: string): Row<'e
   };
 }
 
+/** A bot, and the workspace whose share of the engine and whose backlog its events take. */
+export type BotRef = Pick<BotActor, 'botId' | 'workspaceId'>;
+
 /** Where each event a bot queues goes beside its queue (its outgoing webhooks), in the same transaction. */
 export interface EventOutbox {
   fanOut(db: Executor, botId: string, event: Event): Promise<void>;
@@ -143,6 +110,7 @@ export class Events {
     private readonly log: ConversationLog,
     private readonly queueWatch: Pick<EventQueue, 'notify' | 'claimAtInsert'>,
     private readonly outbox: EventOutbox,
+    private readonly quota: BacklogQuota,
   ) {}
 
   private get db() {
@@ -160,27 +128,38 @@ export class Events {
   }
 
   /**
-   * Queues a pending event in `db`'s transaction, claimed at once for this process's engine when it can
-   * be: the notice to give `notifyQueued` after the commit.
+   * Queues a pending event from outside the engine (a message, an API call, a webhook request) in `db`'s
+   * transaction, claimed at once for this process's engine when it can be: the notice to give
+   * `notifyQueued` after the commit. Refused (`RetryLater`) when the bot's workspace has its full backlog.
    */
   async queueForTurn(
-    botId: string,
+    bot: BotRef,
     event: Omit<QueuedEvent, 'scheduledFor'>,
     db: Executor,
   ): Promise<{ event: Event; notice: QueuedNotice }> {
-    const stored = await this.queue(botId, event, db);
-    const claimed = await this.queueWatch.claimAtInsert(db, stored.id);
-    return { event: stored, notice: { id: stored.id, ...(claimed && { claimed }) } };
+    await this.admit(bot, db);
+    const stored = await this.queue(bot.botId, event, db);
+    return { event: stored, notice: await this.claimForTurn(bot, stored.id, db) };
+  }
+
+  /** Throws `RetryLater` when the bot's workspace has its full backlog: what a caller's own insert checks first. */
+  admit(bot: BotRef, db: Executor): Promise<void> {
+    return this.quota.admit(db, bot.workspaceId);
   }
 
   /**
    * A pending event that the caller's own statement inserted in `db`'s transaction (its row made by
-   * `eventRow`): what `queueForTurn` does after its insert, its webhooks and its claim.
+   * `eventRow`, after `admit`): what `queueForTurn` does after its insert, its webhooks and its claim.
    */
-  async insertedForTurn(botId: string, event: Event, db: Executor): Promise<QueuedNotice> {
-    await this.outbox.fanOut(db, botId, event);
-    const claimed = await this.queueWatch.claimAtInsert(db, event.id);
-    return { id: event.id, ...(claimed && { claimed }) };
+  async insertedForTurn(bot: BotRef, event: Event, db: Executor): Promise<QueuedNotice> {
+    await this.outbox.fanOut(db, bot.botId, event);
+    return this.claimForTurn(bot, event.id, db);
+  }
+
+  private async claimForTurn(bot: BotRef, eventId: string, db: Executor): Promise<QueuedNotice> {
+    const { workspaceId } = bot;
+    const claimed = await this.queueWatch.claimAtInsert(db, eventId, workspaceId);
+    return { id: eventId, workspaceId, ...(claimed && { claimed }) };
   }
 
   /** Stores an event for the bot: `pending` (queued now) or `scheduled` (queued when due). */
@@ -211,7 +190,7 @@ export class Events {
     const { isBot, ...queued } = event;
     const { created, notice, signal } = await this.db.transaction().execute(async (trx) => {
       if (queued.scheduledFor) return { created: await this.queue(actor.botId, queued, trx) };
-      const stored = await this.queueForTurn(actor.botId, queued, trx);
+      const stored = await this.queueForTurn(actor, queued, trx);
       const recorded = await this.recordSignal(trx, actor.botId, stored.event, isBot);
       return { created: stored.event, notice: stored.notice, signal: recorded };
     });

@@ -1,75 +1,37 @@
 import { sql } from 'kysely';
 import type { RawBuilder, Transaction } from 'kysely';
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
 import { everyKey, prepare } from '../../store/prepared.ts';
-import { MESSAGE_DIRECTIONS } from '../../store/schema.ts';
 import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
-import type { Conversation, Conversations } from './conversations.ts';
-import { CreateConversationBodySchema, DEFAULT_INTEGRATION } from './conversations.ts';
+import type { Conversations } from './conversations.ts';
+import { DEFAULT_INTEGRATION } from './conversations.ts';
 import type { ChannelOutbox } from '../integrations/channel-sends.ts';
 import { notFound } from '../shared/errors.ts';
 import type { Events } from './events.ts';
-import { eventRow, ScheduleSchema, toEvent } from './events.ts';
+import { eventRow, workspaceOf } from './events.ts';
+import { toEvent } from './event-record.ts';
 import { newId } from '../shared/ids.ts';
 import { fromJson, toJson, withoutNulls } from '../shared/json.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
-import { JsonObject, TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
+import type { JsonObject } from '../shared/schemas.ts';
 import type { ConversationLog, LiveSignal, RecordedSignal } from '../live/conversation-log.ts';
 import { recorded } from '../live/conversation-log.ts';
 import type { QueuedNotice } from '../queue/event-queue.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
-import type { User, Users } from './users.ts';
-import { CreateUserBodySchema } from './users.ts';
-
-export const MessageSchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  type: Type.String(),
-  payload: JsonObject,
-  direction: Type.Enum(MESSAGE_DIRECTIONS),
-  userId: Type.String(),
-  conversationId: Type.String(),
-  tags: TagMap,
-  origin: Type.Optional(Type.Literal('synthetic')),
-});
-export type Message = Static<typeof MessageSchema>;
-
-const MessageType = Type.String({ minLength: 1, maxLength: 200 });
-
-export const CreateMessageBodySchema = Type.Object({
-  payload: JsonObject,
-  userId: Type.String(),
-  conversationId: Type.String(),
-  type: MessageType,
-  tags: Type.Optional(TagMap),
-  schedule: Type.Optional(ScheduleSchema),
-  origin: Type.Optional(Type.Literal('synthetic')),
-});
-export type CreateMessageBody = Static<typeof CreateMessageBodySchema>;
-
-export const GetOrCreateMessageBodySchema = Type.Object({
-  payload: Type.Optional(JsonObject),
-  userId: Type.String(),
-  conversationId: Type.String(),
-  type: MessageType,
-  tags: Type.Optional(TagChangeMap),
-  schedule: Type.Optional(ScheduleSchema),
-  origin: Type.Optional(Type.Literal('synthetic')),
-  discriminateByTags: Type.Optional(Type.Array(Type.String())),
-});
-export type GetOrCreateMessageBody = Static<typeof GetOrCreateMessageBodySchema>;
-
-export const UpdateMessageBodySchema = Type.Object({
-  tags: Type.Optional(TagChangeMap),
-  payload: Type.Optional(JsonObject),
-});
-export type UpdateMessageBody = Static<typeof UpdateMessageBodySchema>;
+import type { Users } from './users.ts';
+import type {
+  User,
+  Conversation,
+  Message,
+  CreateMessageBody,
+  GetOrCreateMessageBody,
+  UpdateMessageBody,
+  InitializeIncomingMessageBody,
+  ImportedMessage,
+} from './schemas.ts';
 
 export interface ListMessagesQuery extends PageRequest {
   conversationId?: string;
@@ -89,46 +51,6 @@ export interface CreateOptions {
   /** The message's id, when the caller makes it (`derivedId`: a turn's reply, found by it if the turn runs again). */
   id?: string;
 }
-
-const Discriminate = { discriminateByTags: Type.Optional(Type.Array(Type.String())) };
-
-export const InitializeIncomingMessageBodySchema = Type.Object({
-  userId: Type.Optional(Type.String()),
-  user: Type.Optional(Type.Object({ ...CreateUserBodySchema.properties, tags: TagMap, ...Discriminate })),
-  conversationId: Type.Optional(Type.String()),
-  conversation: Type.Optional(
-    Type.Object({ ...CreateConversationBodySchema.properties, tags: TagMap, ...Discriminate }),
-  ),
-  message: Type.Optional(
-    Type.Object({
-      payload: JsonObject,
-      type: MessageType,
-      tags: TagMap,
-      origin: Type.Optional(Type.Literal('synthetic')),
-      ...Discriminate,
-    }),
-  ),
-});
-export type InitializeIncomingMessageBody = Static<typeof InitializeIncomingMessageBodySchema>;
-
-/** At most this many messages per import. */
-export const IMPORT_MAX_MESSAGES = 1000;
-
-export const ImportMessagesBodySchema = Type.Object({
-  messages: Type.Array(
-    Type.Object({
-      payload: JsonObject,
-      userId: Type.String(),
-      conversationId: Type.String(),
-      type: MessageType,
-      tags: Type.Optional(TagMap),
-      createdAt: Timestamp,
-      ...Discriminate,
-    }),
-    { maxItems: IMPORT_MAX_MESSAGES },
-  ),
-});
-export type ImportedMessage = Static<typeof ImportMessagesBodySchema>['messages'][number];
 
 function toMessage(row: Row<'messages'>, tags: Record<string, string>): Message {
   return {
@@ -240,8 +162,9 @@ const MESSAGE_AT_ONCE = [
 ] as const satisfies readonly (keyof MessageAtOnce)[];
 
 /**
- * PostgreSQL: a bot's message in a conversation of the chat channel (its turn's reply, the hot path),
- * counted, stored and signalled by one statement, where a transaction took five round trips. A
+ * A bot's message in a conversation of the chat channel (its turn's reply, the hot path), counted, stored
+ * and signalled by one statement (data-modifying CTEs: `StoreSql.writesInWith`), where a transaction took
+ * five round trips. A
  * conversation that is not found, or whose messages go out through another integration's channel,
  * changes nothing here, and the message takes the general path.
  */
@@ -255,8 +178,8 @@ const insertChatReply = prepare(
 );
 
 /**
- * On PostgreSQL, a user's message in a conversation it takes part in, in one statement: the message, the
- * bot's event and the signal. The event's claim stays a statement of its own after this one, in the same
+ * A user's message in a conversation it takes part in, in one statement (data-modifying CTEs): the
+ * message, the bot's event and the signal. The event's claim stays a statement of its own after this one, in the same
  * transaction: a CTE sees the snapshot its statement began with, so a claim within it could miss a turn
  * of the conversation committed meanwhile.
  */
@@ -269,10 +192,10 @@ const insertIncoming = prepare(
     const { counted, message, signal } = messageCtes(a, 'incoming', sql``);
     return sql<{ signal_seq: number | string }>`with ${counted}, ${message}, event as (
         insert into events
-          (id, bot_id, type, payload, conversation_id, user_id, message_id, status, attempts, deliveries,
-            created_at, updated_at)
-        select ${a.eventId}, ${a.botId}, ${a.eventType}, ${a.eventPayload}, ${a.conversationId}, ${a.userId},
-          ${a.id}, ${a.eventStatus}, 0, 0, ${a.now}, ${a.now}
+          (id, bot_id, workspace_id, type, payload, conversation_id, user_id, message_id, status, attempts,
+            deliveries, created_at, updated_at)
+        select ${a.eventId}, ${a.botId}, ${workspaceOf(a.botId)}, ${a.eventType}, ${a.eventPayload},
+          ${a.conversationId}, ${a.userId}, ${a.id}, ${a.eventStatus}, 0, 0, ${a.now}, ${a.now}
         from counted
       ), ${signal}
       select signal_seq from counted`;
@@ -459,8 +382,9 @@ export class Messages {
   }
 
   /**
-   * A message that one statement of its own stores on PostgreSQL (`insertChatReply`, `insertIncoming`),
-   * as it will read back; undefined when it is not plain (silent, dated or tagged) or the store is SQLite.
+   * A message that one statement of its own stores (`insertChatReply`, `insertIncoming`), as it will read
+   * back; undefined when it is not plain (silent, dated or tagged) or the store's statements cannot write
+   * in their WITH clauses.
    */
   private plainMessage(
     actor: BotActor,
@@ -469,7 +393,7 @@ export class Messages {
     direction: Message['direction'],
   ): { message: Message; stored: Omit<MessageAtOnce, 'frame'> } | undefined {
     const plain =
-      this.store.dialect === 'postgres' &&
+      this.store.sql.writesInWith &&
       !options.silent &&
       options.createdAt === undefined &&
       Object.keys(body.tags ?? {}).length === 0;
@@ -503,8 +427,8 @@ export class Messages {
   }
 
   /**
-   * On PostgreSQL, a bot's message without tags in a conversation of the chat channel, in one statement
-   * (`insertChatReply`); undefined when the message is not that (or the conversation not found), for
+   * Where statements write in their WITH clauses, a bot's message without tags in a conversation of the
+   * chat channel, in one statement (`insertChatReply`); undefined when the message is not that (or the conversation not found), for
    * the general path to create it or say why not.
    */
   private async createChatReply(
@@ -529,8 +453,8 @@ export class Messages {
   }
 
   /**
-   * On PostgreSQL, a message without tags from a user the caller found taking part in the conversation
-   * (the Chat API's), with its event for the bot and its signal, in one statement (`insertIncoming`) and
+   * Where statements write in their WITH clauses, a message without tags from a user the caller found
+   * taking part in the conversation (the Chat API's), with its event for the bot and its signal, in one statement (`insertIncoming`) and
    * the event's claim; undefined when the message is not that, for the general path.
    */
   private async createIncomingAtOnce(
@@ -558,6 +482,7 @@ export class Messages {
     const signal = createdSignal(message, false);
     const frame = await this.log.frameOf(this.db, body.conversationId, signal);
     const inserted = await this.db.transaction().execute(async (trx): Promise<Inserted> => {
+      await this.events.admit(actor, trx);
       const [counted] = (
         await insertIncoming.execute(trx, {
           ...stored,
@@ -569,7 +494,7 @@ export class Messages {
         })
       ).rows;
       if (!counted) throw notFound('Conversation', body.conversationId);
-      const queued = await this.events.insertedForTurn(actor.botId, toEvent(event), trx);
+      const queued = await this.events.insertedForTurn(actor, toEvent(event), trx);
       const seq = Number(counted.signal_seq);
       return { message, signals: [recorded(body.conversationId, seq, frame, signal)], queued };
     });
@@ -643,7 +568,7 @@ export class Messages {
     }
     if (!outgoing && !options.silent) {
       const { notice } = await this.events.queueForTurn(
-        actor.botId,
+        actor,
         {
           type: 'message_created',
           payload: { message },

@@ -1,5 +1,3 @@
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
 import { isUniqueViolation } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
@@ -10,8 +8,10 @@ import type { Events } from './events.ts';
 import { newId } from '../shared/ids.ts';
 import { requireOfBot } from '../shared/ownership.ts';
 import { fromJson, toJson } from '../shared/json.ts';
-import { DurationMs, JsonObject, Timestamp } from '../shared/schemas.ts';
+import type { JsonObject } from '../shared/schemas.ts';
 import { nowIso } from '../shared/time.ts';
+import type { State } from './schemas.ts';
+import type { StateType } from '../../value-sets.ts';
 
 /** A state to store: where, and what. */
 export interface StateEntry {
@@ -23,26 +23,6 @@ export interface StateEntry {
 
 /** Largest state payload, as serialised JSON. */
 export const STATE_PAYLOAD_LIMIT = 128 * 1024;
-
-export const STATE_TYPES = ['conversation', 'user', 'bot', 'integration', 'workflow', 'task'] as const;
-export type StateType = (typeof STATE_TYPES)[number];
-
-export const StateSchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  botId: Type.String(),
-  conversationId: Type.Optional(Type.String()),
-  userId: Type.Optional(Type.String()),
-  name: Type.String(),
-  type: Type.Enum(STATE_TYPES),
-  payload: JsonObject,
-  expiry: Type.Optional(Type.Number()),
-  expiresAt: Type.Optional(Timestamp),
-});
-export type State = Static<typeof StateSchema>;
-
-export const Expiry = Type.Union([DurationMs('Lifetime in milliseconds'), Type.Null()]);
 
 export interface StateKey {
   type: StateType;

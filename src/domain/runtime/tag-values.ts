@@ -3,9 +3,8 @@ import type { Store } from '../../store/index.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { pageSizeOf, valuePage, valueToken } from '../shared/pagination.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
-
-export const TAGGED_TYPES = { user: 'users', conversation: 'conversations', message: 'messages' } as const;
-export type TaggedType = keyof typeof TAGGED_TYPES;
+import { TAGGED_TYPES } from './schemas.ts';
+import type { TaggedType } from './schemas.ts';
 
 export interface TagValuesQuery extends PageRequest {
   type: TaggedType;

@@ -1,21 +1,22 @@
 /**
  * What a turn reads before it runs: the event's message, conversation and user, each with its tags, and
- * the states of its variables and dialog. On PostgreSQL one statement reads them all (each a subquery
- * whose row comes back as JSON), where four took a round trip each; on SQLite, whose statements cost no
- * round trip, each is read by its own query.
+ * the states of its variables and dialog. Where each statement is a round trip (a database server), one
+ * statement reads them all (each a subquery whose row comes back as JSON), where four took a round trip
+ * each; in a database in this process, whose statements cost no round trip, each is read by its own query.
  */
 import { sql } from 'kysely';
-import type { Store } from '../../store/index.ts';
+import type { ServerSql, Store } from '../../store/index.ts';
 import { ApiError, unlessMissing } from '../shared/errors.ts';
 import { fromJson } from '../shared/json.ts';
 import type { JsonObject } from '../shared/json.ts';
 import type { RowWithTags, TaggedResource, TaggedTable } from '../shared/tagged-resource.ts';
 import type { BotActor } from '../workspace/actors.ts';
-import type { Conversation, Conversations } from './conversations.ts';
-import type { Message, Messages } from './messages.ts';
+import type { Conversations } from './conversations.ts';
+import type { Messages } from './messages.ts';
 import { payloadsOf } from './states.ts';
 import type { ReadState, StateKey, States } from './states.ts';
-import type { User, Users } from './users.ts';
+import type { Users } from './users.ts';
+import type { User, Conversation, Message } from './schemas.ts';
 
 export interface TurnRecordIds {
   messageId?: string | undefined;
@@ -44,7 +45,8 @@ export class TurnRecordsReader {
   ) {}
 
   async read(actor: BotActor, ids: TurnRecordIds): Promise<TurnRecords> {
-    if (this.store.dialect === 'postgres') return this.readAtOnce(actor, ids);
+    const storeSql = this.store.sql;
+    if (storeSql.roundTrips) return this.readAtOnce(storeSql, actor, ids);
     const [message, conversation, user, states] = await Promise.all([
       ids.messageId === undefined ? undefined : unlessMissing(this.messages.get(actor, ids.messageId)),
       ids.conversationId === undefined
@@ -56,12 +58,12 @@ export class TurnRecordsReader {
     return { message, conversation, user, states };
   }
 
-  private async readAtOnce(actor: BotActor, ids: TurnRecordIds): Promise<TurnRecords> {
+  private async readAtOnce(storeSql: ServerSql, actor: BotActor, ids: TurnRecordIds): Promise<TurnRecords> {
     const { botId } = actor;
     const record = <T extends TaggedTable>(resource: TaggedResource<T, unknown>, id: string | undefined) =>
       id === undefined
         ? sql<string | null>`null`
-        : sql<string | null>`(select row_to_json(r)::text from (${resource.withTagsQuery(id, botId)}) r)`;
+        : sql<string | null>`(select ${storeSql.rowJson('r')} from (${resource.withTagsQuery(id, botId)}) r)`;
     const { rows } = await sql<{
       message: string | null;
       conversation: string | null;
@@ -73,7 +75,7 @@ export class TurnRecordsReader {
         ${
           ids.stateKeys.length === 0
             ? sql<string>`'[]'`
-            : sql<string>`(select coalesce(json_agg(s), '[]')::text
+            : sql<string>`(select ${storeSql.rowsJson('s')}
                 from (${this.states.readManyQuery(botId, ids.stateKeys)}) s)`
         } as states`.execute(this.store.turnDb);
     const row = rows[0];

@@ -1,62 +1,15 @@
 import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
 import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { newId } from '../shared/ids.ts';
 import { fromJson, mergeMap, toJson, withoutNulls } from '../shared/json.ts';
 import type { Page, PageRequest, SortDirection } from '../shared/pagination.ts';
-import { TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, deleteTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
-
-export const UserSchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  tags: TagMap,
-  name: Type.Optional(Type.String()),
-  pictureUrl: Type.Optional(Type.String()),
-  properties: Type.Optional(TagMap),
-  attributes: Type.Optional(TagMap),
-});
-export type User = Static<typeof UserSchema>;
-
-const Name = Type.String({ maxLength: 200 });
-const PictureUrl = Type.String({ maxLength: 40000 });
-
-export const CreateUserBodySchema = Type.Object({
-  tags: Type.Optional(TagMap),
-  integrationName: Type.Optional(Type.String()),
-  name: Type.Optional(Name),
-  pictureUrl: Type.Optional(PictureUrl),
-  properties: Type.Optional(TagMap),
-  attributes: Type.Optional(TagMap),
-});
-export type CreateUserBody = Static<typeof CreateUserBodySchema>;
-
-export const GetOrCreateUserBodySchema = Type.Object({
-  tags: Type.Optional(TagChangeMap),
-  integrationName: Type.Optional(Type.String()),
-  name: Type.Optional(Name),
-  pictureUrl: Type.Optional(PictureUrl),
-  properties: Type.Optional(TagChangeMap),
-  attributes: Type.Optional(TagChangeMap),
-  discriminateByTags: Type.Optional(Type.Array(Type.String())),
-});
-export type GetOrCreateUserBody = Static<typeof GetOrCreateUserBodySchema>;
-
-export const UpdateUserBodySchema = Type.Object({
-  tags: Type.Optional(TagChangeMap),
-  name: Type.Optional(Type.Union([Name, Type.Null()])),
-  pictureUrl: Type.Optional(Type.Union([PictureUrl, Type.Null()])),
-  properties: Type.Optional(TagChangeMap),
-  attributes: Type.Optional(TagChangeMap),
-});
-export type UpdateUserBody = Static<typeof UpdateUserBodySchema>;
+import type { User, CreateUserBody, GetOrCreateUserBody, UpdateUserBody } from './schemas.ts';
 
 export interface ListUsersQuery extends PageRequest {
   conversationId?: string;

@@ -1,22 +1,18 @@
 import { sql } from 'kysely';
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
-import { WORKFLOW_STATUSES } from '../../store/schema.ts';
-import type { Row, WorkflowStatus } from '../../store/schema.ts';
+import type { Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { invalidPayload } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { requireOfBot } from '../shared/ownership.ts';
 import { fromJson, toJson, withoutNulls } from '../shared/json.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
-import { JsonObject, TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
+import type { JsonObject } from '../shared/schemas.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
-
-export { WORKFLOW_STATUSES };
-export type { WorkflowStatus };
+import type { Workflow, CreateWorkflowBody, GetOrCreateWorkflowBody, UpdateWorkflowBody } from './schemas.ts';
+import type { WorkflowStatus } from '../../value-sets.ts';
 
 /** Once finished, a workflow's status never changes again. */
 export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'cancelled', 'failed', 'timedout'];
@@ -24,63 +20,6 @@ const ACTIVE_STATUSES: readonly WorkflowStatus[] = ['pending', 'in_progress', 'l
 
 /** How long a workflow may run when its creator gives no `timeoutAt`. */
 export const DEFAULT_WORKFLOW_TIMEOUT_MS = 2 * 24 * 3600 * 1000;
-
-export const WorkflowSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  status: Type.Enum(WORKFLOW_STATUSES),
-  input: JsonObject,
-  output: JsonObject,
-  parentWorkflowId: Type.Optional(Type.String()),
-  conversationId: Type.Optional(Type.String()),
-  userId: Type.Optional(Type.String()),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  completedAt: Type.Optional(Timestamp),
-  failureReason: Type.Optional(Type.String()),
-  timeoutAt: Timestamp,
-  tags: TagMap,
-});
-export type Workflow = Static<typeof WorkflowSchema>;
-
-const StartStatus = Type.Union([
-  Type.Literal('pending'),
-  Type.Literal('in_progress'),
-  Type.Literal('listening'),
-]);
-
-export const CreateWorkflowBodySchema = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  input: Type.Optional(JsonObject),
-  parentWorkflowId: Type.Optional(Type.String()),
-  conversationId: Type.Optional(Type.String()),
-  userId: Type.Optional(Type.String()),
-  timeoutAt: Type.Optional(Type.String({ format: 'date-time' })),
-  tags: Type.Optional(TagMap),
-  status: StartStatus,
-  eventId: Type.Optional(Type.String()),
-});
-export type CreateWorkflowBody = Static<typeof CreateWorkflowBodySchema>;
-
-export const GetOrCreateWorkflowBodySchema = Type.Object({
-  ...CreateWorkflowBodySchema.properties,
-  discriminateByTags: Type.Optional(Type.Array(Type.String())),
-  discriminateByStatusGroup: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('finished')])),
-});
-export type GetOrCreateWorkflowBody = Static<typeof GetOrCreateWorkflowBodySchema>;
-
-export const UpdateWorkflowBodySchema = Type.Object({
-  output: Type.Optional(JsonObject),
-  timeoutAt: Type.Optional(Type.String({ format: 'date-time' })),
-  status: Type.Optional(
-    Type.Enum(['completed', 'cancelled', 'listening', 'paused', 'failed', 'in_progress']),
-  ),
-  failureReason: Type.Optional(Type.String({ maxLength: 2000 })),
-  tags: Type.Optional(TagChangeMap),
-  userId: Type.Optional(Type.String()),
-  eventId: Type.Optional(Type.String()),
-});
-export type UpdateWorkflowBody = Static<typeof UpdateWorkflowBodySchema>;
 
 export interface ListWorkflowsQuery extends PageRequest {
   tags?: Record<string, string>;

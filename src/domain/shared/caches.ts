@@ -1,9 +1,9 @@
+import type { Role } from '../../value-sets.ts';
 /**
  * Short-lived in-process caches of what almost every request reads: who a token is, and when a bot
  * last changed. A change made through this process clears them at once; another process's change is
  * seen within the TTL (a revoked token may work on another process for up to that long).
  */
-import type { Role } from '../../store/schema.ts';
 
 export const CACHE_TTL_MS = 2000;
 

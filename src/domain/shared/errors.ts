@@ -1,37 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { isStatementTimeout } from '../../store/errors.ts';
+import { ERROR_TYPES } from './error-types.ts';
+import type { ErrorType } from './error-types.ts';
 
-/** The error catalogue of the wire reference (§3.2): every type the official clients map to a class. */
-export const ERROR_TYPES = {
-  InvalidPayload: 400,
-  InvalidJsonSchema: 400,
-  InvalidDataFormat: 400,
-  InvalidIdentifier: 400,
-  ReferenceNotFound: 400,
-  InvalidQuery: 400,
-  Runtime: 400,
-  BreakingChanges: 400,
-  Unauthorized: 401,
-  PaymentRequired: 402,
-  Forbidden: 403,
-  QuotaExceeded: 403,
-  ResourceNotFound: 404,
-  MethodNotFound: 405,
-  RelationConflict: 409,
-  ReferenceConstraint: 409,
-  ResourceLockedConflict: 409,
-  AlreadyExists: 409,
-  ResourceGone: 410,
-  PayloadTooLarge: 413,
-  LimitExceeded: 413,
-  UnsupportedMediaType: 415,
-  RateLimited: 429,
-  Unknown: 500,
-  Internal: 500,
-  OperationTimeout: 504,
-} as const;
+/**
+ * The longest error text kept with a record (a delivery's last error, an installation's failure, what a
+ * bundle answered): its start says what went wrong, and a peer's long answer must not fill the store.
+ */
+const MAX_KEPT_ERROR_TEXT = 500;
 
-export type ErrorType = keyof typeof ERROR_TYPES;
+/** An error text cut to the length kept with a record. */
+export function keptErrorText(text: string): string {
+  return text.slice(0, MAX_KEPT_ERROR_TEXT);
+}
 
 export interface ErrorBody {
   id: string;
@@ -55,19 +36,35 @@ export class ApiError extends Error {
   readonly code: number;
   readonly id = newErrorId();
 
+  /**
+   * `status`: another HTTP status than the type's, where the clients act on the status itself (the
+   * hosted Cognitive client retries a 502, 503 or 504, whatever the type).
+   */
   constructor(
     readonly type: ErrorType,
     message: string,
     readonly metadata?: Record<string, unknown>,
+    status?: number,
   ) {
     super(message);
-    this.code = ERROR_TYPES[type];
+    this.code = status ?? ERROR_TYPES[type];
   }
 
   toBody(): ErrorBody {
     const body: ErrorBody = { id: this.id, code: this.code, type: this.type, message: this.message };
     if (this.metadata) body.metadata = this.metadata;
     return body;
+  }
+}
+
+/** Refused for now, not for good: the caller may send it again after `retryAfterSeconds` (`Retry-After`). */
+export class RetryLater extends ApiError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+    metadata?: Record<string, unknown>,
+  ) {
+    super('RateLimited', message, metadata);
   }
 }
 

@@ -28,6 +28,7 @@ export const ID_PREFIXES = {
   webhookSend: 'whsend',
   integration: 'intver',
   channelSend: 'chsend',
+  llmCall: 'llmcall',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -12,7 +12,14 @@ export function toJsonValue(value: unknown): Json {
   return JSON.parse(JSON.stringify(value) ?? 'null') as Json;
 }
 
-/** JSON documents are stored as text in both dialects. */
+/** An object as the JSON object a round trip makes of it; throws for a value that is not one. */
+export function toJsonObject(value: object): JsonObject {
+  const json = toJsonValue(value);
+  if (!isJsonObject(json)) throw new Error('toJsonObject: the value is not a JSON object');
+  return json;
+}
+
+/** JSON documents are stored as text on every store. */
 export function fromJson<T>(text: string): T {
   return JSON.parse(text) as T;
 }

@@ -53,9 +53,9 @@ export class LeasedRows {
       .execute();
   }
 
-  /** At start, on SQLite (one process per data folder): every claim was this process's earlier run's. */
+  /** At start, when this process alone uses the database: every claim was this process's earlier run's. */
   async releaseStaleClaims(): Promise<void> {
-    if (this.store.dialect !== 'sqlite') return;
+    if (!this.store.sql.oneProcess) return;
     await this.store.db
       .updateTable(this.table)
       .set({ lease_owner: null, lease_until: null })

@@ -1,9 +1,7 @@
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
 import { invalidPayload } from './errors.ts';
-
-export const PAGE_SIZE_DEFAULT = 20;
-export const PAGE_SIZE_MAX = 100;
+import { PAGE_SIZE_DEFAULT, PAGE_SIZE_MAX } from './page-size.ts';
 
 export type SortDirection = 'asc' | 'desc';
 
@@ -59,7 +57,7 @@ export class Keyset {
     throw invalidPayload('nextToken is not a token of this list and ordering');
   }
 
-  /** The condition "after the cursor" in this ordering, for both dialects. */
+  /** The condition "after the cursor" in this ordering, on every store. */
   after(cursor: Cursor): RawBuilder<SqlBool> {
     const op = sql.raw(this.direction === 'asc' ? '>' : '<');
     const col = sql.ref(this.column);

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { RawBuilder, Transaction } from 'kysely';
 import type { Executor, Store } from '../../store/index.ts';
 import { prepare } from '../../store/prepared.ts';
-import type { Database, Row, StateType } from '../../store/schema.ts';
+import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { notFound } from './errors.ts';
 import { withKeyLock } from './locks.ts';
@@ -18,6 +18,7 @@ import {
   withTags,
 } from './tags.ts';
 import type { TagChanges, Tags } from './tags.ts';
+import type { StateType } from '../../value-sets.ts';
 
 /** The tables of records that belong to one bot and carry tags. */
 export type TaggedTable = 'users' | 'conversations' | 'messages' | 'workflows';
@@ -66,7 +67,7 @@ export class TaggedResource<T extends TaggedTable, Item> {
     private readonly store: Store,
     private readonly spec: TaggedResourceSpec<T, Item>,
   ) {
-    this.pairs = tagPairsColumn(store.dialect, sql.ref('r.id'));
+    this.pairs = tagPairsColumn(store.sql, sql.ref('r.id'));
     this.getWithTags = prepare(['id', 'botId'], (_db, { id, botId }: { id: string; botId: string }) =>
       this.withTagsQuery(id, botId),
     );

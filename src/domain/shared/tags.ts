@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
-import type { Dialect, Executor } from '../../store/index.ts';
+import type { Executor, StoreSql } from '../../store/index.ts';
 import { isUniqueViolation } from '../../store/index.ts';
 import { fromJson } from './json.ts';
 import type { Page } from './pagination.ts';
@@ -47,11 +47,9 @@ export async function deleteTags(db: Executor, resourceIds: string[]): Promise<v
  * A column expression of the tags of the row `resourceId` names (say `r.id`), for a query that reads a
  * record with its tags in one statement: a JSON array of `[key, value]` pairs, read by `tagsFromPairs`.
  */
-export function tagPairsColumn(dialect: Dialect, resourceId: RawBuilder<unknown>): RawBuilder<string> {
-  return dialect === 'postgres'
-    ? sql<string>`(select coalesce(json_agg(json_build_array(g.key, g.value)), '[]')::text
-        from tags g where g.resource_id = ${resourceId})`
-    : sql<string>`(select json_group_array(json_array(g.key, g.value)) from tags g where g.resource_id = ${resourceId})`;
+export function tagPairsColumn(storeSql: StoreSql, resourceId: RawBuilder<unknown>): RawBuilder<string> {
+  const pair = storeSql.jsonArray([sql.ref('g.key'), sql.ref('g.value')]);
+  return sql<string>`(select ${storeSql.jsonArrayAgg(pair)} from tags g where g.resource_id = ${resourceId})`;
 }
 
 export function tagsFromPairs(pairs: string): Tags {

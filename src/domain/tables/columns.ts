@@ -1,5 +1,6 @@
 import { ApiError } from '../shared/errors.ts';
 import type { JsonObject } from '../shared/json.ts';
+import { MAX_COLUMNS, MAX_COLUMN_NAME } from './limits.ts';
 
 /** What a column holds. A date is a JSON Schema string with `format: "date-time"`. */
 export type ColumnType = 'string' | 'number' | 'boolean' | 'date' | 'object' | 'array';
@@ -14,13 +15,6 @@ export interface Column {
   /** The column's JSON Schema as given, without what the fields above say. */
   schema: JsonObject;
 }
-
-/** Most columns a table has. */
-export const MAX_COLUMNS = 20;
-/** Longest column name. */
-export const MAX_COLUMN_NAME = 30;
-/** Row size: this many bytes (of the row's JSON) times the table's factor. */
-export const ROW_BYTES_PER_FACTOR = 4 * 1024;
 
 /** Fields every row has besides its columns: no column may take their names. */
 export const SYSTEM_FIELDS = ['id', 'createdAt', 'updatedAt', 'computed', 'stale', 'similarity'] as const;

@@ -1,7 +1,9 @@
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
-import safeRegex from 'safe-regex2';
-import type { Dialect } from '../../store/index.ts';
+import { isInvalidRegex, isQueryTimeout } from '../../store/errors.ts';
+import type { StoreSql } from '../../store/index.ts';
+import { checkRegex, RegexSyntaxError } from '../../store/regex/syntax.ts';
+import type { CheckedRegex } from '../../store/regex/syntax.ts';
 import { ApiError } from '../shared/errors.ts';
 import { sqlColumn } from './columns.ts';
 import type { Column, ColumnType } from './columns.ts';
@@ -16,12 +18,20 @@ import type { SqlValue } from './values.ts';
 
 export const invalidQuery = (message: string) => new ApiError('InvalidQuery', message);
 
+/** What a statement with a compiled filter failed with, as the API answers it. */
+export function filterFailure(err: unknown): unknown {
+  if (isQueryTimeout(err)) {
+    return invalidQuery('The query ran past the time limit: narrow its filter or simplify its $regex');
+  }
+  // Postgres refusing a pattern this syntax accepts ("too complex"): refused all the same.
+  if (isInvalidRegex(err)) return invalidQuery(`filter: ${err instanceof Error ? err.message : String(err)}`);
+  return err;
+}
+
 /** Most conditions one filter may hold (its SQL stays small). */
 export const MAX_FILTER_CONDITIONS = 500;
 /** Most operands of an `$in` or `$nin`. */
 export const MAX_IN_OPERANDS = 1000;
-/** The largest row id (Postgres `integer`). */
-const MAX_ROW_ID = 2_147_483_647;
 /** Longest `$regex` pattern. */
 export const MAX_REGEX_LENGTH = 1024;
 
@@ -99,16 +109,11 @@ const not = (condition: Condition): Condition => sql<SqlBool>`(not ${condition})
 /** Compiles filters for one table on one store. */
 export class FilterCompiler {
   private conditions = 0;
-  /** When a `$regex` on SQLite gives up (its time bound): milliseconds since the epoch. */
-  private readonly regexDeadline: number;
 
   constructor(
-    private readonly dialect: Dialect,
+    private readonly storeSql: StoreSql,
     private readonly columns: Column[],
-    regexBudgetMs: number,
-  ) {
-    this.regexDeadline = Date.now() + regexBudgetMs;
-  }
+  ) {}
 
   /** The condition of a whole filter (`filter` names it in errors). */
   compile(filter: unknown, where = 'filter'): Condition {
@@ -216,16 +221,12 @@ export class FilterCompiler {
         if (field.type !== 'number' && field.type !== 'id')
           throw invalidQuery(`${at}: $mod applies to number columns`);
         const [divisor, remainder] = this.mod(operand, at);
-        return sql<SqlBool>`(${present} and ${this.modulo(column, divisor)} = ${remainder})`;
+        return sql<SqlBool>`(${present} and ${this.storeSql.modulo(column, divisor)} = ${remainder})`;
       }
       case '$size': {
         if (field.type !== 'array') throw invalidQuery(`${at}: $size applies to array columns`);
         const size = this.size(operand, at);
-        const length =
-          this.dialect === 'postgres'
-            ? sql`jsonb_array_length(${column})`
-            : sql`json_array_length(${column})`;
-        return sql<SqlBool>`(${present} and ${length} = ${size})`;
+        return sql<SqlBool>`(${present} and ${this.storeSql.jsonArrayLength(column, [])} = ${size})`;
       }
     }
   }
@@ -244,11 +245,7 @@ export class FilterCompiler {
     if (field.type === 'id') {
       if (typeof value !== 'number' || !Number.isFinite(value))
         throw invalidQuery(`${at}: "id" compares with numbers`);
-      // Postgres's integer column takes no fraction: one is compared as a double (the id's index then
-      // serves only whole numbers, which are what ids are).
-      return this.dialect === 'sqlite' || (Number.isInteger(value) && Math.abs(value) <= MAX_ROW_ID)
-        ? sql.val(value)
-        : sql`${value}::double precision`;
+      return this.storeSql.numberForInteger(value);
     }
     if (field.type === 'date') {
       const date = normalDate(value);
@@ -256,7 +253,7 @@ export class FilterCompiler {
         throw invalidQuery(`${at}: "${field.name}" compares with date texts (ISO 8601)`);
       return sql.val(date);
     }
-    const stored = storedValue(this.dialect, field.type, value as never);
+    const stored = storedValue(this.storeSql, field.type, value as never);
     if ('problem' in stored)
       throw invalidQuery(`${at}: "${field.name}" is a ${field.type} column; the value ${stored.problem}`);
     return sql.val(stored.value);
@@ -269,7 +266,7 @@ export class FilterCompiler {
     at: string,
     options: unknown,
   ): Condition {
-    const json = new JsonPath(this.dialect, field);
+    const json = new JsonPath(this.storeSql, field);
     switch (op) {
       case '$eq':
       case '$gt':
@@ -301,7 +298,10 @@ export class FilterCompiler {
         return json.typed('string', (value) => this.regex(value, operand, options, at));
       case '$mod': {
         const [divisor, remainder] = this.mod(operand, at);
-        return json.typed('number', (value) => sql<SqlBool>`${this.modulo(value, divisor)} = ${remainder}`);
+        return json.typed(
+          'number',
+          (value) => sql<SqlBool>`${this.storeSql.modulo(value, divisor)} = ${remainder}`,
+        );
       }
       case '$size': {
         const size = this.size(operand, at);
@@ -333,12 +333,6 @@ export class FilterCompiler {
     return [divisor, remainder];
   }
 
-  private modulo(value: RawBuilder<unknown>, divisor: number): RawBuilder<unknown> {
-    return this.dialect === 'postgres'
-      ? sql`(${value} - ${divisor}::double precision * trunc(${value} / ${divisor}::double precision))`
-      : sql`(${value} - ${divisor} * cast(${value} / ${divisor} as integer))`;
-  }
-
   private size(operand: unknown, at: string): number {
     if (typeof operand !== 'number' || !Number.isInteger(operand) || operand < 0) {
       throw invalidQuery(`${at} must be a whole number ≥ 0`);
@@ -353,54 +347,18 @@ export class FilterCompiler {
     if (options !== undefined && options !== 'i' && options !== 'c') {
       throw invalidQuery(`${at}: $options is "i" (ignore case) or "c" (match case)`);
     }
-    if (/\\[1-9k]|\(\?<?[=!]/.test(pattern)) {
-      throw invalidQuery(`${at}: back-references and look-arounds are not supported`);
-    }
-    try {
-      new RegExp(pattern, 'u');
-    } catch (err) {
-      throw invalidQuery(`${at}: ${(err as Error).message}`);
-    }
-    if (!safeRegex(pattern)) {
-      throw invalidQuery(`${at}: the pattern could take exponential time (nested quantifiers); simplify it`);
-    }
-    const ignoreCase = options === 'i';
-    if (this.dialect === 'postgres') {
-      const translated = postgresPattern(pattern);
-      // Case folding follows the collation: the columns' C collation folds ASCII only, ICU's all letters.
-      return ignoreCase
-        ? sql<SqlBool>`(${value} collate "und-x-icu") ~* ${translated}`
-        : sql<SqlBool>`${value} ~ ${translated}`;
-    }
-    return sql<SqlBool>`parley_regexp(${value}, ${pattern}, ${ignoreCase ? 'i' : ''}, ${this.regexDeadline}) = 1`;
+    return this.storeSql.regexMatch(value, checkedRegex(pattern, options === 'i', at));
   }
 }
 
-/**
- * A JavaScript pattern as Postgres's regular expressions read it alike: `.` matches no line terminator
- * (in Postgres it matches any character), and `\b`, `\B` (word boundaries in JavaScript, a backspace in
- * Postgres) become `\y`, `\Y`.
- */
-export function postgresPattern(pattern: string): string {
-  let out = '';
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const char = pattern[i];
-    if (char === '\\') {
-      const next = pattern[i + 1] ?? '';
-      out += !inClass && (next === 'b' || next === 'B') ? `\\${next === 'b' ? 'y' : 'Y'}` : `\\${next}`;
-      i++;
-      continue;
-    }
-    if (char === '.' && !inClass) {
-      out += '[^\\n\\r\\u2028\\u2029]';
-      continue;
-    }
-    if (char === '[') inClass = true;
-    else if (char === ']') inClass = false;
-    out += char;
+/** The pattern, checked; or an InvalidQuery naming `at` and saying what the syntax refuses. */
+function checkedRegex(pattern: string, ignoreCase: boolean, at: string): CheckedRegex {
+  try {
+    return checkRegex(pattern, ignoreCase);
+  } catch (err) {
+    if (err instanceof RegexSyntaxError) throw invalidQuery(`${at}: ${err.message}`);
+    throw err;
   }
-  return out;
 }
 
 type Scalar = string | number | boolean;
@@ -415,42 +373,17 @@ function scalarOperand(value: unknown, at: string): Scalar {
   );
 }
 
-/** A value inside an object column's JSON, on each store. */
+/** A value inside an object column's JSON. */
 class JsonPath {
   private readonly column: RawBuilder<unknown>;
+  private readonly path: readonly string[];
 
   constructor(
-    private readonly dialect: Dialect,
-    private readonly field: Extract<Field, { kind: 'path' }>,
+    private readonly storeSql: StoreSql,
+    field: Extract<Field, { kind: 'path' }>,
   ) {
     this.column = sql.ref(field.sql);
-  }
-
-  private get sqlitePath(): string {
-    return `$${this.field.path.map((s) => `."${s}"`).join('')}`;
-  }
-
-  /** The JSON type of the value there: SQLite's json_type names, or Postgres's jsonb_typeof ones. */
-  private type(): RawBuilder<unknown> {
-    return this.dialect === 'postgres'
-      ? sql`jsonb_typeof(${this.column} #> ${this.field.path}::text[])`
-      : sql`json_type(${this.column}, ${this.sqlitePath})`;
-  }
-
-  /** The value there as SQL: text, number or boolean (when its type is the one checked beside it). */
-  private value(type: 'string' | 'number' | 'boolean'): RawBuilder<unknown> {
-    if (this.dialect === 'sqlite') return sql`json_extract(${this.column}, ${this.sqlitePath})`;
-    const text = sql`(${this.column} #>> ${this.field.path}::text[])`;
-    if (type === 'number') return sql`${text}::double precision`;
-    if (type === 'boolean') return sql`${text}::boolean`;
-    return sql`${text} collate "C"`;
-  }
-
-  private typeNames(type: 'string' | 'number' | 'boolean' | 'array'): string[] {
-    if (this.dialect === 'postgres') return [type];
-    return { string: ['text'], number: ['integer', 'real'], boolean: ['true', 'false'], array: ['array'] }[
-      type
-    ];
+    this.path = field.path;
   }
 
   /** True when the value is of `type` and `condition` holds of it; never unknown. */
@@ -458,27 +391,24 @@ class JsonPath {
     type: 'string' | 'number' | 'boolean',
     condition: (value: RawBuilder<unknown>) => Condition,
   ): Condition {
+    const { storeSql, column, path } = this;
     // CASE evaluates the condition only on values of the type (a cast of another type would fail).
-    return sql<SqlBool>`(case when ${this.type()} in (${sql.join(this.typeNames(type))}) then coalesce(${condition(this.value(type))}, false) else false end)`;
+    return sql<SqlBool>`(case when ${storeSql.jsonIs(column, path, type)} then coalesce(${condition(storeSql.jsonValue(column, path, type))}, false) else false end)`;
   }
 
   compare(op: string, operand: Scalar): Condition {
     const type = typeof operand === 'string' ? 'string' : typeof operand === 'number' ? 'number' : 'boolean';
-    const bound: SqlValue =
-      this.dialect === 'sqlite' && typeof operand === 'boolean' ? (operand ? 1 : 0) : operand;
+    const bound: SqlValue = typeof operand === 'boolean' ? this.storeSql.booleanValue(operand) : operand;
     return this.typed(type, (value) => sql<SqlBool>`${value} ${sql.raw(op)} ${bound}`);
   }
 
   /** Absent, JSON null, or the column itself null. */
   isNull(): Condition {
-    return sql<SqlBool>`coalesce(${this.type()} = 'null', true)`;
+    return sql<SqlBool>`coalesce(${this.storeSql.jsonIs(this.column, this.path, 'null')}, true)`;
   }
 
   arrayLength(size: number): Condition {
-    const length =
-      this.dialect === 'postgres'
-        ? sql`jsonb_array_length(${this.column} #> ${this.field.path}::text[])`
-        : sql`json_array_length(${this.column}, ${this.sqlitePath})`;
-    return sql<SqlBool>`(case when ${this.type()} in (${sql.join(this.typeNames('array'))}) then ${length} = ${size} else false end)`;
+    const { storeSql, column, path } = this;
+    return sql<SqlBool>`(case when ${storeSql.jsonIs(column, path, 'array')} then ${storeSql.jsonArrayLength(column, path)} = ${size} else false end)`;
   }
 }

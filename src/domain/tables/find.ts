@@ -1,20 +1,16 @@
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
 import type { Store } from '../../store/index.ts';
-import { isInvalidRegex, isQueryTimeout } from '../../store/errors.ts';
 import type { Json, JsonObject } from '../shared/json.ts';
 import type { BotActor } from '../workspace/actors.ts';
-import { FilterCompiler, invalidQuery, resolveField } from './filter.ts';
+import { FilterCompiler, filterFailure, invalidQuery, resolveField } from './filter.ts';
 import type { Field } from './filter.ts';
 import { rowView } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
-import { REGEX_BUDGET_MS } from './rows.ts';
 import { TableSearch } from './search.ts';
 import type { Tables } from './tables.ts';
 import { jsonValue } from './values.ts';
-
-export const FIND_LIMIT_DEFAULT = 100;
-export const FIND_LIMIT_MAX = 1000;
+import { FIND_LIMIT_DEFAULT } from './limits.ts';
 
 export const GROUP_OPS = ['key', 'count', 'sum', 'avg', 'max', 'min', 'unique'] as const;
 export type GroupOp = (typeof GROUP_OPS)[number];
@@ -61,9 +57,7 @@ export class TableQueries {
     const table = await this.tables.require(this.store.db, actor, ref);
     const limit = query.limit ?? FIND_LIMIT_DEFAULT;
     const offset = query.offset ?? 0;
-    const filter = new FilterCompiler(this.store.dialect, table.columns, REGEX_BUDGET_MS).compile(
-      query.filter ?? {},
-    );
+    const filter = new FilterCompiler(this.store.sql, table.columns).compile(query.filter ?? {});
     try {
       const ranking = query.search?.trim() ? await this.ranking(table, query.search) : undefined;
       const where = ranking
@@ -77,10 +71,7 @@ export class TableQueries {
             : await this.rows(table, where, query, limit, offset);
       return { ...page, offset, limit };
     } catch (err) {
-      if (isQueryTimeout(err))
-        throw invalidQuery('The query ran past the time limit: narrow its filter or simplify its $regex');
-      if (isInvalidRegex(err)) throw invalidQuery(`filter: ${(err as Error).message}`);
-      throw err;
+      throw filterFailure(err);
     }
   }
 
@@ -218,7 +209,6 @@ export class TableQueries {
 
   private aggregate(op: GroupOp, column: string): RawBuilder<unknown> {
     const ref = sql.ref(column);
-    const postgres = this.store.dialect === 'postgres';
     switch (op) {
       case 'key':
         return ref;
@@ -233,9 +223,7 @@ export class TableQueries {
       case 'min':
         return sql`min(${ref})`;
       case 'unique':
-        return postgres
-          ? sql`jsonb_agg(distinct ${ref}) filter (where ${ref} is not null)`
-          : sql`json_group_array(distinct ${ref}) filter (where ${ref} is not null)`;
+        return sql`${this.store.sql.jsonArrayAggDistinct(ref)} filter (where ${ref} is not null)`;
     }
   }
 }

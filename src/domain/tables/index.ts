@@ -1,6 +1,5 @@
 import type { Store } from '../../store/index.ts';
 import type { FileContents } from '../files/contents.ts';
-import { fullTextSearch } from '../search/engine.ts';
 import { TableJobs } from './jobs.ts';
 import { TableSearch } from './search.ts';
 import { TableQueries } from './find.ts';
@@ -17,7 +16,7 @@ export interface TablesDomain {
 
 /** Tables' imports and exports go through the Files API's files: `contents` reads and writes them. */
 export function createTablesDomain(store: Store, contents: FileContents): TablesDomain {
-  const search = new TableSearch(fullTextSearch(store.dialect));
+  const search = new TableSearch(store.sql.textSearch);
   const tables = new Tables(store, search);
   const tableRows = new TableRows(store, tables, search);
   return {

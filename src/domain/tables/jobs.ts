@@ -10,7 +10,7 @@ import { parse as parseCsv } from 'csv-parse';
 import { stringify as stringifyCsv } from 'csv-stringify';
 import { sql } from 'kysely';
 import type { Store } from '../../store/index.ts';
-import type { Row, TableJobType } from '../../store/schema.ts';
+import type { Row } from '../../store/schema.ts';
 import type { FileContents } from '../files/contents.ts';
 import { ApiError } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -24,6 +24,7 @@ import { rowView } from './record.ts';
 import type { StoredRow, TableRecord } from './record.ts';
 import type { TableRows } from './rows.ts';
 import type { Tables } from './tables.ts';
+import type { TableJobType } from '../../value-sets.ts';
 
 export type ExportFormat = 'csv' | 'json';
 
@@ -402,7 +403,7 @@ export class TableJobs {
         throw new ImportRefused(`No row was imported: ${errors.slice(0, ERRORS_NAMED).join('; ')}${more}`);
       }
     });
-    this.tables.storage.wrote(this.store.db, table.storage, rows.length);
+    this.store.sql.rowsWritten(this.store.db, table.storage, rows.length);
     await this.update(owner, job.id, { status: 'finalizing', progress: 0.99 });
   }
 }

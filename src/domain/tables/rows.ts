@@ -1,30 +1,23 @@
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
-import type { Executor, Store } from '../../store/index.ts';
+import type { Executor, Store, ValueKind } from '../../store/index.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
 import { ApiError, notFound } from '../shared/errors.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { nowIso } from '../shared/time.ts';
 import type { BotActor } from '../workspace/actors.ts';
-import { ROW_BYTES_PER_FACTOR, sqlColumn } from './columns.ts';
-import { FilterCompiler } from './filter.ts';
+import { sqlColumn } from './columns.ts';
+import { FilterCompiler, filterFailure } from './filter.ts';
 import { computedOf, isRunnable, staleAfter, staleState } from './computed.ts';
 import type { ColumnComputer } from './computed.ts';
 import { rowView, tableRecord } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
 import { TableSearch } from './search.ts';
-import { assignments, postgresType } from './storage.ts';
+import { assignments, valueKind } from './storage.ts';
 import type { Tables } from './tables.ts';
 import { storedValue, writtenRow } from './values.ts';
 import type { SqlValue } from './values.ts';
-
-/** Most rows one write call takes, and most ids one delete names. */
-export const MAX_ROWS_PER_CALL = 1000;
-/**
- * How long a `$regex` filter may run on SQLite (Postgres: the statement timeout). SQLite runs in the
- * server's own thread, so this is also how long one such query can hold up the others: kept short.
- */
-export const REGEX_BUDGET_MS = 1000;
+import { ROW_BYTES_PER_FACTOR, MAX_ROWS_PER_CALL } from './limits.ts';
 
 /** What a write answers besides its rows: what was ignored, and the rows refused (partial success). */
 export interface WriteReport {
@@ -164,7 +157,7 @@ export class TableRows {
         const given = input[keyColumn];
         if (given === undefined || given === null) return undefined;
         if (!key) return typeof given === 'number' ? given : undefined;
-        const stored = storedValue(this.store.dialect, key.type, given);
+        const stored = storedValue(this.store.sql, key.type, given);
         return 'problem' in stored ? undefined : stored.value;
       };
       const keys = [...new Set(checked.accepted.map((r) => keyOf(r.input)).filter((k) => k !== undefined))];
@@ -216,9 +209,13 @@ export class TableRows {
   }
 
   async deleteWhere(actor: BotActor, ref: string, filter: unknown): Promise<number> {
-    return this.deleteRows(actor, ref, (table) =>
-      new FilterCompiler(this.store.dialect, table.columns, REGEX_BUDGET_MS).compile(filter),
-    );
+    try {
+      return await this.deleteRows(actor, ref, (table) =>
+        new FilterCompiler(this.store.sql, table.columns).compile(filter),
+      );
+    } catch (err) {
+      throw filterFailure(err);
+    }
   }
 
   async deleteAll(actor: BotActor, ref: string): Promise<number> {
@@ -281,7 +278,7 @@ export class TableRows {
           `Row ${index} has ${size} bytes; rows of table "${table.name}" have at most ${limit} (4 KB × factor ${table.factor})`,
         );
       }
-      const written = writtenRow(this.store.dialect, table.columns, input, partial);
+      const written = writtenRow(this.store.sql, table.columns, input, partial);
       if ('problem' in written) {
         checked.errors.push(`Row ${index}: ${written.problem}`);
         return;
@@ -338,7 +335,7 @@ export class TableRows {
     rows: TableRow[],
     wait: boolean,
   ): Promise<TableRow[]> {
-    this.tables.storage.wrote(this.store.db, table.storage, rows.length);
+    this.store.sql.rowsWritten(this.store.db, table.storage, rows.length);
     if (table.codeColumns === 0 || rows.length === 0 || !this.computer) return rows;
     if (!wait) {
       this.computer.wake();
@@ -414,7 +411,7 @@ export class TableRows {
             ? { problem: outcome.error }
             : outcome.value === null
               ? { value: null }
-              : storedValue(this.store.dialect, column.type, outcome.value);
+              : storedValue(this.store.sql, column.type, outcome.value);
         if ('problem' in stored) {
           const error = 'error' in outcome ? outcome.error : `the code's value ${stored.problem}`;
           computed[column.name] = { status: 'error', error, updatedAt: now };
@@ -496,20 +493,17 @@ export class TableRows {
       const key = [...update.values.keys()].join(',');
       groups.set(key, [...(groups.get(key) ?? []), update]);
     }
-    const postgres = this.store.dialect === 'postgres';
+    const storeSql = this.store.sql;
     const now = nowIso();
     const rows: TableRow[] = [];
     for (const group of groups.values()) {
       const names = [...(group[0]?.values.keys() ?? [])];
       const types = names.map((name) => table.columns.find((c) => sqlColumn(c) === name)?.type ?? 'string');
-      // VALUES columns are column1 (the id), column2...; Postgres reads their parameters as text.
-      const source = (n: number, type: string) =>
-        postgres ? sql`cast(v.${sql.id(`column${n}`)} as ${sql.raw(type)})` : sql`v.${sql.id(`column${n}`)}`;
+      // VALUES columns are column1 (the id), column2...
+      const source = (n: number, kind: ValueKind) => storeSql.typed(sql`v.${sql.id(`column${n}`)}`, kind);
       const sets = [
         sql`updated_at = ${now}`,
-        ...names.map(
-          (name, i) => sql`${sql.id(name)} = ${source(i + 2, postgresType(types[i] ?? 'string'))}`,
-        ),
+        ...names.map((name, i) => sql`${sql.id(name)} = ${source(i + 2, valueKind(types[i] ?? 'string'))}`),
       ];
       const tuples = group.map(
         (u) => sql`(${sql.join([u.id, ...names.map((n) => u.values.get(n) ?? null)])})`,
@@ -518,7 +512,7 @@ export class TableRows {
       const { rows: stored } = await sql<StoredRow>`
         update ${target} set ${sql.join(sets)} from (values ${sql.join(tuples)}) as v
         where ${target}.id = ${source(1, 'integer')}
-        returning ${postgres ? sql`${target}.*` : sql`*`}`
+        returning ${storeSql.everyColumnOf(target)}`
         .execute(db)
         .catch(keyRace);
       rows.push(...stored.map((row) => rowView(table.columns, row)));

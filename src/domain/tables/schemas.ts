@@ -1,10 +1,15 @@
 import { Type } from 'typebox';
 import type { JsonObject as JsonObjectValue } from '../shared/json.ts';
-import { JsonObject, JsonValue, TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
-import { MAX_COLUMN_NAME } from './columns.ts';
-import { FIND_LIMIT_DEFAULT, FIND_LIMIT_MAX } from './find.ts';
-import { MAX_ROWS_PER_CALL } from './rows.ts';
-import { MAX_FACTOR, MAX_TABLE_NAME } from './tables.ts';
+import { INT32, JsonObject, JsonValue, TagChangeMap, TagMap, Timestamp } from '../shared/schemas.ts';
+import {
+  MAX_TABLE_NAME,
+  MAX_COLUMN_NAME,
+  MAX_FACTOR,
+  MAX_ROWS_PER_CALL,
+  FIND_LIMIT_DEFAULT,
+  FIND_LIMIT_MAX,
+} from './limits.ts';
+import { TABLE_JOB_STATUSES, TABLE_JOB_TYPES } from '../../value-sets.ts';
 
 /** The Tables API's resources and bodies, as `@botpress/client` 1.45.0 sends and expects them. */
 
@@ -16,7 +21,7 @@ export const Factor = Type.Integer({
   description: 'Row size limit: 4 KB × factor',
 });
 /** Row ids: PostgreSQL integers. */
-export const RowId = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+export const RowId = Type.Integer({ minimum: 1, maximum: INT32.maximum });
 
 export const TableSchema = Type.Object({
   id: Type.String(),
@@ -76,8 +81,8 @@ export const JobSchema = Type.Object({
   id: Type.String(),
   botId: Type.String(),
   tableId: Type.String(),
-  type: Type.Enum(['export', 'import', 'duplicate_table', 'delete_rows', 'clear_column', 'clear_vectors']),
-  status: Type.Enum(['pending', 'in_progress', 'finalizing', 'completed', 'failed']),
+  type: Type.Enum(TABLE_JOB_TYPES),
+  status: Type.Enum(TABLE_JOB_STATUSES),
   progress: Type.Optional(Type.Number()),
   inputFileId: Type.Union([Type.String(), Type.Null()]),
   outputFileId: Type.Union([Type.String(), Type.Null()]),

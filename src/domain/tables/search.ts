@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../../store/index.ts';
-import type { SearchEngine, SearchHit } from '../search/engine.ts';
+import type { Executor, SearchEngine, SearchHit } from '../../store/index.ts';
 import { isSearchable } from './columns.ts';
 import { rowView } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
@@ -15,9 +14,9 @@ const prefixOf = (table: Pick<TableRecord, 'id'>) => `tr:${table.id}:`;
 const entryId = (table: Pick<TableRecord, 'id'>, rowId: number) => `${prefixOf(table)}${rowId}`;
 
 /**
- * Full-text search over a table's `searchable` columns, with the Files API's engine (SQLite FTS5 or
- * Postgres tsvector): each row's searchable values are one entry, written in the transaction of the
- * row's write.
+ * Full-text search over a table's `searchable` columns, with the store's engine (the Files API's too:
+ * SQLite FTS5 or Postgres tsvector): each row's searchable values are one entry, written in the
+ * transaction of the row's write.
  */
 export class TableSearch {
   constructor(private readonly engine: SearchEngine) {}

@@ -2,7 +2,14 @@ import { sql } from 'kysely';
 import type { Executor, Store } from '../../store/index.ts';
 import type { NewRow } from '../../store/schema.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
-import { alreadyExists, ApiError, forbidden, invalidPayload, notFound } from '../shared/errors.ts';
+import {
+  alreadyExists,
+  ApiError,
+  forbidden,
+  invalidPayload,
+  notFound,
+  unlessMissing,
+} from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { toJson, withoutNulls } from '../shared/json.ts';
 import { withKeyLock } from '../shared/locks.ts';
@@ -24,13 +31,9 @@ import { TableSearch } from './search.ts';
 import { assignments, rowTableName, RowStorage } from './storage.ts';
 import { checkConstraints } from './values.ts';
 import { checkComputed, computedOf, staleAfter, staleState } from './computed.ts';
+import { MAX_FACTOR, MAX_TABLES_PER_BOT, MAX_TABLE_NAME } from './limits.ts';
 
-/** Most tables one bot has. */
-export const MAX_TABLES_PER_BOT = 500;
-/** Table names: a letter or `_`, then letters, digits and `_` (the hosted product's rule), at most this long. */
-export const MAX_TABLE_NAME = 50;
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-export const MAX_FACTOR = 30;
 
 export interface TableSettings {
   factor?: number | undefined;
@@ -98,7 +101,7 @@ export class Tables {
     private readonly store: Store,
     private readonly search: TableSearch,
   ) {
-    this.storage = new RowStorage(store.dialect);
+    this.storage = new RowStorage(store.sql);
   }
 
   /** The bot's table `ref` names (its id or its name), or 404. */
@@ -132,7 +135,7 @@ export class Tables {
   ): Promise<TableStatus & { created: boolean }> {
     checkName(name);
     return withKeyLock(this.store, `tables:${actor.botId}`, undefined, async (trx) => {
-      const existing = await this.require(trx, actor, name).catch(() => undefined);
+      const existing = await unlessMissing(this.require(trx, actor, name));
       if (existing) return { ...(await this.status(trx, existing)), created: false };
       const created = await this.insert(trx, actor, { ...input, name });
       return { ...(await this.status(trx, created)), created: true };

@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import type { Dialect } from '../../store/index.ts';
+import type { StoreSql } from '../../store/index.ts';
 import type { Json, JsonObject } from '../shared/json.ts';
 import { createAjv } from '../shared/json-schema.ts';
 import { ApiError } from '../shared/errors.ts';
@@ -49,7 +49,7 @@ export function holdsNul(value: unknown): boolean {
 
 /** Why `value` does not fit a column of `type`, or the value as it is stored. */
 export function storedValue(
-  dialect: Dialect,
+  storeSql: StoreSql,
   type: ColumnType,
   value: Json,
 ): { value: SqlValue } | { problem: string } {
@@ -62,7 +62,7 @@ export function storedValue(
       return typeof value === 'number' && Number.isFinite(value) ? { value } : problem;
     case 'boolean':
       if (typeof value !== 'boolean') return problem;
-      return { value: dialect === 'postgres' ? value : value ? 1 : 0 };
+      return { value: storeSql.booleanValue(value) };
     case 'date': {
       const date = normalDate(value);
       return date === undefined ? problem : { value: date };
@@ -84,7 +84,7 @@ export function jsonValue(type: ColumnType, stored: unknown): Json {
       return stored === true || stored === 1;
     case 'object':
     case 'array':
-      // SQLite keeps JSON text; Postgres's driver parses jsonb.
+      // JSON text, or the document itself where the driver parses it (Postgres's jsonb).
       return (typeof stored === 'string' ? JSON.parse(stored) : stored) as Json;
     default:
       return stored as Json;
@@ -129,7 +129,7 @@ export interface WrittenRow {
 
 /** The columns of `input` as stored, or the reason the row is refused. */
 export function writtenRow(
-  dialect: Dialect,
+  storeSql: StoreSql,
   columns: Column[],
   input: JsonObject,
   partial: boolean,
@@ -143,7 +143,7 @@ export function writtenRow(
       values.set(sqlColumn(column), null);
       continue;
     }
-    const stored = storedValue(dialect, column.type, given);
+    const stored = storedValue(storeSql, column.type, given);
     if ('problem' in stored) return { problem: `column "${column.name}" ${stored.problem}` };
     const validate = constraintsOf(column);
     if (validate && !validate(column.type === 'date' ? stored.value : given)) {

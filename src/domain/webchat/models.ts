@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { ChatConversationSchema, ChatMessageSchema, ChatUserSchema } from '../chat/chat.ts';
 import { CHAT_PAYLOAD_KINDS, keyedUnion } from '../chat/payloads.ts';
+import { AccessPolicySchema } from '../files/schemas.ts';
 import { JsonObject, JsonValue, TagMap, Timestamp } from '../shared/schemas.ts';
+import { ChatConversationSchema, ChatMessageSchema, ChatUserSchema } from '../chat/schemas.ts';
 
 /**
  * The records as the official webchat (`@botpress/webchat-client` 0.7) reads them: the Chat API's,
@@ -64,13 +65,11 @@ export const WebchatEventSchema = Type.Object({
 });
 export type WebchatEvent = Static<typeof WebchatEventSchema>;
 
-export const FILE_ACCESS_POLICIES = ['integrations', 'public_content'] as const;
-
 /** What the webchat asks for to upload a file: the Files API's `upsertFile`, minus what it may not set. */
 export const CreateFileBodySchema = Type.Object({
   key: Type.String({ minLength: 1, maxLength: 1000 }),
   size: Type.Integer({ minimum: 0 }),
-  accessPolicies: Type.Optional(Type.Array(Type.Enum(FILE_ACCESS_POLICIES))),
+  accessPolicies: Type.Optional(Type.Array(AccessPolicySchema)),
   index: Type.Optional(Type.Boolean()),
   contentType: Type.Optional(Type.String({ maxLength: 200 })),
   tags: Type.Optional(TagMap),
@@ -87,7 +86,7 @@ export const WebchatFileSchema = Type.Object({
   tags: TagMap,
   createdAt: Timestamp,
   updatedAt: Timestamp,
-  accessPolicies: Type.Array(Type.Enum(FILE_ACCESS_POLICIES)),
+  accessPolicies: Type.Array(AccessPolicySchema),
   index: Type.Boolean(),
   url: Type.String(),
   status: Type.String(),

@@ -2,13 +2,13 @@ import { messageForBot } from '../chat/bot-format.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../../store/index.ts';
-import type { Chat, ChatConversation, ChatMessage, ChatScope, ChatSession, ChatUser } from '../chat/chat.ts';
+import type { Chat, ChatScope, ChatSession } from '../chat/chat.ts';
 import type { ForeignIds } from '../chat/foreign-ids.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
 import type { Events } from '../runtime/events.ts';
 import type { Messages } from '../runtime/messages.ts';
-import type { User, Users } from '../runtime/users.ts';
-import { ApiError, forbidden, invalidPayload, unauthorized } from '../shared/errors.ts';
+import type { Users } from '../runtime/users.ts';
+import { ApiError, forbidden, invalidPayload, unauthorized, unlessMissing } from '../shared/errors.ts';
 import type { PageRequest } from '../shared/pagination.ts';
 import { claimTag, loadTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
@@ -25,6 +25,8 @@ import type {
   WebchatUser,
 } from './models.ts';
 import { FEEDBACK_VALUES } from './models.ts';
+import type { User } from '../runtime/schemas.ts';
+import type { ChatConversation, ChatMessage, ChatUser } from '../chat/schemas.ts';
 
 /** Someone who reached a webchat: its user key and admin secret, when they sent them. */
 export interface WebchatVisitor extends ChatScope {
@@ -135,10 +137,6 @@ export class Webchat {
     return this.userView(await this.saveUserData(session, body), session.foreignUserId);
   }
 
-  deleteUser(session: ChatSession): Promise<void> {
-    return this.s.chat.deleteUser(session);
-  }
-
   // Opening a conversation
 
   /**
@@ -220,10 +218,6 @@ export class Webchat {
 
   async getConversation(session: ChatSession, conversationId: string): Promise<WebchatConversation> {
     return this.withLastMessage(session, await this.s.chat.getConversation(session, conversationId));
-  }
-
-  deleteConversation(session: ChatSession, conversationId: string): Promise<void> {
-    return this.s.chat.deleteConversation(session, conversationId);
   }
 
   /** The user's conversations, most recent first, each with its last message. */
@@ -318,10 +312,6 @@ export class Webchat {
     });
     await this.s.messages.update(session.bot, messageId, { payload: content });
     return this.getMessage(session, messageId);
-  }
-
-  deleteMessage(session: ChatSession, messageId: string): Promise<void> {
-    return this.s.chat.deleteMessage(session, messageId);
   }
 
   /**
@@ -452,7 +442,7 @@ export class Webchat {
       case 'participant_added': {
         const foreignId = typeof data.participantId === 'string' ? data.participantId : '';
         const userId = await this.s.ids.internalOf(this.s.store.db, bot.botId, 'user', foreignId);
-        const user = userId && (await this.s.users.get(bot, userId).catch(() => undefined));
+        const user = userId && (await unlessMissing(this.s.users.get(bot, userId)));
         if (!user) return [];
         return [
           frame('participant_added', {

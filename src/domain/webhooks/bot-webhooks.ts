@@ -1,37 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Db, Executor } from '../../store/index.ts';
-import { WEBHOOK_VERIFICATIONS } from '../../store/schema.ts';
-import type { Row, WebhookVerification } from '../../store/schema.ts';
+import type { Row } from '../../store/schema.ts';
 import type { Links } from '../bots/links.ts';
 import { notFound } from '../shared/errors.ts';
 import { isWebhookId } from '../shared/ids.ts';
-import { Timestamp } from '../shared/schemas.ts';
 import { nowIso } from '../shared/time.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { requireRole } from '../workspace/roles.ts';
-
-export const BotWebhookSchema = Type.Object({
-  id: Type.String({ description: 'The webhook id: the last part of its URL' }),
-  url: Type.String({ description: 'Where senders post: `{url}` or `{url}/any/path`, any method' }),
-  verification: Type.Enum(WEBHOOK_VERIFICATIONS, {
-    description:
-      '`standard-webhooks`: a request must be signed with the bot’s signing secret (Standard Webhooks); `none`: any request is queued, and the bot checks it',
-  }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-export type BotWebhook = Static<typeof BotWebhookSchema>;
-
-export const UpdateBotWebhookBodySchema = Type.Object({
-  verification: Type.Optional(BotWebhookSchema.properties.verification),
-});
-export type UpdateBotWebhookBody = Static<typeof UpdateBotWebhookBodySchema>;
+import type { BotWebhook, UpdateBotWebhookBody } from './schemas.ts';
+import type { WebhookVerification } from '../../value-sets.ts';
 
 /** What the ingress needs of the bot a webhook id names. */
 export interface ReachedWebhook {
   botId: string;
+  workspaceId: string;
   verification: WebhookVerification;
   signingSecret: string;
 }
@@ -91,12 +73,13 @@ export class BotWebhooks {
     const row = await this.db
       .selectFrom('bot_webhooks')
       .innerJoin('bots', 'bots.id', 'bot_webhooks.bot_id')
-      .select(['bots.id', 'bots.signing_secret', 'bot_webhooks.verification'])
+      .select(['bots.id', 'bots.workspace_id', 'bots.signing_secret', 'bot_webhooks.verification'])
       .where('bot_webhooks.webhook_id', '=', webhookId)
       .executeTakeFirst();
     return (
       row && {
         botId: row.id,
+        workspaceId: row.workspace_id,
         verification: row.verification,
         signingSecret: row.signing_secret,
       }

@@ -137,15 +137,15 @@ export class WebhookIngress {
     };
     const deliveryId = deliveryIdOf(request.headers);
     try {
-      const event = await this.store.db.transaction().execute(async (trx) => {
-        const queued = await this.events.queue(webhook.botId, { type: WEBHOOK_EVENT, payload }, trx);
+      const { event, notice } = await this.store.db.transaction().execute(async (trx) => {
+        const queued = await this.events.queueForTurn(webhook, { type: WEBHOOK_EVENT, payload }, trx);
         if (deliveryId !== undefined) {
           const kept = await trx
             .insertInto('webhook_deliveries')
             .values({
               bot_id: webhook.botId,
               delivery_id: deliveryId,
-              event_id: queued.id,
+              event_id: queued.event.id,
               created_at: nowIso(),
             })
             .onConflict((oc) => oc.columns(['bot_id', 'delivery_id']).doNothing())
@@ -155,7 +155,7 @@ export class WebhookIngress {
         }
         return queued;
       });
-      this.events.notifyQueued();
+      this.events.notifyQueued([notice]);
       return { eventId: event.id, duplicate: false };
     } catch (error) {
       if (!(error instanceof DuplicateDelivery) || deliveryId === undefined) throw error;

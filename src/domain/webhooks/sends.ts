@@ -1,5 +1,6 @@
 import type { Store } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
+import { keptErrorText } from '../shared/errors.ts';
 import { LeasedRows } from '../shared/leased-rows.ts';
 
 /** A delivery is tried again until this long after its event: then it is given up. */
@@ -7,8 +8,6 @@ export const SEND_FOR_MS = 24 * 60 * 60 * 1000;
 /** The wait after the first failure; it doubles after each, up to MAX_BACKOFF_MS. */
 export const FIRST_BACKOFF_MS = 5_000;
 const MAX_BACKOFF_MS = 60 * 60 * 1000;
-/** The longest error text kept for a subscription's last delivery. */
-const MAX_ERROR_LENGTH = 500;
 
 /** A claimed delivery, with where it goes and the secret that signs it. */
 export interface ClaimedSend {
@@ -83,7 +82,7 @@ export class WebhookSends {
         ? 'failed'
         : 'pending';
     const at = new Date(now).toISOString();
-    const error = 'error' in outcome ? outcome.error.slice(0, MAX_ERROR_LENGTH) : null;
+    const error = 'error' in outcome ? keptErrorText(outcome.error) : null;
     await this.store.db.transaction().execute(async (trx) => {
       const updated = await trx
         .updateTable('webhook_sends')

@@ -1,19 +1,16 @@
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Db, Executor } from '../../store/index.ts';
-import { WEBHOOK_SEND_STATUSES } from '../../store/schema.ts';
 import type { Row } from '../../store/schema.ts';
-import type { Event } from '../runtime/events.ts';
 import { ApiError, invalidPayload, notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { fromJson } from '../shared/json.ts';
-import { Timestamp } from '../shared/schemas.ts';
 import { requireBotOfWorkspace } from '../shared/ownership.ts';
 import { nowIso } from '../shared/time.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { requireRole } from '../workspace/roles.ts';
 import { newSigningSecret } from './signatures.ts';
 import { targetProblem } from './targets.ts';
+import type { Event } from '../runtime/schemas.ts';
+import type { WebhookSubscription, CreateWebhookSubscriptionBody } from './schemas.ts';
 
 /** The most subscriptions one bot may have. */
 export const MAX_SUBSCRIPTIONS_PER_BOT = 20;
@@ -21,39 +18,6 @@ export const MAX_SUBSCRIPTIONS_PER_BOT = 20;
 export const EVERY_EVENT = '*';
 /** How long a subscription list read by the fan-out is kept (another process's change shows within it). */
 const CACHE_MS = 2000;
-
-const EventType = Type.String({ minLength: 1, maxLength: 200 });
-
-export const WebhookSubscriptionSchema = Type.Object({
-  id: Type.String(),
-  url: Type.String(),
-  eventTypes: Type.Array(EventType),
-  description: Type.String(),
-  lastDelivery: Type.Optional(
-    Type.Object({
-      status: Type.Enum(WEBHOOK_SEND_STATUSES, {
-        description: '`delivered`; `pending`: failed, and tried again later; `failed`: given up after a day',
-      }),
-      statusCode: Type.Optional(Type.Integer({ description: 'What the receiver answered, if it answered' })),
-      error: Type.Optional(Type.String()),
-      at: Timestamp,
-    }),
-  ),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-});
-export type WebhookSubscription = Static<typeof WebhookSubscriptionSchema>;
-
-export const CreateWebhookSubscriptionBodySchema = Type.Object({
-  url: Type.String({ minLength: 1, maxLength: 2000, description: 'An http or https URL' }),
-  eventTypes: Type.Array(EventType, {
-    minItems: 1,
-    maxItems: 50,
-    description: 'The bot’s event types to deliver (`message_created`, `webhook`, custom ones…); `*`: all',
-  }),
-  description: Type.Optional(Type.String({ maxLength: 500 })),
-});
-export type CreateWebhookSubscriptionBody = Static<typeof CreateWebhookSubscriptionBodySchema>;
 
 /** What the fan-out needs of a subscription. */
 interface Subscriber {

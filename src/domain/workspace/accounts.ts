@@ -1,30 +1,11 @@
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Db, Executor } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
 import type { Row } from '../../store/schema.ts';
 import { notFound } from '../shared/errors.ts';
-import { Timestamp } from '../shared/schemas.ts';
 import { newId } from '../shared/ids.ts';
 import { nowIso } from '../shared/time.ts';
 import { hashToken, newToken } from './tokens.ts';
-
-export const AccountSchema = Type.Object({
-  id: Type.String(),
-  email: Type.String(),
-  displayName: Type.Optional(Type.String()),
-  emailVerified: Type.Boolean(),
-  profilePicture: Type.Optional(Type.String()),
-  createdAt: Timestamp,
-});
-export type Account = Static<typeof AccountSchema>;
-
-export const PersonalAccessTokenSchema = Type.Object({
-  id: Type.String(),
-  createdAt: Timestamp,
-  note: Type.String(),
-});
-export type PersonalAccessToken = Static<typeof PersonalAccessTokenSchema>;
+import type { Account, PersonalAccessToken } from './schemas.ts';
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();

@@ -1,4 +1,4 @@
-import type { TurnScope } from '../runtime/actions.ts';
+import type { JsonObject } from '../shared/json.ts';
 import type { Role } from './roles.ts';
 
 /** Who presented a valid token. */
@@ -7,9 +7,13 @@ export type Principal =
   /** `integration`: the key of an integration's process, which acts for the bot as that integration. */
   | { kind: 'botKey'; botId: string; workspaceId: string; integration?: string };
 
-/** An account acting in one workspace it is a member of, with its role there. */
-export interface WorkspaceActor {
+/** An account acting as itself, in no workspace: its tokens, the workspaces it belongs to. */
+export interface AccountActor {
   accountId: string;
+}
+
+/** An account acting in one workspace it is a member of, with its role there. */
+export interface WorkspaceActor extends AccountActor {
   workspaceId: string;
   role: Role;
 }
@@ -36,4 +40,12 @@ export interface NestedCalls {
   nested(): NestedCalls;
   /** This code's call has answered. */
   end(): void;
+}
+
+/**
+ * Bot code running in a turn, seen from the action call: the bot's own actions it calls run inside
+ * the turn, with the turn's event and variables (the engine's Turn implements it).
+ */
+export interface TurnScope {
+  runAction(name: string, input: JsonObject): Promise<JsonObject>;
 }

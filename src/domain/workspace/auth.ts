@@ -3,9 +3,9 @@ import type { Caches } from '../shared/caches.ts';
 import type { BotActor, Principal, WorkspaceActor } from './actors.ts';
 import { forbidden, unauthorized } from '../shared/errors.ts';
 import { requireRole } from './roles.ts';
-import type { Access } from './roles.ts';
 import type { Members } from './members.ts';
 import { hashToken } from './tokens.ts';
+import type { Access } from './access.ts';
 
 /** Turns credentials into actors. Every refusal here is a 401 or 403, never a 404, so nothing leaks. */
 export class Auth {
@@ -53,6 +53,16 @@ export class Auth {
     const role = await this.members.roleOf(principal.accountId, workspaceId);
     if (!role) throw unauthorized(`The x-workspace-id "${workspaceId}" is not a workspace of this account`);
     return { accountId: principal.accountId, workspaceId, role };
+  }
+
+  /**
+   * A bot's own key on the one Admin API route it may call for itself (getBot): a viewer of its
+   * workspace for that bot alone; any other bot is forbidden.
+   */
+  botItself(principal: Principal & { kind: 'botKey' }, botId: string | undefined): WorkspaceActor {
+    if (botId !== principal.botId)
+      throw forbidden(`This API key does not give access to bot "${botId ?? ''}"`);
+    return { accountId: principal.botId, workspaceId: principal.workspaceId, role: 'viewer' };
   }
 
   /**

@@ -40,6 +40,7 @@ export async function bootstrap(
           handle: null,
           profile: '{}',
           spending_limit: 0,
+          ai_spend_limit: null,
           created_at: now,
           updated_at: now,
         })

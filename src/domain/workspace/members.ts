@@ -1,5 +1,3 @@
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Db } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
 import { isUniqueViolation } from '../../store/index.ts';
@@ -9,21 +7,10 @@ import { alreadyExists, forbidden, notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { Keyset, pageSizeOf } from '../shared/pagination.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
-import { isRole, rankOf, requireRole, ROLES } from './roles.ts';
-import { Timestamp } from '../shared/schemas.ts';
+import { isRole, rankOf, requireRole } from './roles.ts';
 import type { Role } from './roles.ts';
 import { nowIso } from '../shared/time.ts';
-
-export const MemberSchema = Type.Object({
-  id: Type.String(),
-  userId: Type.String(),
-  email: Type.String(),
-  createdAt: Timestamp,
-  role: Type.Enum(ROLES),
-  displayName: Type.Optional(Type.String()),
-  profilePicture: Type.Optional(Type.String()),
-});
-export type Member = Static<typeof MemberSchema>;
+import type { Member } from './schemas.ts';
 
 interface MemberRow {
   id: string;

@@ -1,8 +1,8 @@
-import { ROLES } from '../../store/schema.ts';
-import type { Role } from '../../store/schema.ts';
 import { forbidden } from '../shared/errors.ts';
+import { ROLES } from '../../value-sets.ts';
+import type { Role } from '../../value-sets.ts';
 
-/** Workspace roles of the hosted product, lowest to highest. `billing` reads like a viewer. */
+/** The roles, lowest to highest (src/value-sets.ts), with the rules over them below. */
 export { ROLES };
 export type { Role };
 
@@ -35,9 +35,6 @@ export type Action =
   | 'members.manage'
   | 'workspace.update'
   | 'workspace.delete';
-
-/** What an operation does to the records: a role that may only read may call `read` operations only. */
-export type Access = 'read' | 'write';
 
 export function rankOf(role: Role): number {
   return RANK[role];

@@ -1,5 +1,3 @@
-import { Type } from 'typebox';
-import type { Static } from 'typebox';
 import type { Db } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
 import { isUniqueViolation, toCount } from '../../store/index.ts';
@@ -12,45 +10,7 @@ import type { Page, PageRequest } from '../shared/pagination.ts';
 import { requireRole } from './roles.ts';
 import { nowIso } from '../shared/time.ts';
 import { deleteTags } from '../shared/tags.ts';
-import { INT32, Timestamp } from '../shared/schemas.ts';
-
-const Profile = {
-  about: Type.Optional(Type.String()),
-  profilePicture: Type.Optional(Type.String()),
-  contactEmail: Type.Optional(Type.String()),
-  website: Type.Optional(Type.String()),
-  socialAccounts: Type.Optional(Type.Array(Type.String())),
-  isPublic: Type.Optional(Type.Boolean()),
-};
-type WorkspaceProfile = Static<ReturnType<typeof Type.Object<typeof Profile>>>;
-
-export const WorkspaceSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  ownerId: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  botCount: Type.Integer(),
-  billingVersion: Type.Literal('v4'),
-  plan: Type.Literal('community'),
-  blocked: Type.Boolean(),
-  spendingLimit: Type.Number(),
-  ...Profile,
-  handle: Type.Optional(Type.String()),
-  activeTrialId: Type.Null(),
-});
-export type Workspace = Static<typeof WorkspaceSchema>;
-
-/** A workspace's public name, which prefixes the names of the integrations it deploys (`handle/name`). */
-export const Handle = Type.String({ pattern: '^[a-z0-9][a-z0-9-]{1,48}$' });
-
-export const WorkspaceChangesSchema = Type.Object({
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  spendingLimit: Type.Optional(Type.Integer({ ...INT32, minimum: 0 })),
-  handle: Type.Optional(Handle),
-  ...Profile,
-});
-export type WorkspaceChanges = Static<typeof WorkspaceChangesSchema>;
+import type { Workspace, WorkspaceChanges, WorkspaceProfile } from './schemas.ts';
 
 const PROFILE_KEYS = [
   'about',
@@ -79,6 +39,7 @@ export class Workspaces {
       handle: null,
       profile: '{}',
       spending_limit: 0,
+      ai_spend_limit: null,
       created_at: now,
       updated_at: now,
     };

@@ -1,26 +1,32 @@
 /**
  * Runs `@botpress/sdk` bundles (what `bp deploy` uploads: a bot's, or an integration's installed on a
- * bot): one process per bundle version (bot-process.ts), started when a call comes, stopped when idle
- * or replaced, restarted with a backoff after it ended on its own. The bundle's own `@botpress/client`
- * calls come back to this server's Runtime API over loopback with an API key of its bot, made for the
- * process and revoked when it ends (an integration's key acts as that integration).
+ * bot): one process per bundle version (bot-process.ts), each in an OS sandbox of its own, started when
+ * a call comes, stopped when idle, replaced, or its bot deleted, restarted with a backoff after it ended
+ * on its own. Slots are shared among workspaces: one workspace holds at most its share of them. The
+ * bundle's own `@botpress/client` calls come back to this server's API through a socket of its sandbox,
+ * with an API key of its bot made for the process and revoked when it ends (an integration's key acts as
+ * that integration); anything else it reaches goes through the egress proxy, by the operator's policy.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import type { Socket } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
+import { HEADERS } from '../../contract/headers.ts';
 import type { BotLogEntry } from '../../domain/bots/bot-logs.ts';
 import type { Domain } from '../../domain/index.ts';
 import { isJsonObject } from '../../domain/shared/json.ts';
 import type { Json, JsonObject } from '../../domain/shared/json.ts';
-import { ApiError } from '../../domain/shared/errors.ts';
+import { ApiError, keptErrorText } from '../../domain/shared/errors.ts';
 import { BotFailure, reasonOf } from '../failures.ts';
+import { EgressProxy } from '../egress/egress-proxy.ts';
+import type { EgressPolicy } from '../egress/egress-proxy.ts';
+import { OsSandbox, SandboxUnavailable } from '../os-sandbox/sandbox.ts';
 import { BotCallTimedOut, BotProcess, BotProcessEnded } from './bot-process.ts';
 import type { BundleRequest, BundleResponse } from './bot-process.ts';
+import { runnerFiles } from './runner-build.ts';
 
-const RUNNER_FILE = fileURLToPath(new URL('./bundle-runner.cjs', import.meta.url));
-/** How often idle processes are looked for. */
+/** How often idle processes, and processes of bots deleted meanwhile, are looked for. */
 const IDLE_CHECK_MS = 5000;
 /** Restart delays after a process ended on its own: doubling up to the maximum. */
 const RESTART_BASE_MS = 500;
@@ -31,14 +37,21 @@ const STABLE_AFTER_MS = 60_000;
 export interface BundleHostOptions {
   /** Where deployed bundles are written to be run (under the data folder). */
   bundlesDir: string;
-  /** This server's origin, which the bundles' clients call (`BP_API_URL`). */
-  apiUrl: string;
   memoryMb: number;
+  /** A process's CPU ceiling, in cores. */
+  cpuCores: number;
+  /** The longest a call may take, whatever the bot asks for. */
   callTimeoutMs: number;
   /** A process with nothing to do for this long is stopped. */
   idleMs: number;
   /** Bundle processes running at once. */
   maxProcesses: number;
+  /** Of which one workspace may hold at most this many. */
+  maxProcessesPerWorkspace: number;
+  /** What the processes may reach beside this server's API; undefined: nothing. */
+  egress: EgressPolicy | undefined;
+  /** Hands a connection a process made to this server's API; `sandbox` tells whose it is. */
+  serveApi(socket: Socket, sandbox: number): void;
 }
 
 /** A bundle as its process runs it. */
@@ -47,6 +60,8 @@ export interface Hosted {
   key: string;
   /** The bot it acts for: its key is the bot's, its output goes to the bot's logs. */
   botId: string;
+  /** The bot's workspace, whose share of the slots the process takes. */
+  workspaceId: string;
   /** Set for an integration: its process's key acts as that integration. */
   integrationId?: string;
   /** Identifies the bundle: a new version replaces the process. */
@@ -55,6 +70,7 @@ export interface Hosted {
   bundleFile: string;
   /** Its environment beside the API's URL and its key (`SECRET_*`, the ids the SDK falls back on). */
   env: Record<string, string>;
+  /** What the bot asks for (its `maxExecutionTime`); the operator's limit caps it. */
   callTimeoutMs?: number;
   /** What its lines in the bot's logs begin with. */
   logPrefix: string;
@@ -62,6 +78,8 @@ export interface Hosted {
 
 interface Running {
   versionId: string;
+  botId: string;
+  workspaceId: string;
   started: Promise<BotProcess>;
   lastUsed: number;
   /** Calls in flight, and the start under way: a process with neither may be stopped. */
@@ -97,15 +115,46 @@ export class BundleHost {
   private readonly starting = new Map<string, Promise<BotProcess>>();
   private readonly restarts = new Map<string, Restarts>();
   private readonly idleTimer: NodeJS.Timeout;
+  private readonly egress: EgressProxy | undefined;
+  /** The sandbox of this host, or why it has none (then no bundle runs). */
+  private sandbox: OsSandbox | SandboxUnavailable = new SandboxUnavailable('the engine has not started');
   private closed = false;
+  private checking = false;
 
   constructor(
     private readonly domain: Domain,
     private readonly log: FastifyBaseLogger,
     private readonly options: BundleHostOptions,
   ) {
-    this.idleTimer = setInterval(() => this.stopIdle(), IDLE_CHECK_MS);
+    this.egress = options.egress && new EgressProxy(options.egress);
+    this.idleTimer = setInterval(() => void this.stopIdleAndRemoved(), IDLE_CHECK_MS);
     this.idleTimer.unref();
+  }
+
+  /**
+   * Opens this machine's OS sandbox; where the machine cannot provide one, no bundle runs, and the
+   * server's log says why at start (`unavailable` says it to whoever deploys one).
+   */
+  async start(): Promise<void> {
+    try {
+      const sandbox = await OsSandbox.open();
+      this.sandbox = sandbox;
+      this.log.info(
+        { cgroups: `v${sandbox.cgroupVersion}`, egress: egressSummary(this.options.egress) },
+        'SDK bots and integrations run in the OS sandbox',
+      );
+    } catch (err) {
+      this.sandbox = err instanceof SandboxUnavailable ? err : new SandboxUnavailable(reasonOf(err));
+      this.log.warn(
+        { reason: this.sandbox.message },
+        `SDK bots and integrations will not run here: ${this.sandbox.message}`,
+      );
+    }
+  }
+
+  /** Why no bundle runs here, or undefined when they do. */
+  get unavailable(): string | undefined {
+    return this.sandbox instanceof SandboxUnavailable ? this.sandbox.message : undefined;
   }
 
   get isClosed(): boolean {
@@ -187,10 +236,17 @@ export class BundleHost {
     this.domain.botLogs.append(botId, [entry]);
   }
 
+  /** Stops the processes of a bot (its own, and its integrations'), at once: it was deleted. */
+  async stopBot(botId: string): Promise<void> {
+    const keys = [...this.running].filter(([, running]) => running.botId === botId).map(([key]) => key);
+    await Promise.all(keys.map((key) => this.stop(key)));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.idleTimer);
     await Promise.all([...this.running.keys()].map((key) => this.stop(key)));
+    if (this.sandbox instanceof OsSandbox) await this.sandbox.close();
   }
 
   /**
@@ -218,15 +274,19 @@ export class BundleHost {
     }
     if (current && current.versionId !== hosted.versionId) await this.stop(key);
     if (this.closed) throw new Error('the server is closing');
+    if (this.sandbox instanceof SandboxUnavailable)
+      throw new BundleCallFailure(`SDK bots cannot run on this server: ${this.sandbox.message}`);
     const wait = (this.restarts.get(key)?.notBefore ?? 0) - Date.now();
     if (wait > 0)
       throw new Error(`its process is starting again after it ended (in ${Math.ceil(wait / 1000)} s)`);
     // The room is made and taken with no wait between: starts of others cannot pass the bound.
-    this.makeRoom(key);
+    this.makeRoom(hosted);
     const life: Life = { stopping: false };
     const running: Running = {
       versionId: hosted.versionId,
-      started: this.startProcess(hosted, life),
+      botId: hosted.botId,
+      workspaceId: hosted.workspaceId,
+      started: this.startProcess(hosted, life, this.sandbox),
       lastUsed: Date.now(),
       // The start counts as a call: a start slower than the idle time is not stopped as idle.
       calls: 1,
@@ -244,20 +304,35 @@ export class BundleHost {
     }
   }
 
-  private async startProcess(hosted: Hosted, life: Life): Promise<BotProcess> {
+  private async startProcess(hosted: Hosted, life: Life, sandbox: OsSandbox): Promise<BotProcess> {
     const { botId, key } = hosted;
+    const runner = await runnerFiles(this.options.bundlesDir);
     const apiKey = await this.domain.botKeys.createForRuntime(
       botId,
       `process of version ${hosted.versionId}`,
       hosted.integrationId,
     );
     const startedAt = Date.now();
+    const { egress } = this;
     return BotProcess.start({
-      runnerFile: RUNNER_FILE,
+      sandbox,
+      runner,
+      name: hosted.integrationId === undefined ? 'bot' : 'integration',
       bundleFile: hosted.bundleFile,
-      env: { ...hosted.env, BP_API_URL: this.options.apiUrl, BP_TOKEN: apiKey.value },
+      env: { ...hosted.env, BP_TOKEN: apiKey.value },
       memoryMb: this.options.memoryMb,
-      callTimeoutMs: hosted.callTimeoutMs ?? this.options.callTimeoutMs,
+      cpuCores: this.options.cpuCores,
+      callTimeoutMs: Math.min(hosted.callTimeoutMs ?? Infinity, this.options.callTimeoutMs),
+      serveApi: (socket, sandbox) => this.options.serveApi(socket, sandbox),
+      ...(egress && {
+        serveEgress: (socketPath: string, apiSocket: string) =>
+          egress.serve(socketPath, apiSocket, ({ target, reason }) =>
+            this.botLog(botId, {
+              level: 'warn',
+              message: `${hosted.logPrefix}a connection to ${target} was refused: ${reason}`,
+            }),
+          ),
+      }),
       onOutput: (stream, line) =>
         this.botLog(botId, {
           level: stream === 'stderr' ? 'error' : 'info',
@@ -299,30 +374,69 @@ export class BundleHost {
     await running.life.revoked;
   }
 
-  /** Past the limit of processes, the one idle longest stops; if every one is busy, the call waits. */
-  private makeRoom(key: string): void {
-    if (this.running.size < this.options.maxProcesses) return;
+  /**
+   * A workspace at its share of the slots gives up its own process idle longest, or waits; past the
+   * limit of all processes, the one idle longest stops; if every one is busy, the call waits (it is tried
+   * again later).
+   */
+  private makeRoom(hosted: Hosted): void {
+    const { maxProcesses, maxProcessesPerWorkspace } = this.options;
+    const own = [...this.running].filter(([, running]) => running.workspaceId === hosted.workspaceId);
+    if (own.length >= maxProcessesPerWorkspace) {
+      if (this.stopIdlest(own)) return;
+      this.refuseSlot(hosted, `all ${maxProcessesPerWorkspace} of its workspace's bot processes are busy`);
+    }
+    if (this.running.size < maxProcesses) return;
+    if (this.stopIdlest([...this.running])) return;
+    this.refuseSlot(hosted, `all ${maxProcesses} bot processes are busy`);
+  }
+
+  /** Stops the process idle longest among `entries`, if one is idle; answers whether one was. */
+  private stopIdlest(entries: [string, Running][]): boolean {
     let oldest: [string, Running] | undefined;
-    for (const entry of this.running) {
+    for (const entry of entries) {
       if (entry[1].calls > 0) continue;
       if (!oldest || entry[1].lastUsed < oldest[1].lastUsed) oldest = entry;
     }
-    if (oldest) {
-      // Its place is given up at once; its process ends in the background.
-      void this.stop(oldest[0]);
-      return;
-    }
-    const message = `${key} waits for a process slot: all ${this.options.maxProcesses} bot processes are busy`;
-    this.log.warn({ key, maxProcesses: this.options.maxProcesses }, message);
+    // Its place is given up at once; its process ends in the background.
+    if (oldest) void this.stop(oldest[0]);
+    return oldest !== undefined;
+  }
+
+  private refuseSlot(hosted: Hosted, why: string): never {
+    const message = `${hosted.key} waits for a process slot: ${why}`;
+    this.log.warn({ key: hosted.key, workspaceId: hosted.workspaceId }, message);
     throw new Error(message);
   }
 
-  private stopIdle(): void {
-    const before = Date.now() - this.options.idleMs;
-    for (const [key, running] of this.running) {
-      if (running.calls === 0 && running.lastUsed < before) void this.stop(key);
+  /**
+   * Stops processes idle past the idle time, and those of bots deleted meanwhile (by another server
+   * process too; this one stops its own at once, `stopBot`).
+   */
+  private async stopIdleAndRemoved(): Promise<void> {
+    if (this.checking) return;
+    this.checking = true;
+    try {
+      const before = Date.now() - this.options.idleMs;
+      for (const [key, running] of this.running) {
+        if (running.calls === 0 && running.lastUsed < before) void this.stop(key);
+      }
+      const botIds = new Set([...this.running.values()].map((running) => running.botId));
+      for (const botId of botIds) {
+        if (!(await this.domain.bots.runtimeStamp(botId))) await this.stopBot(botId);
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'could not look for the processes of deleted bots');
+    } finally {
+      this.checking = false;
     }
   }
+}
+
+function egressSummary(egress: EgressPolicy | undefined): string {
+  if (!egress) return "none (this server's API only)";
+  const allowed = egress.allowed.length > 0 ? ` and ${egress.allowed.length} private target(s)` : '';
+  return `${egress.internet ? 'the public internet' : 'no internet'}${allowed}`;
 }
 
 /** A failed call as its API caller is told: a time-out, else what the bundle did (`otherwise`). */
@@ -346,7 +460,7 @@ export function errorOf(response: BundleResponse): string {
   } catch {
     // not JSON
   }
-  return response.body.slice(0, 500) || 'no body';
+  return keptErrorText(response.body) || 'no body';
 }
 
 /**
@@ -354,8 +468,33 @@ export function errorOf(response: BundleResponse): string {
  * JSON>" }`, which newer SDKs parse. SDK 0.10 (what `bp init` makes here) hands the decoded object itself
  * to the bundle as `ctx.configuration`, so the values are also spread beside `payload`.
  */
-export function configurationHeader(values: Record<string, unknown>): string {
+function configurationHeader(values: Record<string, unknown>): string {
   return Buffer.from(JSON.stringify({ ...values, payload: JSON.stringify(values) })).toString('base64');
+}
+
+/** What every call to a bundle's handler says: the bot it is for, the operation, and the configuration. */
+export interface Invocation {
+  botId: string;
+  /** `event_received`, `action_triggered`, `register`... */
+  operation: string;
+  /** What the operation is about (the event's or action's type); the operation itself when nothing more. */
+  type: string;
+  configuration: Record<string, unknown>;
+}
+
+/** The headers of a call to a bundle's handler, as the hosted platform sends them. */
+export function invocationHeaders({
+  botId,
+  operation,
+  type,
+  configuration,
+}: Invocation): Record<string, string> {
+  return {
+    [HEADERS.botId]: botId,
+    'x-bp-operation': operation,
+    'x-bp-type': type,
+    'x-bp-configuration': configurationHeader(configuration),
+  };
 }
 
 /** `SECRET_<NAME>`: each secret's name in upper snake case, as the SDK reads it. */

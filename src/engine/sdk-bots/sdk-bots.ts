@@ -13,7 +13,7 @@ import type { JsonObject } from '../../domain/shared/json.ts';
 import type { Schedule } from '../bot-schedules.ts';
 import { reasonOf } from '../failures.ts';
 import type { BundleResponse } from './bot-process.ts';
-import { bundleRequest, configurationHeader, secretsEnv } from './bundle-host.ts';
+import { bundleRequest, invocationHeaders, secretsEnv } from './bundle-host.ts';
 import type { BundleHost, Hosted } from './bundle-host.ts';
 
 /** A bot as its process runs it: what is read once per deploy (its code goes to its bundle file). */
@@ -103,12 +103,12 @@ export class SdkBots {
   }
 
   private headers(sdkBot: SdkBot, operation: string, type: string): Record<string, string> {
-    return {
-      'x-bot-id': sdkBot.bot.botId,
-      'x-bp-operation': operation,
-      'x-bp-type': type,
-      'x-bp-configuration': configurationHeader(sdkBot.bot.configuration),
-    };
+    return invocationHeaders({
+      botId: sdkBot.bot.botId,
+      operation,
+      type,
+      configuration: sdkBot.bot.configuration,
+    });
   }
 
   /** The bot of an event, if it is an SDK bot: read in full once per deploy. */
@@ -124,6 +124,7 @@ export class SdkBots {
     const hosted: Hosted = {
       key: botId,
       botId,
+      workspaceId: bot.workspaceId,
       versionId,
       bundleFile: await this.host.writeBundle(botId, versionId, code),
       env: { BP_BOT_ID: botId, BP_WORKSPACE_ID: bot.workspaceId, ...secretsEnv(bot.secrets) },

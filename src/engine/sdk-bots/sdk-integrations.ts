@@ -5,6 +5,7 @@
  * webhook (answered synchronously), `message_created` for the bot's messages in its conversations,
  * `action_triggered` for `<integration>:<action>` calls.
  */
+import { HEADERS } from '../../contract/headers.ts';
 import { codeVersion } from '../../domain/bots/bot-code.ts';
 import type { Domain } from '../../domain/index.ts';
 import type { ChannelSendOutcome, ClaimedChannelSend } from '../../domain/integrations/channel-sends.ts';
@@ -22,8 +23,8 @@ import type { BundleResponse } from './bot-process.ts';
 import {
   BundleCallFailure,
   bundleRequest,
-  configurationHeader,
   errorOf,
+  invocationHeaders,
   callError,
   secretsEnv,
 } from './bundle-host.ts';
@@ -185,7 +186,7 @@ export class SdkIntegrations implements IntegrationHost {
       });
       if (operation === 'register')
         await this.domain.installations
-          .setStatus(installation, 'registration_failed', reason.slice(0, 500))
+          .setStatus(installation, 'registration_failed', reason)
           .catch(() => undefined);
     }
   }
@@ -207,15 +208,17 @@ export class SdkIntegrations implements IntegrationHost {
     type = operation,
   ): Record<string, string> {
     return {
-      'x-bot-id': installation.botId,
+      ...invocationHeaders({
+        botId: installation.botId,
+        operation,
+        type,
+        configuration: installation.configuration,
+      }),
       'x-bot-user-id': installation.botId,
-      'x-integration-id': installation.integrationId,
-      'x-integration-alias': installation.integrationName,
+      [HEADERS.integrationId]: installation.integrationId,
+      [HEADERS.integrationAlias]: installation.integrationName,
       'x-webhook-id': installation.webhookId,
-      'x-bp-operation': operation,
-      'x-bp-type': type,
       'x-bp-configuration-type': '',
-      'x-bp-configuration': configurationHeader(installation.configuration),
       'x-bp-signing-secret': unit.loaded.integration.signingSecret,
     };
   }
@@ -232,6 +235,7 @@ export class SdkIntegrations implements IntegrationHost {
     const hosted: Hosted = {
       key: `${installation.botId}/${integration.id}`,
       botId: installation.botId,
+      workspaceId: installation.workspaceId,
       integrationId: integration.id,
       versionId: loaded.versionId,
       bundleFile: loaded.bundleFile,

@@ -94,7 +94,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('file_blob_chunks_pk', ['blob_id', 'seq'])
     .execute();
 
-  // The full-text index of the search engine (src/domain/search): entries by id, English stemming.
+  // The full-text index of the search engines (src/store/dialects/*/text-search.ts): entries by id,
+  // English stemming.
   if (postgres) {
     await db.schema
       .createTable('search_entries')

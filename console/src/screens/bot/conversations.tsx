@@ -17,7 +17,7 @@ import {
   valueOf,
 } from '../../ui/components.tsx';
 import { useAction, useLoad } from '../../hooks.ts';
-import type { BotScreenProps } from './shell.tsx';
+import type { BotScreenProps } from './screen-props.ts';
 
 interface Filters {
   user: string;

@@ -18,7 +18,7 @@ import {
 } from '../../ui/components.tsx';
 import type { Column } from '../../ui/components.tsx';
 import { useAction, useLoad } from '../../hooks.ts';
-import type { BotScreenProps } from './shell.tsx';
+import type { BotScreenProps } from './screen-props.ts';
 
 export function Keys({ bot }: BotScreenProps) {
   const session = useCurrentSession();

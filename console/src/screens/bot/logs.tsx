@@ -7,7 +7,7 @@ import { LogTail } from '../../log-tail.ts';
 import { paths } from '../../paths.ts';
 import { ErrorView, Field, valueOf } from '../../ui/components.tsx';
 import { usePolling } from '../../hooks.ts';
-import type { BotScreenProps } from './shell.tsx';
+import type { BotScreenProps } from './screen-props.ts';
 
 const LEVELS = ['debug', 'info', 'warn', 'error'];
 const SINCE: Record<string, number> = {

@@ -4,7 +4,7 @@ import type { AnalyticsRecord } from '../../api/types.ts';
 import { paths } from '../../paths.ts';
 import { Loaded } from '../../ui/components.tsx';
 import { useLoad } from '../../hooks.ts';
-import type { BotScreenProps } from './shell.tsx';
+import type { BotScreenProps } from './screen-props.ts';
 
 const HOUR = 3_600_000;
 

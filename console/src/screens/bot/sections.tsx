@@ -2,7 +2,7 @@
 // tables) are one entry here and one component each.
 import type { ComponentType } from 'preact';
 import type { Action } from '../../roles.ts';
-import type { BotScreenProps } from './shell.tsx';
+import type { BotScreenProps } from './screen-props.ts';
 import { Overview } from './overview.tsx';
 import { Conversations } from './conversations.tsx';
 import { Logs } from './logs.tsx';

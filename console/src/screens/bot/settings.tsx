@@ -8,7 +8,7 @@ import { can } from '../../roles.ts';
 import { useCurrentSession } from '../../session.tsx';
 import { ConfirmButton, CopyValue, Field, InlineError, Problem, valueOf } from '../../ui/components.tsx';
 import { useAction } from '../../hooks.ts';
-import type { BotScreenProps } from './shell.tsx';
+import type { BotScreenProps } from './screen-props.ts';
 
 type Row = { name: string; value: string };
 

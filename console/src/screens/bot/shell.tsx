@@ -1,21 +1,13 @@
 // One bot's screens share a frame: its name, status and deployment, and a tab per section.
 import type { ComponentChildren } from 'preact';
 import { admin } from '../../api/admin.ts';
-import type { Bot } from '../../api/types.ts';
 import { paths } from '../../paths.ts';
 import { can } from '../../roles.ts';
 import { useCurrentSession } from '../../session.tsx';
 import { Loaded, PageHeader, Time } from '../../ui/components.tsx';
 import { useLoad } from '../../hooks.ts';
-import type { Loaded as LoadedData } from '../../hooks.ts';
+import type { BotScreenProps } from './screen-props.ts';
 import { BOT_SECTIONS } from './sections.tsx';
-
-export interface BotScreenProps {
-  bot: Bot;
-  /** Loads the bot again (after a change to it). */
-  reloadBot: () => void;
-  setBot: LoadedData<{ bot: Bot }>['set'];
-}
 
 export function BotShell(props: {
   botId: string;

@@ -10,7 +10,7 @@ import { paths } from '../../paths.ts';
 import { ErrorView, Loading, Time } from '../../ui/components.tsx';
 import { Payload } from '../../ui/payload.tsx';
 import { useLoad, usePolling } from '../../hooks.ts';
-import type { BotScreenProps } from './shell.tsx';
+import type { BotScreenProps } from './screen-props.ts';
 
 const POLL_MS = 1000;
 /** Messages can be committed a little out of order: each poll reads again from this far back. */

@@ -9,7 +9,7 @@ import { paths } from '../../paths.ts';
 import { EmptyState, InlineError, valueOf } from '../../ui/components.tsx';
 import { Payload } from '../../ui/payload.tsx';
 import { useAction } from '../../hooks.ts';
-import type { BotScreenProps } from './shell.tsx';
+import type { BotScreenProps } from './screen-props.ts';
 
 export function TryIt({ bot }: BotScreenProps) {
   const channel = bot.integrations.chat;

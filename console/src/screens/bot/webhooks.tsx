@@ -20,7 +20,7 @@ import {
 } from '../../ui/components.tsx';
 import type { Column } from '../../ui/components.tsx';
 import { useAction, useLoad } from '../../hooks.ts';
-import type { BotScreenProps } from './shell.tsx';
+import type { BotScreenProps } from './screen-props.ts';
 
 function LastDelivery({ subscription }: { subscription: WebhookSubscription }) {
   const last = subscription.lastDelivery;

@@ -1,0 +1,68 @@
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import { GenerationBody } from '../../contract/cognitive/generation.ts';
+import { COGNITIVE_HANDLERS } from '../../handlers/cognitive/index.ts';
+import { errorResponses } from '../../contract/models.ts';
+import type { GenerationRequest } from '../../domain/llm/schemas.ts';
+import { botActorOf, requireAuth } from '../auth.ts';
+import { allowCors, PLATFORM_HEADERS } from '../cors.ts';
+import type { PlatformApiOptions } from '../cors.ts';
+import { PAYLOAD_LIMITS } from '../limits.ts';
+import { routeOperations } from '../operations.ts';
+
+const NDJSON = 'application/x-ndjson';
+
+/**
+ * The Cognitive API, under `/v2/cognitive`: bots' model calls as the hosted platform serves them, as
+ * one bot (`x-bot-id`, as on the Runtime API). Besides the declared operations, `generate-text-stream`
+ * answers NDJSON, a line per chunk, each written as the provider sends its tokens.
+ */
+export const cognitiveApi: FastifyPluginAsync<PlatformApiOptions> = async (app, { corsOrigins }) => {
+  app.addHook('onRoute', (route) => {
+    route.bodyLimit ??= PAYLOAD_LIMITS.runtime;
+  });
+  if (corsOrigins) await allowCors(app, { origins: () => corsOrigins, allowedHeaders: PLATFORM_HEADERS });
+  requireAuth(app, app.domain, 'bot');
+  routeOperations(app, COGNITIVE_HANDLERS, botActorOf);
+
+  app.post<{ Body: GenerationRequest }>(
+    '/generate-text-stream',
+    {
+      config: { access: 'write' },
+      schema: {
+        operationId: 'generateTextStream',
+        tags: ['Cognitive'],
+        summary: 'Generate text with a language model, as it is written',
+        description:
+          'The request of `generateText`; the answer is NDJSON (`application/x-ndjson`), one chunk per line as the provider streams it (`output`, `reasoning`), the last with `finished: true` and the `metadata`. An error before the first chunk is answered as an error; one after it ends the stream without that last chunk. A client that goes away cancels the provider’s request.',
+        body: Type.Object(GenerationBody),
+        response: { ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      // The answer's own close, not its socket's: a kept-alive connection carries many answers, and a
+      // listener per request on it would pile up until it closes.
+      const caller = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) caller.abort();
+      });
+      const chunks = app.domain.llm.generateStream(botActorOf(request), request.body, caller.signal);
+      // The first chunk is awaited before the answer starts: a failure until then gets its status.
+      const first = await chunks.next();
+      async function* lines() {
+        try {
+          for (let next = first; !next.done; next = await chunks.next())
+            yield `${JSON.stringify(next.value)}\n`;
+        } catch (err) {
+          // The status is sent: the stream ends without its last line, and the reason is logged here.
+          request.log.error({ err }, 'a model stream ended with an error');
+          throw err;
+        } finally {
+          await chunks.return(undefined);
+        }
+      }
+      return reply.type(NDJSON).header('cache-control', 'no-cache').send(Readable.from(lines()));
+    },
+  );
+};

@@ -1,0 +1,71 @@
+import { Type } from 'typebox';
+import { TagMap } from '../../domain/shared/schemas.ts';
+import { EmptySchema, IdParam, SortQuery } from '../schemas.ts';
+import { Model } from '../models.ts';
+import { BotSummarySchema, CreateBotBodySchema, UpdateBotBodySchema } from '../../domain/bots/schemas.ts';
+import { listOperation, operation } from '../operation.ts';
+
+const tag = 'Bots';
+const BotAnswer = Type.Object({ bot: Model.Bot });
+
+export const botOperations = [
+  listOperation({
+    id: 'listBots',
+    path: '/bots',
+    tag,
+    summary: 'List the workspace’s bots',
+    query: {
+      dev: Type.Optional(
+        Type.Boolean({ description: 'true: development bots only; otherwise production bots' }),
+      ),
+      tags: Type.Optional(TagMap),
+      integrationNames: Type.Optional(Type.Array(Type.String())),
+      pluginNames: Type.Optional(Type.Array(Type.String())),
+      ...SortQuery,
+    },
+    key: 'bots',
+    item: BotSummarySchema,
+  }),
+  operation({
+    id: 'getBot',
+    method: 'GET',
+    path: '/bots/:id',
+    access: 'read',
+    tag,
+    summary: 'Get a bot, with its chat channel and webchat client id',
+    params: IdParam,
+    response: BotAnswer,
+    botItself: true,
+  }),
+  operation({
+    id: 'createBot',
+    method: 'POST',
+    path: '/bots',
+    access: 'write',
+    tag,
+    summary: 'Create a bot',
+    body: CreateBotBodySchema.properties,
+    response: BotAnswer,
+  }),
+  operation({
+    id: 'updateBot',
+    method: 'PUT',
+    path: '/bots/:id',
+    access: 'write',
+    tag,
+    summary: 'Update or deploy a bot (its chat channel’s configuration included)',
+    params: IdParam,
+    body: UpdateBotBodySchema.properties,
+    response: BotAnswer,
+  }),
+  operation({
+    id: 'deleteBot',
+    method: 'DELETE',
+    path: '/bots/:id',
+    access: 'write',
+    tag,
+    summary: 'Delete a bot',
+    params: IdParam,
+    response: EmptySchema,
+  }),
+] as const;

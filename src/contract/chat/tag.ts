@@ -1,0 +1,2 @@
+/** The OpenAPI tag of the Chat API's operations. */
+export const tag = 'Chat';

@@ -1,5 +1,0 @@
-import type { BotActor } from '../../domain/workspace/actors.ts';
-import { operationsFor } from '../operation.ts';
-
-/** Files API operations act as one bot (or an integration of it), like the Runtime API's. */
-export const { operation, listOperation } = operationsFor<BotActor>();

@@ -1,0 +1,2 @@
+/** The OpenAPI tag of the webchat API's operations. */
+export const tag = 'Webchat';

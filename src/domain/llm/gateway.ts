@@ -1,0 +1,409 @@
+import { ApiError, RetryLater } from '../shared/errors.ts';
+import { createAjv } from '../shared/json-schema.ts';
+import { toJsonObject } from '../shared/json.ts';
+import type { JsonObject } from '../shared/json.ts';
+import { cacheKey } from '../shared/output-cache.ts';
+import type { OutputCache } from '../shared/output-cache.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import { readCompletion, StreamedCompletion } from './chat-response.ts';
+import type { Completion } from './chat-response.ts';
+import { toProviderRequest } from './chat-request.ts';
+import type { ProviderRequest } from './chat-request.ts';
+import { Cancelled, complete, listModels, ProviderFailure, stream } from './openai-compatible.ts';
+import type { RequestSignals } from './openai-compatible.ts';
+import { resolveModel } from './providers.ts';
+import type { LlmOptions, ModelChoice, Provider } from './providers.ts';
+import type { LlmUsage } from './usage.ts';
+import type { AiSpend } from './spend.ts';
+import { GenerationResponseSchema } from './schemas.ts';
+import type {
+  GenerationChunk,
+  GenerationMetadata,
+  GenerationRequest,
+  GenerationResponse,
+  Model,
+  Warning,
+} from './schemas.ts';
+
+/** How long an answer is kept for the same request, and for the same idempotency key. */
+const RESPONSE_CACHE_SECONDS = 3_600;
+const REQUEST_ID_SECONDS = 86_400;
+/** How long the provider's model list is kept. */
+const MODEL_LIST_MS = 60_000;
+/** The limits a model is described with when the provider does not say (as the hosted client assumes). */
+const DEFAULT_INPUT_TOKENS = 128_000;
+const DEFAULT_OUTPUT_TOKENS = 8_192;
+
+export const NOT_CONFIGURED =
+  'LLM not configured: set PARLEY_LLM_BASE_URL (an OpenAI-compatible endpoint), PARLEY_LLM_BEST_MODEL and PARLEY_LLM_FAST_MODEL (and PARLEY_LLM_API_KEY if it wants one) on the server';
+
+/** What the clients fall back or retry on (`UPSTREAM_PROVIDER_FAILED`, as the hosted LLM integrations say). */
+const UPSTREAM = { subtype: 'UPSTREAM_PROVIDER_FAILED' };
+
+/** A provider's failure as the API answers it, once no model of the request could answer. */
+function providerError(failure: ProviderFailure, choice: ModelChoice): ApiError {
+  switch (failure.kind) {
+    case 'timeout':
+      return new ApiError('OperationTimeout', failure.message, UPSTREAM);
+    case 'rate_limited':
+      return new RetryLater(failure.message, failure.retryAfterSeconds ?? 1, UPSTREAM);
+    case 'model_not_found':
+      // The path the hosted clients look for to try the next model of their own list.
+      return new ApiError(
+        'InvalidDataFormat',
+        `data/model/id: the model "${choice.ref}" is not served: ${failure.message}`,
+      );
+    case 'invalid':
+      return new ApiError('InvalidPayload', failure.message);
+    case 'unavailable':
+    case 'refused':
+      return new ApiError('Unknown', failure.message, UPSTREAM, 502);
+  }
+}
+
+/** The model references of a request, first choice first (a fallback array, `{id}` or a string; `best` when absent). */
+function modelRefs(request: GenerationRequest): string[] {
+  const { model } = request;
+  if (model === undefined) return ['best'];
+  if (typeof model === 'string') return [model];
+  if (Array.isArray(model)) return model;
+  return [model.id];
+}
+
+interface Attempt {
+  choice: ModelChoice;
+  /** The models tried before, that failed. */
+  fallbackPath: string[];
+  warnings: Warning[];
+}
+
+/**
+ * The LLM gateway: generation requests of the Cognitive API and of the `llm` interface, answered by the
+ * operator's OpenAI-compatible provider, with model selectors and fallbacks, a response cache and
+ * idempotency keys, one deadline per call, and errors the official clients retry or fall back on.
+ */
+export class LlmGateway {
+  private models: { ids: Promise<string[]>; at: number } | undefined;
+
+  constructor(
+    private readonly options: LlmOptions,
+    private readonly outputs: OutputCache,
+    private readonly usage: LlmUsage,
+    private readonly spend: AiSpend,
+  ) {}
+
+  /**
+   * The error a failed call answers, once recorded: a caller that went away gets a cancellation, not
+   * recorded (nothing was asked of the provider for it); an API error is recorded against `model`.
+   */
+  private async failed(actor: BotActor, model: string, started: number, err: unknown): Promise<unknown> {
+    if (err instanceof Cancelled) return new ApiError('Runtime', 'The request was cancelled');
+    if (err instanceof ApiError)
+      await this.usage.failed(actor, model, performance.now() - started, err.message);
+    return err;
+  }
+
+  /** Whether a provider is configured (else every call answers NOT_CONFIGURED). */
+  get configured(): boolean {
+    return this.options.provider !== undefined;
+  }
+
+  private provider(): Provider {
+    if (!this.options.provider) throw new ApiError('Runtime', NOT_CONFIGURED);
+    return this.options.provider;
+  }
+
+  private signals(caller: AbortSignal | undefined): RequestSignals {
+    return { caller, deadline: AbortSignal.timeout(this.options.deadlineMs) };
+  }
+
+  private cost(ref: string, inputTokens: number, outputTokens: number) {
+    const price = this.options.prices[ref];
+    const inputCost = price ? (inputTokens * price.input) / 1e6 : 0;
+    const outputCost = price ? (outputTokens * price.output) / 1e6 : 0;
+    return { usage: { inputTokens, inputCost, outputTokens, outputCost }, cost: inputCost + outputCost };
+  }
+
+  private metadata(
+    attempt: Attempt,
+    completion: Completion,
+    times: { started: number; firstToken: number | undefined },
+    request: GenerationRequest,
+    providerRequest: ProviderRequest,
+  ): GenerationMetadata {
+    const inputTokens =
+      completion.inputTokens ?? estimateTokens(JSON.stringify(providerRequest.body.messages));
+    const outputTokens = completion.outputTokens ?? estimateTokens(completion.text);
+    const warnings = [...providerRequest.warnings, ...attempt.warnings, ...completion.warnings];
+    const now = performance.now();
+    return {
+      ...(request.options?.requestId !== undefined && { requestId: request.options.requestId }),
+      provider: attempt.choice.provider.name,
+      model: attempt.choice.ref,
+      ...this.cost(attempt.choice.ref, inputTokens, outputTokens),
+      cached: false,
+      latency: Math.round(now - times.started),
+      ...(times.firstToken !== undefined && { ttft: Math.round(times.firstToken - times.started) }),
+      stopReason: completion.stopReason,
+      ...(warnings.length > 0 && { warnings }),
+      ...(attempt.fallbackPath.length > 0 && { fallbackPath: attempt.fallbackPath }),
+    };
+  }
+
+  /** The keys under which an answer to this request is kept: its idempotency key, and its content. */
+  private cacheKeys(request: GenerationRequest, providerRequest: ProviderRequest, choices: ModelChoice[]) {
+    const requestId = request.options?.requestId;
+    return {
+      byRequestId: requestId === undefined ? undefined : `llm:request:${cacheKey(requestId)}`,
+      byContent: request.options?.skipCache
+        ? undefined
+        : `llm:content:${cacheKey(
+            providerRequest.body,
+            choices.map((c) => c.ref),
+          )}`,
+    };
+  }
+
+  private async remembered(botId: string, keys: { byRequestId?: string; byContent?: string }) {
+    for (const key of [keys.byRequestId, keys.byContent]) {
+      if (key === undefined) continue;
+      const kept = await this.outputs.get(botId, key);
+      const response = kept && asCached(kept);
+      if (response) return response;
+    }
+    return undefined;
+  }
+
+  private async remember(
+    botId: string,
+    keys: { byRequestId?: string; byContent?: string },
+    response: GenerationResponse,
+  ) {
+    const output = toJsonObject(response);
+    if (keys.byRequestId) await this.outputs.set(botId, keys.byRequestId, output, REQUEST_ID_SECONDS);
+    if (keys.byContent) await this.outputs.set(botId, keys.byContent, output, RESPONSE_CACHE_SECONDS);
+  }
+
+  /**
+   * Runs `attempt` on each model of the request in turn, until one answers: a model that is not served,
+   * times out, is rate-limited or unavailable passes the request to the next; a request the provider
+   * refuses as such is answered at once. The deadline covers them all.
+   */
+  private async firstThatAnswers<T>(
+    choices: ModelChoice[],
+    run: (attempt: Attempt) => Promise<T>,
+  ): Promise<T> {
+    const fallbackPath: string[] = [];
+    const warnings: Warning[] = [];
+    let last: { failure: ProviderFailure; choice: ModelChoice } | undefined;
+    for (const choice of choices) {
+      if (choice.warning) warnings.push(choice.warning);
+      try {
+        const attemptWarnings =
+          fallbackPath.length > 0
+            ? [
+                ...warnings,
+                {
+                  type: 'fallback_used' as const,
+                  message: `Answered by "${choice.ref}" after ${fallbackPath.join(', ')} failed`,
+                },
+              ]
+            : [...warnings];
+        return await run({ choice, fallbackPath: [...fallbackPath], warnings: attemptWarnings });
+      } catch (err) {
+        if (!(err instanceof ProviderFailure)) throw err;
+        if (err.kind === 'invalid' || err.kind === 'timeout') throw providerError(err, choice);
+        last = { failure: err, choice };
+        fallbackPath.push(choice.ref);
+      }
+    }
+    if (!last) throw new ApiError('InvalidPayload', 'model names no model');
+    throw providerError(last.failure, last.choice);
+  }
+
+  private async prepare(actor: BotActor, request: GenerationRequest) {
+    const provider = this.provider();
+    await this.spend.check(actor.workspaceId);
+    const providerRequest = toProviderRequest(request);
+    const choices = modelRefs(request).map((ref) => resolveModel(provider, ref));
+    return { providerRequest, choices };
+  }
+
+  /** A generation, whole. */
+  async generate(
+    actor: BotActor,
+    request: GenerationRequest,
+    caller?: AbortSignal,
+  ): Promise<GenerationResponse> {
+    const { providerRequest, choices } = await this.prepare(actor, request);
+    const keys = this.cacheKeys(request, providerRequest, choices);
+    const hit = await this.remembered(actor.botId, keys);
+    if (hit) return hit;
+    const signals = this.signals(caller);
+    const started = performance.now();
+    const response = await this.firstThatAnswers(choices, async (attempt) => {
+      const answer = await complete(
+        attempt.choice.provider,
+        { ...providerRequest.body, model: attempt.choice.model },
+        signals,
+      );
+      const completion = readCompletion(answer);
+      return {
+        output: completion.text,
+        ...(completion.reasoning && { reasoning: completion.reasoning }),
+        ...(completion.toolCalls.length > 0 && { toolCalls: completion.toolCalls }),
+        metadata: this.metadata(
+          attempt,
+          completion,
+          { started, firstToken: undefined },
+          request,
+          providerRequest,
+        ),
+      };
+    }).catch(async (err: unknown) => {
+      throw await this.failed(actor, choices[0]?.ref ?? '', started, err);
+    });
+    await this.usage.answered(actor, response.metadata);
+    this.spend.spent(actor.workspaceId, response.metadata.cost);
+    await this.remember(actor.botId, keys, response);
+    return response;
+  }
+
+  /**
+   * A generation as it streams: text as the provider sends it, and last a chunk with `finished` and the
+   * metadata. A model may fall back to the next only before its first token; a failure after it ends
+   * the stream with the error (the caller sees an incomplete answer, never a wrong one). The provider's
+   * request is cancelled when the caller goes away.
+   */
+  async *generateStream(
+    actor: BotActor,
+    request: GenerationRequest,
+    caller?: AbortSignal,
+  ): AsyncGenerator<GenerationChunk> {
+    const { providerRequest, choices } = await this.prepare(actor, request);
+    const keys = this.cacheKeys(request, providerRequest, choices);
+    const hit = await this.remembered(actor.botId, keys);
+    if (hit) {
+      yield {
+        output: hit.output,
+        ...(hit.toolCalls && { toolCalls: hit.toolCalls }),
+        created: Date.now(),
+        finished: true,
+        metadata: hit.metadata,
+      };
+      return;
+    }
+    const signals = this.signals(caller);
+    const started = performance.now();
+    // The first event is awaited under the fallback rule; the rest stream from the model that sent it.
+    const opened = await this.firstThatAnswers(choices, async (attempt) => {
+      const events = stream(
+        attempt.choice.provider,
+        { ...providerRequest.body, model: attempt.choice.model },
+        signals,
+      );
+      const first = await events.next();
+      return { attempt, events, first };
+    }).catch(async (err: unknown) => {
+      throw await this.failed(actor, choices[0]?.ref ?? '', started, err);
+    });
+    const { attempt, events } = opened;
+    const assembled = new StreamedCompletion();
+    let firstToken: number | undefined;
+    try {
+      for (let next = opened.first; !next.done; next = await events.next()) {
+        const { output, reasoning } = assembled.add(next.value);
+        if (output === '' && reasoning === '') continue;
+        firstToken ??= performance.now();
+        yield { ...(output && { output }), ...(reasoning && { reasoning }), created: Date.now() };
+      }
+    } catch (err) {
+      if (err instanceof Cancelled) return;
+      const failure = err instanceof ProviderFailure ? providerError(err, attempt.choice) : err;
+      throw await this.failed(actor, attempt.choice.ref, started, failure);
+    } finally {
+      await events.return(undefined);
+    }
+    const completion = assembled.done();
+    const metadata = this.metadata(attempt, completion, { started, firstToken }, request, providerRequest);
+    const response: GenerationResponse = {
+      output: completion.text,
+      ...(completion.reasoning && { reasoning: completion.reasoning }),
+      ...(completion.toolCalls.length > 0 && { toolCalls: completion.toolCalls }),
+      metadata,
+    };
+    // The last chunk goes out first: the caller has its answer while the call is recorded. The answer
+    // ends once the record is written; a record that fails ends it abnormally, and is logged.
+    yield {
+      ...(completion.toolCalls.length > 0 && { toolCalls: completion.toolCalls }),
+      created: Date.now(),
+      finished: true,
+      metadata,
+    };
+    await this.usage.answered(actor, metadata);
+    this.spend.spent(actor.workspaceId, metadata.cost);
+    await this.remember(actor.botId, keys, response);
+  }
+
+  /**
+   * The models a bot may name: the provider's, as `default:<id>`, with `best` and `fast` marked, the
+   * best one first. Their tags rank them as the hosted client ranks models for `best` and `fast` (it
+   * sorts by score, keeping the list's order between equals): both are `recommended` and
+   * `general-purpose`, and only the fast one `low-cost`, which counts for `fast` alone.
+   */
+  async listModels(): Promise<Model[]> {
+    const provider = this.provider();
+    const ids = await this.providerModels(provider);
+    const all = new Set([provider.bestModel, provider.fastModel, ...ids]);
+    return [...all].map((id) => this.describe(provider, id));
+  }
+
+  private describe(provider: Provider, id: string): Model {
+    const ref = `${provider.name}:${id}`;
+    const price = this.options.prices[ref];
+    const chosen = id === provider.bestModel || id === provider.fastModel;
+    const tags = [
+      ...(chosen ? ['recommended', 'general-purpose'] : []),
+      ...(id === provider.fastModel ? ['low-cost'] : []),
+    ];
+    return {
+      id: ref,
+      name: id,
+      description: `${id} on the provider "${provider.name}"`,
+      aliases: [
+        ...(id === provider.bestModel ? ['best', 'auto'] : []),
+        ...(id === provider.fastModel ? ['fast'] : []),
+      ],
+      tags,
+      input: { maxTokens: DEFAULT_INPUT_TOKENS, costPer1MTokens: price?.input ?? 0 },
+      output: { maxTokens: DEFAULT_OUTPUT_TOKENS, costPer1MTokens: price?.output ?? 0 },
+      lifecycle: 'production',
+    };
+  }
+
+  /** The provider's model ids, read at most once a minute; a provider that cannot say lists none. */
+  private async providerModels(provider: Provider): Promise<string[]> {
+    const now = Date.now();
+    if (!this.models || now - this.models.at > MODEL_LIST_MS) {
+      const ids = listModels(provider, this.signals(undefined)).catch((err: unknown) => {
+        if (err instanceof ProviderFailure) return [];
+        throw err;
+      });
+      this.models = { ids, at: now };
+    }
+    return this.models.ids;
+  }
+}
+
+/** About four characters a token: what is metered when a provider does not count. */
+function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+const isResponse = createAjv().compile<GenerationResponse>(GenerationResponseSchema);
+
+/** A kept answer, marked as answered from the cache; undefined if it is not one (kept by another version). */
+function asCached(kept: JsonObject): GenerationResponse | undefined {
+  if (!isResponse(kept)) return undefined;
+  return { ...kept, metadata: { ...kept.metadata, cached: true } };
+}

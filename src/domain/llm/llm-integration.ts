@@ -1,0 +1,79 @@
+import { Type } from 'typebox';
+import { invalidPayload } from '../shared/errors.ts';
+import { randomBytes } from 'node:crypto';
+import { createAjv } from '../shared/json-schema.ts';
+import { toJsonObject } from '../shared/json.ts';
+import type { JsonObject } from '../shared/json.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import type { LlmGateway } from './gateway.ts';
+import { GenerationRequestFields } from './schemas.ts';
+import type { GenerationRequest, GenerationResponse, Model } from './schemas.ts';
+
+/** The alias of the built-in LLM integration in every bot's `integrations`. */
+export const LLM_INTEGRATION = 'llm';
+/** The version of the hosted `llm` interface whose actions it implements. */
+export const LLM_INTERFACE_VERSION = '11.0.0';
+
+const isGenerationRequest = createAjv().compile<GenerationRequest>(Type.Object(GenerationRequestFields));
+
+/**
+ * The `llm` interface's actions (`generateContent`, `listLanguageModels`), as the hosted platform's LLM
+ * integrations implement them, over the gateway: what SDK bots, the official plugins and
+ * `@botpress/cognitive` in its default mode call with `callAction("llm:…")`.
+ */
+export class LlmIntegration {
+  constructor(private readonly gateway: LlmGateway) {}
+
+  /** Whether `alias:name` is one of its actions. */
+  handles(alias: string, name: string): boolean {
+    return alias === LLM_INTEGRATION && (name === 'generateContent' || name === 'listLanguageModels');
+  }
+
+  /** Whether a provider answers its calls (else each says which settings to set). */
+  get configured(): boolean {
+    return this.gateway.configured;
+  }
+
+  async call(actor: BotActor, alias: string, name: string, input: JsonObject): Promise<JsonObject> {
+    if (name === 'listLanguageModels')
+      return { models: (await this.gateway.listModels()).map(asInterfaceModel) };
+    if (!isGenerationRequest(input)) {
+      const error = isGenerationRequest.errors?.[0];
+      throw invalidPayload(`input${error?.instancePath ?? ''} ${error?.message ?? 'is invalid'}`);
+    }
+    const response = await this.gateway.generate(actor, input);
+    return toJsonObject(asGenerateContentOutput(response, alias));
+  }
+}
+
+/** A model as the interface lists it: its id is the provider's (what `generateContent` takes back as `model.id`). */
+function asInterfaceModel(model: Model): Model {
+  return { ...model, id: model.name };
+}
+
+/** The interface's `GenerateContentOutput` for a gateway answer. */
+function asGenerateContentOutput(response: GenerationResponse, alias: string) {
+  const { metadata } = response;
+  const toolCalls = response.toolCalls?.map((call) => ({
+    id: call.id,
+    type: 'function' as const,
+    function: { name: call.name, arguments: call.input },
+  }));
+  return {
+    id: `${alias}_${randomBytes(8).toString('hex')}`,
+    provider: metadata.provider,
+    model: metadata.model ?? '',
+    choices: [
+      {
+        type: toolCalls && toolCalls.length > 0 ? ('tool_calls' as const) : ('text' as const),
+        ...(toolCalls && toolCalls.length > 0 && { toolCalls }),
+        content: response.output === '' && toolCalls ? null : response.output,
+        role: 'assistant' as const,
+        index: 0,
+        stopReason: metadata.stopReason ?? 'other',
+      },
+    ],
+    usage: metadata.usage,
+    botpress: { cost: metadata.cost },
+  };
+}

@@ -1,0 +1,59 @@
+import type { Store } from '../../store/index.ts';
+import { keptErrorText } from '../shared/errors.ts';
+import { newId } from '../shared/ids.ts';
+import { nowIso } from '../shared/time.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import type { GenerationMetadata } from './schemas.ts';
+
+/**
+ * The record of bots' model calls: one row per call the provider answered or failed (answers from the
+ * cache are not calls), read by getBotAnalytics' `llm` block.
+ */
+export class LlmUsage {
+  constructor(private readonly store: Store) {}
+
+  async answered(actor: BotActor, metadata: GenerationMetadata): Promise<void> {
+    await this.insert(actor, {
+      model: metadata.model ?? metadata.provider,
+      input_tokens: metadata.usage.inputTokens,
+      output_tokens: metadata.usage.outputTokens,
+      cost: metadata.cost,
+      latency_ms: Math.round(metadata.latency ?? 0),
+      error: null,
+    });
+  }
+
+  async failed(actor: BotActor, model: string, latencyMs: number, error: string): Promise<void> {
+    await this.insert(actor, {
+      model,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost: 0,
+      latency_ms: Math.round(latencyMs),
+      error: keptErrorText(error),
+    });
+  }
+
+  private async insert(
+    actor: BotActor,
+    call: {
+      model: string;
+      input_tokens: number;
+      output_tokens: number;
+      cost: number;
+      latency_ms: number;
+      error: string | null;
+    },
+  ): Promise<void> {
+    await this.store.db
+      .insertInto('llm_calls')
+      .values({
+        id: newId('llmCall'),
+        bot_id: actor.botId,
+        workspace_id: actor.workspaceId,
+        created_at: nowIso(),
+        ...call,
+      })
+      .execute();
+  }
+}

@@ -1,0 +1,31 @@
+/** The error catalogue of the wire reference (§3.2): every type the official clients map to a class. */
+export const ERROR_TYPES = {
+  InvalidPayload: 400,
+  InvalidJsonSchema: 400,
+  InvalidDataFormat: 400,
+  InvalidIdentifier: 400,
+  ReferenceNotFound: 400,
+  InvalidQuery: 400,
+  Runtime: 400,
+  BreakingChanges: 400,
+  Unauthorized: 401,
+  PaymentRequired: 402,
+  Forbidden: 403,
+  QuotaExceeded: 403,
+  ResourceNotFound: 404,
+  MethodNotFound: 405,
+  RelationConflict: 409,
+  ReferenceConstraint: 409,
+  ResourceLockedConflict: 409,
+  AlreadyExists: 409,
+  ResourceGone: 410,
+  PayloadTooLarge: 413,
+  LimitExceeded: 413,
+  UnsupportedMediaType: 415,
+  RateLimited: 429,
+  Unknown: 500,
+  Internal: 500,
+  OperationTimeout: 504,
+} as const;
+
+export type ErrorType = keyof typeof ERROR_TYPES;

@@ -1,0 +1,8 @@
+import type { BotActor } from '../../domain/workspace/actors.ts';
+import type { cognitiveOperations } from '../../contract/cognitive/generation.ts';
+import type { Handlers } from '../operation.ts';
+
+export const cognitiveHandlers = {
+  generateText: (d, actor, request) => d.llm.generate(actor, request),
+  listModels: async (d) => ({ models: await d.llm.listModels() }),
+} satisfies Handlers<BotActor, typeof cognitiveOperations>;

@@ -1,0 +1,98 @@
+/**
+ * The closed sets of values some columns hold, each defined here once: the store types its rows with
+ * them (store/schema.ts), and the domain's and the contract's schemas enumerate them. A module of its
+ * own, below the store and importing nothing, so that the contract reads them without the store.
+ */
+
+/** Workspace roles of the hosted product, lowest to highest. `billing` reads like a viewer. */
+export const ROLES = ['viewer', 'billing', 'developer', 'manager', 'administrator', 'owner'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const BOT_TYPES = ['studio', 'adk', 'desk'] as const;
+export type BotType = (typeof BOT_TYPES)[number];
+
+export const BOT_STATUSES = ['active', 'deploying', 'deleting'] as const;
+export type BotStatus = (typeof BOT_STATUSES)[number];
+
+/**
+ * The runtimes that can run a bot's uploaded code here: `parley` for a compiled Parley bot package (the
+ * engine's sandbox), `botpress-sdk` for a bundle built by `bp build` (a process of its own).
+ */
+export const BOT_RUNTIMES = ['parley', 'botpress-sdk'] as const;
+export type BotRuntime = (typeof BOT_RUNTIMES)[number];
+
+export const MESSAGE_DIRECTIONS = ['incoming', 'outgoing'] as const;
+export type MessageDirection = (typeof MESSAGE_DIRECTIONS)[number];
+
+export const EVENT_STATUSES = ['pending', 'processed', 'ignored', 'failed', 'scheduled', 'canceled'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+export const STATE_TYPES = ['conversation', 'user', 'bot', 'integration', 'workflow', 'task'] as const;
+export type StateType = (typeof STATE_TYPES)[number];
+
+export const WORKFLOW_STATUSES = [
+  'pending',
+  'in_progress',
+  'listening',
+  'paused',
+  'completed',
+  'cancelled',
+  'failed',
+  'timedout',
+] as const;
+export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+
+export const BOT_LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type BotLogLevel = (typeof BOT_LOG_LEVELS)[number];
+
+export const FILE_STATUSES = [
+  'upload_pending',
+  'upload_failed',
+  'upload_completed',
+  'indexing_pending',
+  'indexing_failed',
+  'indexing_completed',
+] as const;
+export type FileStatus = (typeof FILE_STATUSES)[number];
+
+export const FILE_ACCESS_POLICIES = ['integrations', 'public_content'] as const;
+export type FileAccessPolicy = (typeof FILE_ACCESS_POLICIES)[number];
+
+/** What a passage of a document is, by its structure. */
+export const PASSAGE_TYPES = [
+  'title',
+  'subtitle',
+  'paragraph',
+  'blockquote',
+  'list',
+  'table',
+  'code',
+  'image',
+] as const;
+export type PassageType = (typeof PASSAGE_TYPES)[number];
+
+/** How the ingress checks a request before it queues it: its signature, or nothing (the bot checks). */
+export const WEBHOOK_VERIFICATIONS = ['standard-webhooks', 'none'] as const;
+export type WebhookVerification = (typeof WEBHOOK_VERIFICATIONS)[number];
+
+/** How a subscription's last delivery went: taken, being tried again, or given up. */
+export const WEBHOOK_SEND_STATUSES = ['pending', 'delivered', 'failed'] as const;
+export type WebhookSendStatus = (typeof WEBHOOK_SEND_STATUSES)[number];
+
+/** Whether an installation's `register` was answered. */
+export const INSTALLATION_STATUSES = ['registration_pending', 'registered', 'registration_failed'] as const;
+export type InstallationStatus = (typeof INSTALLATION_STATUSES)[number];
+
+/** The Tables API's job types, as the hosted API answers them (Parley runs exports and imports). */
+export const TABLE_JOB_TYPES = [
+  'export',
+  'import',
+  'duplicate_table',
+  'delete_rows',
+  'clear_column',
+  'clear_vectors',
+] as const;
+export type TableJobType = (typeof TABLE_JOB_TYPES)[number];
+
+export const TABLE_JOB_STATUSES = ['pending', 'in_progress', 'finalizing', 'completed', 'failed'] as const;
+export type TableJobStatus = (typeof TABLE_JOB_STATUSES)[number];

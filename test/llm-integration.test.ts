@@ -1,0 +1,167 @@
+// The built-in LLM integration, "path A" of the hosted platform's model calls: `callAction` of
+// `llm:generateContent` and `llm:listLanguageModels` through the official client, in the `llm`
+// interface's shapes, answered by the operator's provider (the project's test model server).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { isApiError } from '@botpress/client';
+import { parleySettings, startModelServer } from './helpers/model-server.ts';
+import type { ModelServer } from './helpers/model-server.ts';
+import { createTestBot } from './helpers/runtime.ts';
+import type { TestBot } from './helpers/runtime.ts';
+import { startTestServer } from './helpers/server.ts';
+import type { TestServer } from './helpers/server.ts';
+import { testStores } from './helpers/stores.ts';
+
+for (const store of await testStores()) {
+  describe(`the built-in llm integration (${store.name})`, { skip: store.skip }, () => {
+    let models: ModelServer;
+    let t: TestServer;
+    let bot: TestBot;
+    before(async () => {
+      models = await startModelServer();
+      t = await startTestServer(store, parleySettings(models));
+      bot = await createTestBot(t, 'llm-bot');
+    });
+    after(async () => {
+      await t?.close();
+      await models?.close();
+    });
+
+    test('getBot lists it as a registered integration, beside the chat channel', async () => {
+      const { bot: read } = await t.client().getBot({ id: bot.botId });
+      const llm = read.integrations.llm;
+      assert.ok(llm, 'the llm integration is listed');
+      assert.equal(llm.name, 'llm');
+      assert.equal(llm.status, 'registered');
+      assert.equal(llm.version, '11.0.0');
+      assert.ok(read.integrations.chat, 'the chat channel is still there');
+    });
+
+    test('listLanguageModels lists the provider’s models, best first, with the tags the hosted client ranks by', async () => {
+      const { output } = await bot.client.callAction({ type: 'llm:listLanguageModels', input: {} });
+      const list: unknown = output.models;
+      assert.ok(Array.isArray(list));
+      const ids = list.map((m: { id: string }) => m.id);
+      assert.deepEqual(ids.slice(0, 2), ['test-best', 'test-fast']);
+      assert.ok(ids.includes('test-embeddings'));
+      const best = list.find((m: { id: string }) => m.id === 'test-best') as {
+        tags: string[];
+        input: { maxTokens: number };
+      };
+      assert.deepEqual(best.tags, ['recommended', 'general-purpose']);
+      assert.ok(best.input.maxTokens > 0);
+    });
+
+    test('generateContent answers in the interface’s shape: choices, stop reason, usage and cost', async () => {
+      const { output, meta } = await bot.client.callAction({
+        type: 'llm:generateContent',
+        input: {
+          model: { id: 'test-fast' },
+          systemPrompt: 'Answer in one word.',
+          messages: [{ role: 'user', content: 'Say hi' }],
+          temperature: 0,
+        },
+      });
+      assert.equal(meta.cached, false);
+      assert.equal(output.provider, 'default');
+      assert.equal(output.model, 'default:test-fast');
+      assert.match(String(output.id), /^llm_/);
+      const [choice] = output.choices as {
+        content: string;
+        role: string;
+        index: number;
+        stopReason: string;
+      }[];
+      assert.deepEqual(
+        {
+          content: choice?.content,
+          role: choice?.role,
+          index: choice?.index,
+          stopReason: choice?.stopReason,
+        },
+        { content: 'echo: Say hi', role: 'assistant', index: 0, stopReason: 'stop' },
+      );
+      const usage = output.usage as { inputTokens: number; outputTokens: number };
+      assert.ok(usage.inputTokens > 0 && usage.outputTokens > 0);
+      assert.deepEqual(output.botpress, { cost: 0 });
+
+      models.replyWhen('look it up', { toolCalls: [{ name: 'lookup', arguments: { q: 'order 42' } }] });
+      const withTools = await bot.client.callAction({
+        type: 'llm:generateContent',
+        input: {
+          messages: [{ role: 'user', content: 'please look it up' }],
+          tools: [{ type: 'function', function: { name: 'lookup', argumentsSchema: { type: 'object' } } }],
+          toolChoice: { type: 'any' },
+        },
+      });
+      const [toolChoice] = withTools.output.choices as {
+        type: string;
+        stopReason: string;
+        toolCalls: { type: string; function: { name: string; arguments: unknown } }[];
+      }[];
+      assert.equal(toolChoice?.type, 'tool_calls');
+      assert.equal(toolChoice?.stopReason, 'tool_calls');
+      assert.deepEqual(toolChoice?.toolCalls[0]?.function, { name: 'lookup', arguments: { q: 'order 42' } });
+      assert.equal(toolChoice?.toolCalls[0]?.type, 'function');
+    });
+
+    test('a model the provider does not serve is the error the hosted client falls back on; bad input names the field', async () => {
+      const missing = await bot.client
+        .callAction({
+          type: 'llm:generateContent',
+          input: { model: { id: 'no-such-model' }, messages: [{ role: 'user', content: 'x' }] },
+        })
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+      assert.ok(isApiError(missing));
+      assert.equal(missing.type, 'InvalidDataFormat');
+      assert.match(missing.message, /data\/model\/id/);
+
+      models.fail({ kind: 'status', status: 503 });
+      const down = await bot.client
+        .callAction({ type: 'llm:generateContent', input: { messages: [{ role: 'user', content: 'down' }] } })
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+      assert.ok(isApiError(down));
+      assert.deepEqual(down.metadata, { subtype: 'UPSTREAM_PROVIDER_FAILED' });
+
+      const bad = await bot.client
+        .callAction({ type: 'llm:generateContent', input: { messages: [{ role: 'robot', content: 'x' }] } })
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+      assert.ok(isApiError(bad));
+      assert.equal(bad.type, 'InvalidPayload');
+      assert.match(bad.message, /input\/messages\/0\/role/);
+    });
+  });
+
+  describe(`the built-in llm integration without a provider (${store.name})`, { skip: store.skip }, () => {
+    let t: TestServer;
+    let bot: TestBot;
+    before(async () => {
+      t = await startTestServer(store);
+      bot = await createTestBot(t, 'no-llm-bot');
+    });
+    after(() => t?.close());
+
+    test('it is listed as not registered, saying why, and its actions say which settings to set', async () => {
+      const { bot: read } = await t.client().getBot({ id: bot.botId });
+      assert.equal(read.integrations.llm?.status, 'registration_failed');
+      assert.match(read.integrations.llm?.statusReason ?? '', /LLM not configured/);
+      const err = await bot.client
+        .callAction({ type: 'llm:generateContent', input: { messages: [{ role: 'user', content: 'x' }] } })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      assert.ok(isApiError(err));
+      assert.match(err.message, /PARLEY_LLM_BASE_URL/);
+    });
+  });
+}
