@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { isApiError } from '@botpress/client';
 import { BOT_OPERATIONS } from '../src/contract/bot-operations.ts';
+import { COGNITIVE_OPERATIONS } from '../src/contract/cognitive/index.ts';
 import { ApiError } from '../src/domain/shared/errors.ts';
 import { BotClient } from '../src/engine/bot-client.ts';
 import type { Json } from '../src/engine/sandbox/types.ts';
@@ -10,12 +11,16 @@ import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { parleySettings, startModelServer } from './helpers/model-server.ts';
+import type { ModelServer } from './helpers/model-server.ts';
 
 /**
  * Every operation bot code can call answers the same through HTTP (the official client) and through
  * the in-process client: the same answer for the same input (ids and times of records each call
  * created aside), and the same error type for a bad one. Each operation of the table needs a case
- * here: a new operation without one fails the walk.
+ * here: a new operation without one fails the walk. The official client has no method for the Cognitive
+ * API (`@botpress/cognitive` posts to it with the client's connection), so its HTTP side is the route
+ * itself, with the bot's key.
  */
 
 type Args = Record<string, Json>;
@@ -37,6 +42,8 @@ const UNIQUE = /^[a-z]+-[0-9a-z]+-[0-9a-z]{1,8}$/;
 const TABLE_NAME = /^Parity_[0-9a-z]+$/;
 /** URLs handed out (signed file URLs) name their record and expiry. */
 const URL_TEXT = /^https?:\/\//;
+/** What differs between two model calls of the same input: how long each took. */
+const TIMINGS = new Set(['latency', 'ttft']);
 function masked(value: unknown): unknown {
   if (typeof value === 'string') {
     if (ID.test(value)) return '<id>';
@@ -47,10 +54,23 @@ function masked(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(masked);
   if (value && typeof value === 'object') {
     return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, k === 'nextToken' ? '<token>' : masked(v)]),
+      Object.entries(value).map(([k, v]) => [
+        k,
+        k === 'nextToken' ? '<token>' : TIMINGS.has(k) ? '<timing>' : masked(v),
+      ]),
     );
   }
   return value;
+}
+
+/** A route's error answer: its body's `type`. */
+class RouteError extends Error {
+  readonly type: string;
+  constructor(status: number, body: unknown) {
+    super(`HTTP ${status}`);
+    const type: unknown = body && typeof body === 'object' ? Reflect.get(body, 'type') : undefined;
+    this.type = typeof type === 'string' ? type : `HTTP ${status}`;
+  }
 }
 
 async function outcome(call: () => Promise<unknown>): Promise<{ ok: unknown } | { error: string }> {
@@ -58,7 +78,7 @@ async function outcome(call: () => Promise<unknown>): Promise<{ ok: unknown } | 
     return { ok: masked(JSON.parse(JSON.stringify(await call()))) };
   } catch (err) {
     if (err instanceof ApiError) return { error: err.type };
-    if (isApiError(err)) return { error: err.type };
+    if (isApiError(err) || err instanceof RouteError) return { error: err.type };
     throw err;
   }
 }
@@ -68,12 +88,17 @@ for (const store of await testStores()) {
     let t: TestServer;
     let bot: TestBot;
     let inProcess: BotClient;
+    let models: ModelServer;
     before(async () => {
-      t = await startTestServer(store);
+      models = await startModelServer();
+      t = await startTestServer(store, parleySettings(models));
       bot = await createTestBot(t, 'parity-bot');
       inProcess = new BotClient(t.server.domain);
     });
-    after(() => t.close());
+    after(async () => {
+      await t.close();
+      await models.close();
+    });
 
     const user = async () => (await bot.client.createUser({ tags: { k: unique() }, name: 'parity' })).user.id;
     const conversation = async () =>
@@ -581,11 +606,46 @@ for (const store of await testStores()) {
         bad: async () => ({ table: await freshTable(), ids: [1], deleteAllRows: true }),
         error: 'InvalidPayload',
       },
+      generateText: {
+        // Skipping the cache: each way calls the model (the second would otherwise be a cache hit).
+        good: async () => ({
+          model: 'fast',
+          messages: [{ role: 'user', type: 'text', content: 'parity' }],
+          options: { skipCache: true },
+        }),
+        bad: async () => ({ messages: [{ role: 'robot', content: 'parity' }] }),
+        error: 'InvalidPayload',
+      },
+      listModels: { good: async () => ({}) },
       configureIntegration: {
         good: async () => ({ identifier: 'x' }),
         bad: async () => ({ identifier: 5 }),
         error: 'InvalidPayload',
       },
+    };
+
+    const cognitive = new Set<string>(COGNITIVE_OPERATIONS.map((op) => op.id));
+    const viaOfficialClient = (id: string) => {
+      const method: unknown = Reflect.get(bot.client, id);
+      assert.equal(typeof method, 'function', `the official client has ${id}`);
+      return (args: Args) => async (): Promise<unknown> =>
+        Reflect.apply(method as (args: Args) => Promise<unknown>, bot.client, [args]);
+    };
+    /** The operation's route called with the bot's key: the body, or the query of a GET. */
+    const viaRoute = (op: { method: string; path: string }) => (args: Args) => async (): Promise<unknown> => {
+      const url = new URL(`${t.url}/v2/cognitive${op.path}`);
+      const res = await fetch(url, {
+        method: op.method,
+        headers: {
+          authorization: `Bearer ${bot.key}`,
+          'x-bot-id': bot.botId,
+          'content-type': 'application/json',
+        },
+        ...(op.method !== 'GET' && { body: JSON.stringify(args) }),
+      });
+      const body: unknown = await res.json();
+      if (!res.ok) throw new RouteError(res.status, body);
+      return body;
     };
 
     test('every operation bot code can call has a case here', () => {
@@ -598,10 +658,7 @@ for (const store of await testStores()) {
         const c = cases[op.id];
         if (!c) return ctx.skip('no case (the walk above fails)');
         const actor = { botId: bot.botId, workspaceId: t.workspaceId };
-        const method: unknown = Reflect.get(bot.client, op.id);
-        assert.equal(typeof method, 'function', `the official client has ${op.id}`);
-        const viaHttp = (args: Args) => async (): Promise<unknown> =>
-          Reflect.apply(method as (args: Args) => Promise<unknown>, bot.client, [args]);
+        const viaHttp = cognitive.has(op.id) ? viaRoute(op) : viaOfficialClient(op.id);
         const viaBotCode = (args: Args) => () => inProcess.call(actor, op.id, args);
 
         const http = await outcome(viaHttp(await c.good()));

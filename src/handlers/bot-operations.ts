@@ -1,5 +1,6 @@
 import type { Operation } from './operation.ts';
 import type { BotActor } from '../domain/workspace/actors.ts';
+import { COGNITIVE_HANDLERS } from './cognitive/index.ts';
 import { FILES_HANDLERS } from './files/index.ts';
 import { RUNTIME_HANDLERS } from './runtime/index.ts';
 import { TABLES_HANDLERS } from './tables/index.ts';
@@ -9,4 +10,5 @@ export const BOT_HANDLERS: readonly Operation<BotActor>[] = [
   ...RUNTIME_HANDLERS,
   ...FILES_HANDLERS,
   ...TABLES_HANDLERS,
+  ...COGNITIVE_HANDLERS,
 ];

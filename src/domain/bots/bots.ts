@@ -132,8 +132,8 @@ function llmIntegration(configured: boolean, since: string): Static<typeof BotIn
 
 const SORT_COLUMNS = { createdAt: 'bots.created_at', updatedAt: 'bots.updated_at' } as const;
 
-/** The entry of the built-in chat channel in a bot's `integrations`. */
 /**
+ * The entry of the built-in chat channel in a bot's `integrations`.
  * `secrets`: whether to show the channel's signing key; it signs any end user's key, so only roles
  * that may change the bot see it.
  */

@@ -1,0 +1,114 @@
+// Parley's own bots call models from their code: `client.generateText` and `client.listModels` (the
+// Cognitive API, one contract with the HTTP routes) and `actions.llm.generateContent` (the built-in llm
+// integration), answered by the test's model server through the gateway.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+import { deployPackage, json, sendAndWait, startChat } from './helpers/deployed-bots.ts';
+import type { DeployedBot, Files } from './helpers/deployed-bots.ts';
+import { parleySettings, startModelServer } from './helpers/model-server.ts';
+import type { ModelServer } from './helpers/model-server.ts';
+import { startTestServer } from './helpers/server.ts';
+import type { TestServer } from './helpers/server.ts';
+import { testStores } from './helpers/stores.ts';
+
+const free = { input: { type: 'object' }, output: { type: 'object' } };
+
+/** docs/llm.md's bot code, run as it is. */
+async function documentedAction(): Promise<string> {
+  const page = await readFile('docs/llm.md', 'utf8');
+  const code = /<!-- bot code: actions\/answer.ts -->\s*```ts\n([\s\S]*?)```/.exec(page)?.[1];
+  assert.ok(code, 'docs/llm.md has the bot code');
+  return code;
+}
+
+/**
+ * A bot that answers each message with docs/llm.md's `answer` action (the Cognitive API from bot code)
+ * and then with `actions.llm.generateContent` (the built-in integration).
+ */
+async function modelBot(): Promise<Files> {
+  return {
+    'bot.json': json({ formatVersion: 1, name: 'model-bot' }),
+    'actions/answer.json': json(free),
+    'actions/answer.ts': await documentedAction(),
+    'actions/viaIntegration.json': json(free),
+    'actions/viaIntegration.ts': [
+      'const messages = [{ role: "user", content: input.question }];',
+      "const content = await actions.llm.generateContent({ model: { id: 'test-best' }, messages });",
+      'return { text: content.choices[0].content, model: content.model };',
+      '',
+    ].join('\n'),
+    'workflows/main.json': json({
+      nodes: [
+        { id: 'start', type: 'start', next: [{ to: 'answer' }] },
+        {
+          id: 'answer',
+          type: 'standard',
+          cards: [
+            {
+              type: 'action',
+              action: 'answer',
+              input: { question: '{{ event.preview }}' },
+              output: 'workflow.a',
+            },
+            {
+              type: 'say',
+              message: {
+                type: 'text',
+                text: '{{ workflow.a.text }} ({{ workflow.a.model }} of {{ workflow.a.choices }})',
+              },
+            },
+            {
+              type: 'action',
+              action: 'viaIntegration',
+              input: { question: '{{ event.preview }}' },
+              output: 'workflow.b',
+            },
+            {
+              type: 'say',
+              message: { type: 'text', text: '{{ workflow.b.text }} ({{ workflow.b.model }})' },
+            },
+          ],
+        },
+      ],
+    }),
+  };
+}
+
+for (const store of await testStores()) {
+  describe(`bot code calls models (${store.name})`, { skip: store.skip }, () => {
+    let models: ModelServer;
+    let t: TestServer;
+    let bot: DeployedBot;
+    before(async () => {
+      models = await startModelServer();
+      t = await startTestServer(store, parleySettings(models));
+      bot = await deployPackage(t, await modelBot());
+    });
+    after(async () => {
+      await t?.close();
+      await models?.close();
+    });
+
+    test('client.generateText, client.listModels and actions.llm.generateContent answer a code card', async () => {
+      const chatter = await startChat(bot);
+      const event = await sendAndWait(bot, chatter, 'what time is it');
+      assert.equal(event.status, 'processed', JSON.stringify(event.failureReason));
+      const { messages } = await bot.client.listMessages({ conversationId: chatter.runtimeConversationId });
+      const replies = messages
+        .filter((m) => m.direction === 'outgoing')
+        .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+        .map((m): unknown => m.payload.text);
+      const listed = await fetch(`${t.url}/v2/cognitive/models`, {
+        headers: { authorization: `Bearer ${bot.key}`, 'x-bot-id': bot.botId },
+      });
+      const { models: served } = (await listed.json()) as { models: unknown[] };
+      assert.deepEqual(replies, [
+        `echo: what time is it (default:test-fast of ${served.length})`,
+        'echo: what time is it (default:test-best)',
+      ]);
+      // Both calls reached the provider, as the bot.
+      assert.equal(models.requests.filter((r) => r.path.endsWith('/chat/completions')).length, 2);
+    });
+  });
+}
