@@ -10,6 +10,8 @@ import type { Locator, Page } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/api/console/index.ts';
 import { deployPackage, json, send, sendAndWait, startChat } from '../helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from '../helpers/deployed-bots.ts';
+import { parleySettings, startModelServer } from '../helpers/model-server.ts';
+import type { ModelServer } from '../helpers/model-server.ts';
 import { rejectsWith, waitFor } from '../helpers/runtime.ts';
 import { adminCall, startReceiver } from '../helpers/webhooks.ts';
 import { startTestServer } from '../helpers/server.ts';
@@ -19,8 +21,16 @@ import type { Browser } from './browser.ts';
 
 const PHONE = { width: 390, height: 844 };
 
-/** A bot with something to show: a text reply, a choice and a card, log lines, and a turn that fails. */
+/**
+ * A bot with something to show: a text reply, a choice and a card, log lines, a turn that fails, and a
+ * model's answer (from the tests' model server).
+ */
 const SHOWCASE_BOT = {
+  'actions/ask.json': json({ input: { type: 'object' }, output: { type: 'object' } }),
+  'actions/ask.ts':
+    "const ask = { role: 'user', type: 'text', content: input.question };\n" +
+    "const { output } = await client.generateText({ model: 'fast', messages: [ask] });\n" +
+    'return { text: output };\n',
   'bot.json': json({
     formatVersion: 1,
     name: 'support-bot',
@@ -41,7 +51,11 @@ const SHOWCASE_BOT = {
               "if (event.preview === 'fail') throw new Error('the order service is down');\n",
           },
         ],
-        next: [{ when: "event.preview === 'menu'", to: 'menu' }, { to: 'echo' }],
+        next: [
+          { when: "event.preview === 'menu'", to: 'menu' },
+          { when: "event.preview.startsWith('ask ')", to: 'ask' },
+          { to: 'echo' },
+        ],
       },
       {
         id: 'menu',
@@ -67,6 +81,19 @@ const SHOWCASE_BOT = {
               actions: [{ action: 'url', label: 'Open', value: 'https://example.com/help' }],
             },
           },
+        ],
+      },
+      {
+        id: 'ask',
+        type: 'standard',
+        cards: [
+          {
+            type: 'action',
+            action: 'ask',
+            input: { question: '{{ event.preview }}' },
+            output: 'workflow.answer',
+          },
+          { type: 'say', message: { type: 'text', text: '{{ workflow.answer.text }}' } },
         ],
       },
       {
@@ -104,6 +131,7 @@ async function shownAfterReload(page: Page, target: Locator, what: string): Prom
 
 describe('web console (sqlite, Chromium)', () => {
   let t: TestServer;
+  let models: ModelServer;
   let browser: Browser;
   let bot: DeployedBot;
   let chat: Chatter;
@@ -116,17 +144,21 @@ describe('web console (sqlite, Chromium)', () => {
       assert.equal(build.status, 0, build.stderr);
     }
     shot = await screenshots('console');
-    t = await startTestServer({ name: 'sqlite' }, { webhookPrivateTargets: 'on' });
+    models = await startModelServer();
+    t = await startTestServer({ name: 'sqlite' }, { webhookPrivateTargets: 'on', ...parleySettings(models) });
     bot = await deployPackage(t, SHOWCASE_BOT);
     chat = await startChat(bot);
     await sendAndWait(bot, chat, 'hello');
     await sendAndWait(bot, chat, 'menu');
     await sendAndWait(bot, chat, 'fail');
+    // Another visitor asks the model: the overview counts the call.
+    await sendAndWait(bot, await startChat(bot), 'ask what is parley');
     browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
     await t?.close();
+    await models?.close();
   });
 
   /** A member of the test workspace with `role`, and a personal access token of theirs. */
@@ -188,6 +220,17 @@ describe('web console (sqlite, Chromium)', () => {
     const failed = page.locator('.stat.warn .value');
     assert.equal(await failed.textContent(), '1', 'the failed turn is counted');
     await page.getByRole('list', { name: 'Messages per hour over the last day' }).waitFor();
+    const modelCalls = page.getByLabel('Model calls');
+    assert.equal(
+      await modelCalls
+        .locator('.stat')
+        .filter({ hasText: 'model calls' })
+        .first()
+        .locator('.value')
+        .textContent(),
+      '1',
+      'the model call is counted',
+    );
     await shot(page, '03-bot-overview');
     await page.close();
   });

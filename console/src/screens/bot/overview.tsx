@@ -1,4 +1,5 @@
-// A bot's last day at a glance, from getBotAnalytics: messages per hour, failed turns, turn times.
+// A bot's last day at a glance, from getBotAnalytics: messages per hour, failed turns, turn times, and its
+// model calls (tokens, cost, latency).
 import { admin } from '../../api/admin.ts';
 import type { AnalyticsRecord } from '../../api/types.ts';
 import { paths } from '../../paths.ts';
@@ -69,6 +70,27 @@ function HourlyChart(props: { records: AnalyticsRecord[] }) {
   );
 }
 
+/** Dollars as a person reads a bill: cents, and fractions of a cent when that is all there is. */
+function usd(value: number): string {
+  return value === 0 || value >= 0.01 ? `$${value.toFixed(2)}` : `$${value.toPrecision(2)}`;
+}
+
+/** The day's model calls through the gateway (the `llm` block of the record). */
+function ModelUsage(props: { llm: AnalyticsRecord['llm'] }) {
+  const { llm } = props;
+  if (llm.calls === 0) return <p class="muted">No model calls in the last 24 hours.</p>;
+  return (
+    <div class="stats" aria-label="Model calls">
+      <Stat label="model calls" value={llm.calls} />
+      <Stat label="model calls failed" value={llm.errors} warn={llm.errors > 0} />
+      <Stat label="tokens in" value={llm.inputTokens} />
+      <Stat label="tokens out" value={llm.outputTokens} />
+      <Stat label="mean model latency" value={ms(Math.round(llm.latency.mean))} />
+      <Stat label="model cost" value={usd(llm.cost.sum)} />
+    </div>
+  );
+}
+
 export function Overview({ bot }: BotScreenProps) {
   const loaded = useLoad(async () => {
     const window = lastDay();
@@ -95,6 +117,12 @@ export function Overview({ bot }: BotScreenProps) {
             </div>
           )}
           <HourlyChart records={hours} />
+          {day && (
+            <>
+              <h3>Language models</h3>
+              <ModelUsage llm={day.llm} />
+            </>
+          )}
           {day && day.turns.failed > 0 && (
             <p>
               <a href={`${paths.botSection(bot.id, 'logs')}?level=error`}>See the error lines in the logs</a>
