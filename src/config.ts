@@ -182,6 +182,19 @@ export const SETTINGS = {
     description:
       'Comma-separated non-public addresses or networks `bp deploy` bots may reach nonetheless, each with an optional port: `10.0.0.5:8080`, `192.168.1.0/24`, `[fd00::1]:443`. Unset: none.',
   },
+  botFetch: {
+    env: 'PARLEY_BOT_FETCH',
+    flag: 'bot-fetch',
+    default: 'on',
+    description:
+      '`on` or `off`: whether `fetch` in the code of `parley deploy` bots may reach the public internet (the server makes each request). Loopback, private, link-local and other non-public addresses stay closed either way.',
+  },
+  botFetchPrivateTargets: {
+    env: 'PARLEY_BOT_FETCH_PRIVATE_TARGETS',
+    flag: 'bot-fetch-private-targets',
+    description:
+      'Comma-separated non-public addresses or networks that `fetch` in bot code may reach nonetheless, each with an optional port, as `PARLEY_SDK_BOT_PRIVATE_TARGETS`. Unset: none.',
+  },
   trustProxy: {
     env: 'PARLEY_TRUST_PROXY',
     flag: 'trust-proxy',
@@ -394,6 +407,13 @@ export interface Config {
     /** Non-public addresses reachable nonetheless. */
     privateTargets: AddressList;
   };
+  /** Where `fetch` in Parley bots' code may go. */
+  botFetch: {
+    /** Public addresses reachable. */
+    internet: boolean;
+    /** Non-public addresses reachable nonetheless. */
+    allowed: AddressList;
+  };
   /** How long what piles up is kept. */
   retention: { signalsMs: number; botLogsMs: number; botLogLines: number };
   /** Requests a minute per caller; undefined: no limits. */
@@ -549,6 +569,10 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
       callTimeoutMs: positiveInteger(values, 'sdkBotTimeoutSeconds') * 1000,
       internet: onOff(values, 'sdkBotInternet'),
       privateTargets: addressList(values, 'sdkBotPrivateTargets'),
+    },
+    botFetch: {
+      internet: onOff(values, 'botFetch'),
+      allowed: addressList(values, 'botFetchPrivateTargets'),
     },
     retention: {
       signalsMs: positiveInteger(values, 'signalRetentionHours') * 3600_000,

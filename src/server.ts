@@ -148,6 +148,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       concurrency: config.engineConcurrency,
       workspaceConcurrency: config.engineWorkspaceConcurrency,
       metrics,
+      botFetch: config.botFetch,
       sdkBots: {
         ...config.sdkBots,
         bundlesDir: path.join(config.dataDir, 'sdk-bots'),

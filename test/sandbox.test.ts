@@ -122,6 +122,7 @@ function fakeHost(): { calls: HostCall[]; host: HostHandler } {
   const host: HostHandler = async (call) => {
     calls.push(call);
     if (call.target === 'action') return { sent: call.input };
+    if (call.target === 'fetch') return { fetched: call.request };
     if (call.operation === 'fails') throw new Error('no such thing');
     if (call.operation === 'echo') {
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
@@ -334,7 +335,8 @@ test('the code cannot reach the host', async () => {
     globalProcess: 'undefined',
     module: 'undefined',
     setTimeout: 'undefined',
-    fetch: 'undefined',
+    // The host's fetch, a name in the unit's scope (not a global: `names` below would show it).
+    fetch: 'function',
     Buffer: 'undefined',
     WebAssembly: 'undefined',
   });

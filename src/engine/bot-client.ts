@@ -6,6 +6,7 @@ import type { Domain } from '../domain/index.ts';
 import { invalidPayload } from '../domain/shared/errors.ts';
 import type { BotActor, NestedCalls } from '../domain/workspace/actors.ts';
 import type { HostCall, HostHandler, Json } from './sandbox/types.ts';
+import type { BotFetch } from './bot-fetch.ts';
 
 interface Compiled {
   operation: Operation<BotActor>;
@@ -24,6 +25,8 @@ export class BotClient {
 
   constructor(
     private readonly domain: Domain,
+    /** Bot code's `fetch`; undefined: bot code has none (it is refused). */
+    private readonly fetcher?: BotFetch,
     operations: readonly Operation<BotActor>[] = BOT_HANDLERS,
   ) {
     this.operations = new Map(operations.map((op) => [op.id, op]));
@@ -48,12 +51,18 @@ export class BotClient {
   }
 
   /**
-   * The host side of bot code's `client` and `actions`: every call runs as `actor`, within the bounds of
-   * `calls` (an action it calls is charged to that chain; nothing is served once its call has answered).
+   * The host side of bot code's `client`, `actions` and `fetch`: every call runs as `actor`, within the
+   * bounds of `calls` (an action it calls is charged to that chain; nothing is served once its call has
+   * answered), and each call of bot code has only so many requests of `fetch` in flight at once.
    */
   handler(actor: BotActor, calls: NestedCalls): HostHandler {
+    const fetches = { count: 0 };
     return async (call: HostCall): Promise<Json> => {
       calls.check();
+      if (call.target === 'fetch') {
+        if (!this.fetcher) throw new Error('fetch is not available to this code');
+        return this.fetcher.fetch(call.request, fetches);
+      }
       if (call.target === 'client') {
         const caller = call.operation === 'callAction' ? { ...actor, calls: calls.nested() } : actor;
         return this.call(caller, call.operation, call.args);

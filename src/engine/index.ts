@@ -6,6 +6,8 @@ import type { ClaimedEvent } from '../domain/queue/event-queue.ts';
 import { Dispatcher } from './dispatcher.ts';
 import type { TurnEnd } from './dispatcher.ts';
 import type { Metrics } from '../metrics.ts';
+import { BotFetch } from './bot-fetch.ts';
+import type { BotFetchPolicy } from './bot-fetch.ts';
 import { BotClient } from './bot-client.ts';
 import { CallChain } from './call-chain.ts';
 import { LoadedBots } from './loaded-bot.ts';
@@ -37,6 +39,8 @@ export interface EngineOptions {
   metrics: Metrics;
   /** How SDK bundles (bots' and integrations') are run. */
   sdkBots: BundleHostOptions;
+  /** Where Parley bots' `fetch` may go. */
+  botFetch: BotFetchPolicy;
 }
 
 /**
@@ -76,7 +80,7 @@ export class Engine implements BotActionRunner {
         .unload(versionId)
         .catch((err: unknown) => log.warn({ err, versionId }, 'could not unload a bot version'));
     });
-    this.client = new BotClient(domain);
+    this.client = new BotClient(domain, new BotFetch(options.botFetch));
     this.metrics = options.metrics;
     this.dispatcher = new Dispatcher(domain, log, {
       concurrency: options.concurrency,

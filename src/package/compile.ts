@@ -21,7 +21,7 @@ export type Compiled = { ok: true; body: string } | { ok: false; issues: CodeIss
 const OPEN = 'async function __unit() {\n';
 const CLOSE = '\n}';
 const NO_MODULES =
-  'code cannot import modules (no import, import() or require): it is the body of a function with event, workflow, conversation, user, bot, env, turn, client, actions and console in scope';
+  'code cannot import modules (no import, import() or require): it is the body of a function with event, workflow, conversation, user, bot, env, turn, client, actions, console and fetch in scope';
 
 // Parses without running: the Function constructors compile a body and return a function that is never called.
 const AsyncFunction = (Object.getPrototypeOf(async function () {}) as { constructor: unknown })

@@ -15,7 +15,10 @@
 
   // Bot code may replace globals of its own isolate (JSON, Object…); the sandbox keeps the originals.
   const { parse, stringify } = JSON;
-  const { entries, getPrototypeOf } = Object;
+  const { entries, getPrototypeOf, keys } = Object;
+  const { isArray } = Array;
+  const Bytes = Uint8Array;
+  const Buffer = ArrayBuffer;
   const AsyncFunction = getPrototypeOf(async function () {}).constructor;
 
   // The names of types.ts a unit body sees, in this order.
@@ -32,6 +35,7 @@
     'client',
     'actions',
     'console',
+    'fetch',
   ];
 
   function describe(error) {
@@ -154,6 +158,134 @@
     };
   }
 
+  // fetch, as bot code knows it from browsers and Node, for what bots do with it (call an API, read
+  // JSON or bytes): the host makes the request, under the operator's address policy and its limits, and
+  // answers with the whole body. The isolate has no network, no TextEncoder and no atob: the few
+  // conversions a body needs are here.
+  const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+  function toBase64(bytes) {
+    let out = '';
+    for (let i = 0; i < bytes.length; i += 3) {
+      const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+      out += BASE64[(n >> 18) & 63] + BASE64[(n >> 12) & 63];
+      out += i + 1 < bytes.length ? BASE64[(n >> 6) & 63] : '=';
+      out += i + 2 < bytes.length ? BASE64[n & 63] : '=';
+    }
+    return out;
+  }
+
+  function fromBase64(text) {
+    const bytes = new Bytes(Math.floor((text.replace(/=+$/, '').length * 3) / 4));
+    let value = 0;
+    let bits = 0;
+    let j = 0;
+    for (const ch of text) {
+      const digit = BASE64.indexOf(ch);
+      if (digit < 0) continue;
+      value = ((value << 6) | digit) & 0xffffff;
+      bits += 6;
+      if (bits >= 8) {
+        bits -= 8;
+        bytes[j++] = (value >> bits) & 255;
+      }
+    }
+    return bytes;
+  }
+
+  function utf8(text) {
+    const out = [];
+    for (const ch of text) {
+      const c = ch.codePointAt(0);
+      if (c < 0x80) out.push(c);
+      else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
+      else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+      else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+    }
+    return new Bytes(out);
+  }
+
+  /** `init.headers` as [name, value] pairs: an object, pairs, or a Response's headers. */
+  function headerPairs(headers) {
+    if (headers === undefined || headers === null) return [];
+    if (isArray(headers)) return headers.map((pair) => [String(pair[0]), String(pair[1])]);
+    if (typeof headers.forEach === 'function' && typeof headers.get === 'function') {
+      const pairs = [];
+      headers.forEach((value, name) => pairs.push([String(name), String(value)]));
+      return pairs;
+    }
+    return keys(headers).map((name) => [name, String(headers[name])]);
+  }
+
+  function headersOf(pairs) {
+    const list = pairs.map((pair) => [String(pair[0]).toLowerCase(), String(pair[1])]);
+    const values = (name) =>
+      list.filter((pair) => pair[0] === String(name).toLowerCase()).map((pair) => pair[1]);
+    return {
+      get: (name) => (values(name).length > 0 ? values(name).join(', ') : null),
+      has: (name) => values(name).length > 0,
+      forEach: (fn) => list.forEach((pair) => fn(pair[1], pair[0])),
+      entries: () => list.map((pair) => [pair[0], pair[1]])[Symbol.iterator](),
+      [Symbol.iterator]: () => list.map((pair) => [pair[0], pair[1]])[Symbol.iterator](),
+    };
+  }
+
+  /** The host of a URL, as the logs show it (never its path or query, which may hold a key). */
+  function hostOf(url) {
+    const match = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?([^/?#]*)/i.exec(url);
+    return match ? match[1] : '(no host)';
+  }
+
+  function fetchFor(callId) {
+    const log = consoleFor(callId);
+    return async (input, init) => {
+      const options = init ?? {};
+      const url =
+        typeof input === 'string' ? input : input && typeof input.url === 'string' ? input.url : undefined;
+      if (url === undefined) throw new TypeError('fetch needs a URL');
+      const method = options.method === undefined ? 'GET' : String(options.method).toUpperCase();
+      const asked = { url, method, headers: headerPairs(options.headers) };
+      const body = options.body;
+      if (typeof body === 'string') asked.text = body;
+      else if (body instanceof Bytes) asked.base64 = toBase64(body);
+      else if (body instanceof Buffer) asked.base64 = toBase64(new Bytes(body));
+      else if (body !== undefined && body !== null)
+        throw new TypeError(
+          'fetch: a body is a string, a Uint8Array or an ArrayBuffer (JSON.stringify an object)',
+        );
+      let answer;
+      try {
+        answer = await request(callId, { target: 'fetch', request: asked });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        log.warn(`fetch ${method} ${hostOf(url)} failed: ${message}`);
+        throw new TypeError(message);
+      }
+      log.info(`fetch ${method} ${hostOf(url)}: ${answer.status} in ${answer.durationMs} ms`);
+      const bytes = () => (answer.base64 !== undefined ? fromBase64(answer.base64) : utf8(answer.text));
+      let used = false;
+      const read = () => {
+        if (used) throw new TypeError('fetch: the body was read already');
+        used = true;
+      };
+      return {
+        ok: answer.status >= 200 && answer.status < 300,
+        status: answer.status,
+        statusText: answer.statusText,
+        url: answer.url,
+        redirected: answer.redirected,
+        headers: headersOf(answer.headers),
+        get bodyUsed() {
+          return used;
+        },
+        text: async () => (read(), answer.text),
+        json: async () => (read(), parse(answer.text)),
+        arrayBuffer: async () => (read(), bytes().buffer),
+        bytes: async () => (read(), bytes()),
+      };
+    };
+  }
+
   function end(callId) {
     calls.delete(callId);
     for (const [requestId, entry] of pending) if (entry.callId === callId) pending.delete(requestId);
@@ -180,6 +312,7 @@
         clientFor(callId),
         actionsFor(callId),
         consoleFor(callId),
+        fetchFor(callId),
       );
       if (typeof value === 'function' || typeof value === 'symbol') {
         throw new TypeError(`the code returned a ${typeof value}, which is not JSON`);

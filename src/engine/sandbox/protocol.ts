@@ -85,12 +85,14 @@ function isFailedCall(value: unknown): value is FailedCall {
   );
 }
 
-/** Only the two shapes of HostCall, with string names; args/input arrive as JSON (or missing: null). */
+/** Only the shapes of HostCall, with string names; args/input arrive as JSON (or missing: null). */
 export function readHostCall(value: unknown): HostCall | undefined {
   if (!isObject(value)) return undefined;
   if (value.target === 'client' && typeof value.operation === 'string') {
     return { target: 'client', operation: value.operation, args: (value.args as Json | undefined) ?? null };
   }
+  if (value.target === 'fetch')
+    return { target: 'fetch', request: (value.request as Json | undefined) ?? null };
   if (value.target === 'action' && typeof value.alias === 'string' && typeof value.action === 'string') {
     return {
       target: 'action',

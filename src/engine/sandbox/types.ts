@@ -20,7 +20,7 @@ export const DEFAULT_LIMITS: SandboxLimits = { memoryMb: 128, timeoutMs: 5000 };
  * A deployed bot version's code: every code unit (hook, action, execute-code card, expression),
  * already compiled to plain JavaScript. `units[id]` is the source of a function BODY (statements,
  * may use `await` and `return`), run with these names in scope and nothing else of the host:
- *   event, workflow, conversation, user, bot, env, turn, input, message, client, actions, console
+ *   event, workflow, conversation, user, bot, env, turn, input, message, client, actions, console, fetch
  * (`input` for actions; `message` for the outgoing-message hooks).
  */
 export interface BotProgram {
@@ -49,10 +49,15 @@ export interface CallContext {
 
 export type Scopes = Pick<CallContext, 'workflow' | 'conversation' | 'user' | 'bot' | 'turn'>;
 
-/** What bot code asks of the host: `client.<operation>(args)` or `actions.<alias>.<action>(input)`. */
+/**
+ * What bot code asks of the host: `client.<operation>(args)`, `actions.<alias>.<action>(input)`, or
+ * `fetch(url, init)` (its request as the isolate's `fetch` writes it: url, method, headers as pairs, and a
+ * body as `text` or `base64`).
+ */
 export type HostCall =
   | { target: 'client'; operation: string; args: Json }
-  | { target: 'action'; alias: string; action: string; input: Json };
+  | { target: 'action'; alias: string; action: string; input: Json }
+  | { target: 'fetch'; request: Json };
 
 /** Answers host calls, in the API process, through the domain services. Rejections reach bot code as thrown Errors. */
 export type HostHandler = (call: HostCall) => Promise<Json>;
