@@ -86,7 +86,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
       llm: config.llm,
       llmTargets: {
         // The operator's provider is reached as it is; a workspace's only where tenants' targets may go.
-        fetch: config.llmPrivateTargets ? fetch : publicFetch(publicOnly('PARLEY_LLM_PRIVATE_TARGETS is off')),
+        fetch: config.llmPrivateTargets
+          ? fetch
+          : publicFetch(publicOnly('PARLEY_LLM_PRIVATE_TARGETS is off')),
         allowPrivate: config.llmPrivateTargets,
       },
       onBotLogProblem: (problem) => reportBotLogProblem(problem),

@@ -31,10 +31,7 @@ export class BotModels {
 
   async get(actor: WorkspaceActor, botId: string): Promise<BotModelsAnswer> {
     await requireBotOfWorkspace(this.db, actor, botId);
-    const [choices, available] = await Promise.all([
-      this.read(botId),
-      this.catalog(actor.workspaceId),
-    ]);
+    const [choices, available] = await Promise.all([this.read(botId), this.catalog(actor.workspaceId)]);
     return { ...choices, available };
   }
 

@@ -36,7 +36,6 @@ const MODEL_LIST_MS = 60_000;
 const DEFAULT_INPUT_TOKENS = 128_000;
 const DEFAULT_OUTPUT_TOKENS = 8_192;
 
-
 /** What the clients fall back or retry on (`UPSTREAM_PROVIDER_FAILED`, as the hosted LLM integrations say). */
 const UPSTREAM = { subtype: 'UPSTREAM_PROVIDER_FAILED' };
 
@@ -382,10 +381,7 @@ export class LlmGateway {
     const best = selected('best');
     const fast = selected('fast');
     const models = listed.map(({ provider, id }) => this.describe(provider, id, { best, fast }));
-    return [
-      ...models.filter((model) => model.id === best),
-      ...models.filter((model) => model.id !== best),
-    ];
+    return [...models.filter((model) => model.id === best), ...models.filter((model) => model.id !== best)];
   }
 
   /** The `<provider>:<model>` references a bot of the workspace may choose for `best` and `fast`. */

@@ -13,7 +13,8 @@ export const MAX_MODELS_PER_PROVIDER = 500;
 /** What `<name>:<model>` starts with; `default` is the server's. */
 export const ProviderName = Type.String({
   pattern: '^[a-z0-9][a-z0-9-]{0,39}$',
-  description: 'Lower-case letters, digits and `-` (`default` is the server’s): `<name>:<model>` routes to it',
+  description:
+    'Lower-case letters, digits and `-` (`default` is the server’s): `<name>:<model>` routes to it',
 });
 
 const ModelId = Type.String({ minLength: 1, maxLength: 200 });
@@ -54,7 +55,11 @@ export const CreateLlmProviderBodySchema = Type.Object({
   name: ProviderName,
   baseUrl: BaseUrl,
   apiKey: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 4000, description: 'Sent as `Authorization: Bearer`; write-only' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 4000,
+      description: 'Sent as `Authorization: Bearer`; write-only',
+    }),
   ),
   models: Type.Optional(
     Type.Array(ModelId, {
