@@ -6,7 +6,7 @@ import { alreadyExists, ApiError, invalidPayload, notFound } from '../shared/err
 import { newId } from '../shared/ids.ts';
 import { fromJson } from '../shared/json.ts';
 import { nowIso } from '../shared/time.ts';
-import { targetProblem } from '../webhooks/targets.ts';
+import { checkTarget } from '../webhooks/targets.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { requireRole } from '../workspace/roles.ts';
 import { listModels, ProviderFailure } from './openai-compatible.ts';
@@ -35,18 +35,11 @@ export const UNREACHABLE_TARGETS: TenantTargets = {
 };
 
 function checkBaseUrl(raw: string, allowPrivate: boolean): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw invalidPayload(`baseUrl: "${raw}" is not a URL`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw invalidPayload(`baseUrl: must be http or https, not ${url.protocol.slice(0, -1)}`);
-  if (url.username !== '' || url.password !== '')
-    throw invalidPayload('baseUrl: may not hold credentials (give the key as apiKey)');
-  const problem = targetProblem(url, allowPrivate, PRIVATE_TARGETS_SETTING);
-  if (problem !== undefined) throw invalidPayload(`baseUrl: ${problem}`);
+  const url = checkTarget(raw, 'baseUrl', {
+    allowPrivate,
+    setting: PRIVATE_TARGETS_SETTING,
+    instead: 'give the key as apiKey',
+  });
   return url.href.replace(/\/+$/, '');
 }
 

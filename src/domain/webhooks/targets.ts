@@ -3,6 +3,7 @@
  * to the server's own network (`shared/public-addresses.ts`), so a workspace member cannot make the
  * server call what only the server can reach.
  */
+import { invalidPayload } from '../shared/errors.ts';
 import { isPrivateAddress, literalAddress } from '../shared/public-addresses.ts';
 
 /**
@@ -21,4 +22,28 @@ export function targetProblem(
     return `${literal} is not a public address (${setting} is off)`;
   }
   return undefined;
+}
+
+/**
+ * `raw` as a tenant's target: an http(s) URL without credentials (`instead` says where they go) that
+ * `targetProblem` allows; else a 400 naming `field`.
+ */
+export function checkTarget(
+  raw: string,
+  field: string,
+  rule: { allowPrivate: boolean; setting?: string; instead: string },
+): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalidPayload(`${field}: "${raw}" is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw invalidPayload(`${field}: must be http or https, not ${url.protocol.slice(0, -1)}`);
+  if (url.username !== '' || url.password !== '')
+    throw invalidPayload(`${field}: may not hold credentials (${rule.instead})`);
+  const problem = targetProblem(url, rule.allowPrivate, rule.setting);
+  if (problem !== undefined) throw invalidPayload(`${field}: ${problem}`);
+  return url;
 }
