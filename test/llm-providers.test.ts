@@ -4,6 +4,7 @@
 // targets. Two of the project's model servers: `server` is the operator's (`default`), `theirs` a
 // workspace's, with model ids of its own and a key.
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { DEFAULT_MODELS, parleySettings, startModelServer } from './helpers/model-server.ts';
 import type { ModelServer } from './helpers/model-server.ts';
@@ -39,6 +40,14 @@ interface Generation {
 
 function isGeneration(value: unknown): value is Generation {
   return typeof value === 'object' && value !== null && 'output' in value && 'metadata' in value;
+}
+
+/** The JSON block of docs/llm.md below `<!-- marker -->`. */
+async function docsBlock(marker: string): Promise<Record<string, unknown>> {
+  const page = await readFile('docs/llm.md', 'utf8');
+  const block = new RegExp(`<!-- ${marker} -->\\s*\`\`\`json\\n([\\s\\S]*?)\`\`\``).exec(page)?.[1];
+  assert.ok(block, `docs/llm.md has the ${marker}`);
+  return JSON.parse(block) as Record<string, unknown>;
 }
 
 /** The chat completions a model server received. */
@@ -360,6 +369,29 @@ for (const store of await testStores()) {
         const chosen = await admin('PUT', `/bots/${bot.botId}/models`, { fast: 'mine:small' }, { token });
         assert.equal(chosen.status, 200, chosen.text);
         await admin('PUT', `/bots/${bot.botId}/models`, { fast: null });
+      });
+
+      test('the requests of docs/llm.md do what the page says (its provider here: a model server of the tests)', async () => {
+        const team = await startModelServer({ models: ['team-large', 'team-small'], apiKey: 'sk-team-key' });
+        try {
+          const docsBot = await createTestBot(t, 'docs-bot');
+          const body = { ...(await docsBlock('createLlmProvider body')), baseUrl: team.url };
+          const made = await admin('POST', '/llm-providers', body);
+          assert.equal(made.status, 201, made.text);
+          const chosen = await admin(
+            'PUT',
+            `/bots/${docsBot.botId}/models`,
+            await docsBlock('updateBotModels body'),
+          );
+          assert.equal(chosen.status, 200, chosen.text);
+          const answer = await generate(docsBot, { messages: [{ role: 'user', content: 'as documented' }] });
+          assert.equal(answer.metadata.model, 'team:team-large');
+          assert.ok(answer.metadata.cost > 0, 'at its price');
+          assert.equal(lastCompletion(team).headers.authorization, 'Bearer sk-team-key');
+          assert.equal((await admin('DELETE', '/llm-providers/team')).status, 200);
+        } finally {
+          await team.close();
+        }
       });
 
       test('no answer of the suite carried a provider’s key', () => {
