@@ -335,6 +335,13 @@ export const SETTINGS = {
     description:
       'The OpenAI-compatible endpoint that answers bots’ model calls (the Cognitive API and the `llm` integration), up to `/v1`: `http://127.0.0.1:11434/v1` for Ollama, `http://127.0.0.1:8080/v1` for llama.cpp’s server, `https://api.openai.com/v1`. It may be on loopback or a private network. Unset: model calls answer `LLM not configured`.',
   },
+  llmPrivateTargets: {
+    env: 'PARLEY_LLM_PRIVATE_TARGETS',
+    flag: 'llm-private-targets',
+    default: 'off',
+    description:
+      '`on` or `off`: whether the model providers workspaces add may be on loopback, private-network and link-local addresses (as for outgoing webhooks). Off, a workspace member cannot make the server call what only the server can reach; `PARLEY_LLM_BASE_URL` is the operator’s and may be anywhere.',
+  },
   llmApiKey: {
     env: 'PARLEY_LLM_API_KEY',
     flag: 'llm-api-key',
@@ -433,6 +440,8 @@ export interface Config {
   llm: LlmOptions;
   /** Outgoing webhooks may be posted to non-public addresses. */
   webhookPrivateTargets: boolean;
+  /** Workspaces' model providers may be on non-public addresses. */
+  llmPrivateTargets: boolean;
 }
 
 export interface ConnectionSettings {
@@ -583,6 +592,7 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
     connections: connectionsFrom(values, positiveInteger(values, 'chatPingIntervalMs')),
     trustProxy: trustProxyFrom(required(values, 'trustProxy')),
     webhookPrivateTargets: onOff(values, 'webhookPrivateTargets'),
+    llmPrivateTargets: onOff(values, 'llmPrivateTargets'),
     engineConcurrency,
     engineWorkspaceConcurrency: workspaceConcurrency(values, engineConcurrency),
     engineWorkspaceBacklog: positiveInteger(values, 'engineWorkspaceBacklog'),
@@ -618,6 +628,7 @@ function llmFrom(values: Partial<Record<SettingName, string>>): LlmOptions {
   }
   return {
     provider: {
+      id: DEFAULT_PROVIDER,
       name: DEFAULT_PROVIDER,
       baseUrl,
       apiKey: values.llmApiKey,

@@ -20,6 +20,8 @@ import { checkCompiledPackage } from './package/compiled.ts';
 import { StoreSweeper } from './engine/store-sweeper.ts';
 import { FileIndexer } from './engine/file-indexer.ts';
 import { WebhookSender } from './engine/webhook-sender.ts';
+import { publicFetch } from './engine/egress/public-fetch.ts';
+import { publicOnly } from './engine/egress/public-lookup.ts';
 import { TableJobRunner } from './engine/table-jobs.ts';
 import { openStore } from './store/index.ts';
 import type { Store } from './store/index.ts';
@@ -82,6 +84,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
       webhookPrivateTargets: config.webhookPrivateTargets,
       workspaceBacklog: config.engineWorkspaceBacklog,
       llm: config.llm,
+      llmTargets: {
+        // The operator's provider is reached as it is; a workspace's only where tenants' targets may go.
+        fetch: config.llmPrivateTargets
+          ? fetch
+          : publicFetch(publicOnly('PARLEY_LLM_PRIVATE_TARGETS is off')),
+        allowPrivate: config.llmPrivateTargets,
+      },
       onBotLogProblem: (problem) => reportBotLogProblem(problem),
     });
     const firstStart = await bootstrap(store.db, domain.accounts, config.adminToken);

@@ -96,3 +96,7 @@ export type TableJobType = (typeof TABLE_JOB_TYPES)[number];
 
 export const TABLE_JOB_STATUSES = ['pending', 'in_progress', 'finalizing', 'completed', 'failed'] as const;
 export type TableJobStatus = (typeof TABLE_JOB_STATUSES)[number];
+
+/** Where a workspace provider's model list comes from: declared by its maker, or read from its `GET /models`. */
+export const LLM_MODEL_SOURCES = ['declared', 'provider'] as const;
+export type LlmModelSource = (typeof LLM_MODEL_SOURCES)[number];

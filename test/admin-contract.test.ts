@@ -39,6 +39,13 @@ const PARLEY_ONLY = new Set([
   'listWebhookSubscriptions',
   'createWebhookSubscription',
   'deleteWebhookSubscription',
+  'listLlmProviders',
+  'createLlmProvider',
+  'updateLlmProvider',
+  'refreshLlmProviderModels',
+  'deleteLlmProvider',
+  'getBotModels',
+  'updateBotModels',
 ]);
 
 const ADMIN_OPERATIONS = [...ADMIN_MEMBER_OPERATIONS, ...ADMIN_ACCOUNT_OPERATIONS, ...ADMIN_TOKEN_OPERATIONS];
@@ -132,6 +139,19 @@ for (const store of await testStores()) {
       return String(id);
     };
     const day = 86_400_000;
+    /** A workspace provider with declared models (its URL is never called by these cases). */
+    const llmProvider = async () => {
+      const name = unique('p')
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '');
+      const created = await callDeclared(operation('createLlmProvider'), {
+        name,
+        baseUrl: 'http://example.com/v1',
+        models: ['m'],
+      });
+      assert.ok('ok' in created, JSON.stringify(created));
+      return name;
+    };
 
     const cases: Record<string, Case> = {
       getAccount: { good: async () => ({}) },
@@ -309,6 +329,38 @@ for (const store of await testStores()) {
       getPublicIntegration: {
         bad: async () => ({ name: 'telegram', version: '0.5.0' }),
         error: 'ResourceNotFound',
+      },
+      listLlmProviders: { good: async () => ({}) },
+      createLlmProvider: {
+        good: async () => ({
+          name: unique('p')
+            .toLowerCase()
+            .replace(/[^a-z0-9-]/g, ''),
+          baseUrl: 'http://example.com/v1',
+          models: ['m'],
+        }),
+        bad: async () => ({ name: 'default', baseUrl: 'http://example.com/v1', models: ['m'] }),
+        error: 'InvalidPayload',
+      },
+      updateLlmProvider: {
+        good: async () => ({ name: await llmProvider(), models: ['n'] }),
+        bad: async () => ({ name: 'missing-provider', models: ['n'] }),
+        error: 'ResourceNotFound',
+      },
+      refreshLlmProviderModels: {
+        bad: async () => ({ name: 'missing-provider' }),
+        error: 'ResourceNotFound',
+      },
+      deleteLlmProvider: {
+        good: async () => ({ name: await llmProvider() }),
+        bad: async () => ({ name: 'missing-provider' }),
+        error: 'ResourceNotFound',
+      },
+      getBotModels: { good: async () => ({ id: botId }), bad: missing('bot'), error: 'ResourceNotFound' },
+      updateBotModels: {
+        good: async () => ({ id: botId, best: `${await llmProvider()}:m` }),
+        bad: async () => ({ id: botId, best: 'nowhere:m' }),
+        error: 'InvalidPayload',
       },
       getBotLogs: {
         good: async () => ({ id: botId, timeStart: new Date(Date.now() - day).toISOString() }),

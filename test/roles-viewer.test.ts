@@ -25,8 +25,11 @@ const OWN_ACCOUNT = new Set([
   'deleteWorkspaceMember',
 ]);
 
-/** Admin API reads a viewer may not make: a bot's API keys are for those who may manage them. */
-const GUARDED_READS = new Set(['listBotApiKeys']);
+/**
+ * Admin API reads a viewer may not make: a bot's API keys are for those who may manage them, the
+ * workspace's model providers (their URLs) for those who build its bots.
+ */
+const GUARDED_READS = new Set(['listBotApiKeys', 'listLlmProviders']);
 /** Bodies that pass validation, for the Admin API operations that require fields. */
 const VALID_BODIES: Record<string, object> = {
   createWorkspaceMember: { email: 'someone@example.com', role: 'viewer' },
@@ -34,6 +37,7 @@ const VALID_BODIES: Record<string, object> = {
   createWebhookSubscription: { url: 'http://example.com/hook', eventTypes: ['*'] },
   createIntegration: { name: 'viewer-made', version: '1.0.0' },
   changeAISpendQuota: { monthlySpendingLimit: 10 },
+  createLlmProvider: { name: 'viewer-made', baseUrl: 'http://example.com/v1', models: ['m'] },
   introspect: { botId: 'set below' },
   checkHandleAvailability: { handle: 'viewer-handle' },
 };

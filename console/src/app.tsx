@@ -7,6 +7,7 @@ import { BOT_SECTIONS } from './screens/bot/sections.tsx';
 import { BotShell } from './screens/bot/shell.tsx';
 import { Transcript } from './screens/bot/transcript.tsx';
 import { Members } from './screens/members.tsx';
+import { Models } from './screens/models.tsx';
 import { SignIn } from './screens/sign-in.tsx';
 import { Tokens } from './screens/tokens.tsx';
 import { EmptyState, ErrorView, Loading } from './ui/components.tsx';
@@ -69,6 +70,7 @@ function Screens() {
         <Route path={`${paths.bots}/:botId`} component={BotPage} />
         <Route path={`${paths.bots}/:botId/conversations/:conversationId`} component={TranscriptPage} />
         <Route path={`${paths.bots}/:botId/:section`} component={BotPage} />
+        <Route path={paths.models} component={Models} />
         <Route path={paths.members} component={Members} />
         <Route path={paths.tokens} component={Tokens} />
         <Route default component={NotFound} />

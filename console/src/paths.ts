@@ -11,5 +11,6 @@ export const paths = {
   conversation: (botId: string, conversationId: string) =>
     `${root}/bots/${e(botId)}/conversations/${e(conversationId)}`,
   members: `${root}/members`,
+  models: `${root}/models`,
   tokens: `${root}/tokens`,
 };

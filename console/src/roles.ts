@@ -4,7 +4,13 @@
 import type { Role } from './api/types.ts';
 
 export type Action =
-  'read' | 'bots.write' | 'botKeys.manage' | 'members.manage' | 'workspace.update' | 'workspace.delete';
+  | 'read'
+  | 'bots.write'
+  | 'botKeys.manage'
+  | 'llmProviders.read'
+  | 'members.manage'
+  | 'workspace.update'
+  | 'workspace.delete';
 
 export const ROLES: readonly Role[] = ['viewer', 'billing', 'developer', 'manager', 'administrator', 'owner'];
 
@@ -21,6 +27,7 @@ export const REQUIRED: Record<Action, Role> = {
   read: 'viewer',
   'bots.write': 'developer',
   'botKeys.manage': 'developer',
+  'llmProviders.read': 'developer',
   'members.manage': 'manager',
   'workspace.update': 'administrator',
   'workspace.delete': 'owner',

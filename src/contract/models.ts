@@ -26,6 +26,7 @@ import {
 } from '../domain/chat/schemas.ts';
 import { IntegrationSchema } from '../domain/integrations/schemas.ts';
 import { WebhookSubscriptionSchema } from '../domain/webhooks/schemas.ts';
+import { LlmProviderSchema } from '../domain/llm/provider-schemas.ts';
 
 /**
  * The models several operations answer, each by the name the OpenAPI document gives it (its
@@ -38,6 +39,7 @@ const MODELS = {
   Workspace: WorkspaceSchema,
   Member: MemberSchema,
   WebhookSubscription: WebhookSubscriptionSchema,
+  LlmProvider: LlmProviderSchema,
   User: UserSchema,
   Conversation: ConversationSchema,
   Message: MessageSchema,
@@ -89,6 +91,7 @@ export const Model = {
   Workspace: ref('Workspace'),
   Member: ref('Member'),
   WebhookSubscription: ref('WebhookSubscription'),
+  LlmProvider: ref('LlmProvider'),
   User: ref('User'),
   Conversation: ref('Conversation'),
   Message: ref('Message'),

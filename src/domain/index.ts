@@ -8,6 +8,9 @@ import { Actions } from './runtime/actions.ts';
 import { OutputCache } from './shared/output-cache.ts';
 import { LlmGateway } from './llm/gateway.ts';
 import type { LlmOptions } from './llm/providers.ts';
+import { BotModels } from './llm/bot-models.ts';
+import { LlmProviders, UNREACHABLE_TARGETS } from './llm/workspace-providers.ts';
+import type { TenantTargets } from './llm/workspace-providers.ts';
 import { LlmIntegration } from './llm/llm-integration.ts';
 import { LlmUsage } from './llm/usage.ts';
 import { AiSpend } from './llm/spend.ts';
@@ -95,6 +98,9 @@ export interface Domain extends FilesDomain, TablesDomain {
   /** Outputs kept for a while: cached actions and model answers. */
   outputs: OutputCache;
   llm: LlmGateway;
+  /** Workspaces' own model providers, and bots' choices of `best` and `fast`. */
+  llmProviders: LlmProviders;
+  botModels: BotModels;
   aiSpend: AiSpend;
   settings: Settings;
 }
@@ -112,6 +118,8 @@ export interface DomainOptions {
   workspaceBacklog?: number;
   /** The model provider of bots' LLM calls (none configured when absent). */
   llm?: LlmOptions;
+  /** How workspaces' model providers are reached (none are when absent: a one-off command's domain). */
+  llmTargets?: TenantTargets;
   /** Told of bot log lines the store did not take at once (ignored when absent: a one-off command's). */
   onBotLogProblem?: (problem: BotLogProblem) => void;
 }
@@ -150,7 +158,17 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   const states = new States(store, events, queue);
   const outputs = new OutputCache(store);
   const aiSpend = new AiSpend(store);
-  const llm = new LlmGateway(options.llm ?? NO_LLM, outputs, new LlmUsage(store), aiSpend);
+  const llmProviders = new LlmProviders(db, options.llmTargets ?? UNREACHABLE_TARGETS);
+  // The catalog of models a bot may choose is the gateway's, which routes by the bots' choices.
+  const botModels: BotModels = new BotModels(db, (workspaceId) => llm.catalog(workspaceId));
+  const llm: LlmGateway = new LlmGateway(
+    options.llm ?? NO_LLM,
+    outputs,
+    new LlmUsage(store),
+    aiSpend,
+    llmProviders,
+    botModels,
+  );
   const llmIntegration = new LlmIntegration(llm);
   const chat = new Chat(
     { store, caches, channels, ids: foreignIds, users, conversations, messages, events, log },
@@ -195,6 +213,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     actions: new Actions(store, log, outputs, llmIntegration),
     outputs,
     llm,
+    llmProviders,
+    botModels,
     aiSpend,
     settings,
     ...files,

@@ -26,6 +26,7 @@ import * as webhookSubscriptions from './migrations/0019_webhook_subscriptions.t
 import * as integrations from './migrations/0020_integrations.ts';
 import * as fairQueue from './migrations/0021_fair_queue.ts';
 import * as llmCalls from './migrations/0022_llm_calls.ts';
+import * as llmProviders from './migrations/0023_llm_providers.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -61,6 +62,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0020_integrations': integrations,
   '0021_fair_queue': fairQueue,
   '0022_llm_calls': llmCalls,
+  '0023_llm_providers': llmProviders,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

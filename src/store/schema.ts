@@ -16,6 +16,7 @@ import type {
   InstallationStatus,
   TableJobType,
   TableJobStatus,
+  LlmModelSource,
 } from '../value-sets.ts';
 
 /**
@@ -400,6 +401,33 @@ export interface LlmCallsTable {
   error: string | null;
 }
 
+/** An OpenAI-compatible provider of a workspace's own. */
+export interface LlmProvidersTable {
+  id: string;
+  workspace_id: string;
+  /** Unique in its workspace: `<name>:<model>` routes to it. */
+  name: string;
+  /** Ends before `/chat/completions`. */
+  base_url: string;
+  /** Sent as `Authorization: Bearer`; never in an answer. */
+  api_key: string | null;
+  /** JSON: the model ids it serves. */
+  models: string;
+  models_from: LlmModelSource;
+  /** JSON: model id -> `{ input, output }`, US dollars per million tokens. */
+  prices: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The models a bot chose for `best` and `fast`, as `<provider>:<model>`; null: the server's. */
+export interface BotLlmModelsTable {
+  bot_id: string;
+  best: string | null;
+  fast: string | null;
+  updated_at: string;
+}
+
 /** One log line of a bot. */
 export interface BotLogsTable {
   id: string;
@@ -556,6 +584,8 @@ export interface Database {
   bot_logs: BotLogsTable;
   action_cache: ActionCacheTable;
   llm_calls: LlmCallsTable;
+  llm_providers: LlmProvidersTable;
+  bot_llm_models: BotLlmModelsTable;
   files: FilesTable;
   file_passages: FilePassagesTable;
   knowledge_bases: KnowledgeBasesTable;

@@ -145,7 +145,11 @@ describe('web console (sqlite, Chromium)', () => {
     }
     shot = await screenshots('console');
     models = await startModelServer();
-    t = await startTestServer({ name: 'sqlite' }, { webhookPrivateTargets: 'on', ...parleySettings(models) });
+    // The receivers and model servers of these tests are on loopback.
+    t = await startTestServer(
+      { name: 'sqlite' },
+      { webhookPrivateTargets: 'on', llmPrivateTargets: 'on', ...parleySettings(models) },
+    );
     bot = await deployPackage(t, SHOWCASE_BOT);
     chat = await startChat(bot);
     await sendAndWait(bot, chat, 'hello');
@@ -419,6 +423,37 @@ describe('web console (sqlite, Chromium)', () => {
     assert.equal(saved.configuration.data.greeting, 'Welcome');
     await shot(page, '10-settings');
     await page.close();
+  });
+
+  test('models: a provider of the workspace is added (its key never shown), and a bot picks its best model there', async () => {
+    const key = 'sk-console-provider-key-0123456789';
+    const teamModels = await startModelServer({ models: ['team-large', 'team-small'], apiKey: key });
+    try {
+      const page = await signIn(t.token);
+      await page.getByRole('link', { name: 'Models' }).click();
+      await page.getByText('No providers of the workspace’s own').waitFor();
+      await page.getByLabel('Name').fill('team');
+      await page.getByLabel('Base URL').fill(teamModels.url);
+      await page.getByLabel('API key').fill(key);
+      await page.getByRole('button', { name: 'Add provider' }).click();
+      const row = page.getByRole('row').filter({ hasText: 'team-large' });
+      await row.getByText('team-large, team-small (read)').waitFor();
+      assert.equal(await page.getByText(key).count(), 0, 'the key never reaches the page');
+      await shot(page, '19-models');
+
+      await page.goto(`${t.url}/console/bots/${bot.botId}/settings`);
+      await page.getByLabel('Best (and auto)').selectOption('team:team-large');
+      await page.getByRole('button', { name: 'Save models' }).click();
+      await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+      const saved = (await adminCall(t, 'GET', `/bots/${bot.botId}/models`)).body as { best: string | null };
+      assert.equal(saved.best, 'team:team-large');
+      await page.getByRole('heading', { name: 'Models' }).scrollIntoViewIfNeeded();
+      await shot(page, '20-bot-models');
+      await page.close();
+    } finally {
+      await adminCall(t, 'PUT', `/bots/${bot.botId}/models`, { best: null });
+      await teamModels.close();
+    }
   });
 
   test('members and personal access tokens', async () => {

@@ -9,6 +9,7 @@ import { useAction } from '../hooks.ts';
 
 const NAV = [
   { href: paths.bots, label: 'Bots' },
+  { href: paths.models, label: 'Models' },
   { href: paths.members, label: 'Members' },
   { href: paths.tokens, label: 'Tokens' },
 ];

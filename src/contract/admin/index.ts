@@ -4,6 +4,7 @@ import { botKeyOperations } from './bot-keys.ts';
 import { botWebhookOperations } from './bot-webhooks.ts';
 import { botOperations } from './bots.ts';
 import { hubOperations, integrationOperations } from './integrations.ts';
+import { botModelOperations, llmProviderOperations } from './llm-providers.ts';
 import { logOperations } from './logs.ts';
 import { memberOperations } from './members.ts';
 import { quotaOperations } from './quotas.ts';
@@ -27,6 +28,8 @@ export const ADMIN_MEMBER_OPERATIONS = [
   ...logOperations,
   ...analyticsOperations,
   ...quotaOperations,
+  ...llmProviderOperations,
+  ...botModelOperations,
 ] as const;
 
 /**

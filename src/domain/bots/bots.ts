@@ -7,7 +7,7 @@ import { notFound } from '../shared/errors.ts';
 import { CHAT_INTEGRATION } from '../chat/channels.ts';
 import { LLM_INTEGRATION, LLM_INTERFACE_VERSION } from '../llm/llm-integration.ts';
 import type { LlmIntegration } from '../llm/llm-integration.ts';
-import { NOT_CONFIGURED } from '../llm/gateway.ts';
+import { NOT_CONFIGURED } from '../llm/providers.ts';
 import type { ChatChannel, ChatChannels } from '../chat/channels.ts';
 import type { Links } from './links.ts';
 import { newId } from '../shared/ids.ts';
@@ -101,7 +101,7 @@ function emptyDefinition(): Definition {
 }
 
 /**
- * The entry of the built-in LLM integration (the `llm` interface over the server's model provider):
+ * The entry of the built-in LLM integration (the `llm` interface over the server's model provider or the workspace's):
  * `registered` when a provider is configured, which is what the hosted client looks for.
  */
 function llmIntegration(configured: boolean, since: string): Static<typeof BotIntegrationSchema> {
@@ -121,7 +121,7 @@ function llmIntegration(configured: boolean, since: string): Static<typeof BotIn
     updatedAt: since,
     title: 'LLM',
     description:
-      'Parley’s built-in LLM integration: the `llm` interface’s generateContent and listLanguageModels, answered by the server’s model provider.',
+      'Parley’s built-in LLM integration: the `llm` interface’s generateContent and listLanguageModels, answered by the server’s model provider or the workspace’s.',
     iconUrl: '',
     public: true,
     visibility: 'public',
@@ -490,7 +490,7 @@ export class Bots {
       signingSecret: secrets ? row.signing_secret : '',
       integrations: {
         ...(channel && { [CHAT_INTEGRATION]: chatIntegration(channel, this.links, secrets) }),
-        [LLM_INTEGRATION]: llmIntegration(this.llm.configured, row.created_at),
+        [LLM_INTEGRATION]: llmIntegration(await this.llm.configuredFor(row.workspace_id), row.created_at),
         ...installed,
       },
       plugins: def.plugins,

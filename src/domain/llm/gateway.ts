@@ -11,8 +11,10 @@ import { toProviderRequest } from './chat-request.ts';
 import type { ProviderRequest } from './chat-request.ts';
 import { Cancelled, complete, listModels, ProviderFailure, stream } from './openai-compatible.ts';
 import type { RequestSignals } from './openai-compatible.ts';
-import { resolveModel } from './providers.ts';
-import type { LlmOptions, ModelChoice, Provider } from './providers.ts';
+import type { BotModels } from './bot-models.ts';
+import { NOT_CONFIGURED, resolveModel } from './providers.ts';
+import type { LlmOptions, ModelChoice, Provider, Routes, ServerProvider } from './providers.ts';
+import type { LlmProviders } from './workspace-providers.ts';
 import type { LlmUsage } from './usage.ts';
 import type { AiSpend } from './spend.ts';
 import { GenerationResponseSchema } from './schemas.ts';
@@ -33,9 +35,6 @@ const MODEL_LIST_MS = 60_000;
 /** The limits a model is described with when the provider does not say (as the hosted client assumes). */
 const DEFAULT_INPUT_TOKENS = 128_000;
 const DEFAULT_OUTPUT_TOKENS = 8_192;
-
-export const NOT_CONFIGURED =
-  'LLM not configured: set PARLEY_LLM_BASE_URL (an OpenAI-compatible endpoint), PARLEY_LLM_BEST_MODEL and PARLEY_LLM_FAST_MODEL (and PARLEY_LLM_API_KEY if it wants one) on the server';
 
 /** What the clients fall back or retry on (`UPSTREAM_PROVIDER_FAILED`, as the hosted LLM integrations say). */
 const UPSTREAM = { subtype: 'UPSTREAM_PROVIDER_FAILED' };
@@ -79,8 +78,9 @@ interface Attempt {
 
 /**
  * The LLM gateway: generation requests of the Cognitive API and of the `llm` interface, answered by the
- * operator's OpenAI-compatible provider, with model selectors and fallbacks, a response cache and
- * idempotency keys, one deadline per call, and errors the official clients retry or fall back on.
+ * operator's OpenAI-compatible provider or one of the bot's workspace's (`providers`), with model
+ * selectors (the bot's own choices first, `botModels`) and fallbacks, a response cache and idempotency
+ * keys, one deadline per call, and errors the official clients retry or fall back on.
  */
 export class LlmGateway {
   private models: { ids: Promise<string[]>; at: number } | undefined;
@@ -90,6 +90,8 @@ export class LlmGateway {
     private readonly outputs: OutputCache,
     private readonly usage: LlmUsage,
     private readonly spend: AiSpend,
+    private readonly providers: LlmProviders,
+    private readonly botModels: BotModels,
   ) {}
 
   /**
@@ -103,22 +105,32 @@ export class LlmGateway {
     return err;
   }
 
-  /** Whether a provider is configured (else every call answers NOT_CONFIGURED). */
-  get configured(): boolean {
-    return this.options.provider !== undefined;
+  /** Whether the bots of a workspace have a provider: the server's, or one of the workspace's own. */
+  async configuredFor(workspaceId: string): Promise<boolean> {
+    if (this.options.provider !== undefined) return true;
+    return (await this.providers.forWorkspace(workspaceId)).size > 0;
   }
 
-  private provider(): Provider {
-    if (!this.options.provider) throw new ApiError('Runtime', NOT_CONFIGURED);
-    return this.options.provider;
+  /** Where this bot's model references lead. */
+  private async routes(actor: BotActor): Promise<Routes> {
+    const [workspace, bot] = await Promise.all([
+      this.providers.forWorkspace(actor.workspaceId),
+      this.botModels.of(actor.botId),
+    ]);
+    return { server: this.options.provider, workspace, bot };
   }
 
   private signals(caller: AbortSignal | undefined): RequestSignals {
     return { caller, deadline: AbortSignal.timeout(this.options.deadlineMs) };
   }
 
-  private cost(ref: string, inputTokens: number, outputTokens: number) {
-    const price = this.options.prices[ref];
+  /** A workspace's provider is priced by its own table; the server's by the operator's. */
+  private price(provider: Provider, model: string) {
+    return provider.prices ? provider.prices[model] : this.options.prices[`${provider.name}:${model}`];
+  }
+
+  private cost(choice: ModelChoice, inputTokens: number, outputTokens: number) {
+    const price = this.price(choice.provider, choice.model);
     const inputCost = price ? (inputTokens * price.input) / 1e6 : 0;
     const outputCost = price ? (outputTokens * price.output) / 1e6 : 0;
     return { usage: { inputTokens, inputCost, outputTokens, outputCost }, cost: inputCost + outputCost };
@@ -140,7 +152,7 @@ export class LlmGateway {
       ...(request.options?.requestId !== undefined && { requestId: request.options.requestId }),
       provider: attempt.choice.provider.name,
       model: attempt.choice.ref,
-      ...this.cost(attempt.choice.ref, inputTokens, outputTokens),
+      ...this.cost(attempt.choice, inputTokens, outputTokens),
       cached: false,
       latency: Math.round(now - times.started),
       ...(times.firstToken !== undefined && { ttft: Math.round(times.firstToken - times.started) }),
@@ -150,7 +162,10 @@ export class LlmGateway {
     };
   }
 
-  /** The keys under which an answer to this request is kept: its idempotency key, and its content. */
+  /**
+   * The keys under which an answer to this request is kept: its idempotency key, and its content with
+   * the models that may answer it, each by its provider's identity (kept per bot besides).
+   */
   private cacheKeys(request: GenerationRequest, providerRequest: ProviderRequest, choices: ModelChoice[]) {
     const requestId = request.options?.requestId;
     return {
@@ -159,7 +174,7 @@ export class LlmGateway {
         ? undefined
         : `llm:content:${cacheKey(
             providerRequest.body,
-            choices.map((c) => c.ref),
+            choices.map((c) => `${c.provider.id}:${c.model}`),
           )}`,
     };
   }
@@ -222,10 +237,10 @@ export class LlmGateway {
   }
 
   private async prepare(actor: BotActor, request: GenerationRequest) {
-    const provider = this.provider();
+    const routes = await this.routes(actor);
+    const choices = modelRefs(request).map((ref) => resolveModel(routes, ref));
     await this.spend.check(actor.workspaceId);
     const providerRequest = toProviderRequest(request);
-    const choices = modelRefs(request).map((ref) => resolveModel(provider, ref));
     return { providerRequest, choices };
   }
 
@@ -346,34 +361,71 @@ export class LlmGateway {
   }
 
   /**
-   * The models a bot may name: the provider's, as `default:<id>`, with `best` and `fast` marked, the
-   * best one first. Their tags rank them as the hosted client ranks models for `best` and `fast` (it
-   * sorts by score, keeping the list's order between equals): both are `recommended` and
-   * `general-purpose`, and only the fast one `low-cost`, which counts for `fast` alone.
+   * The models a bot may name: the server provider's, as `default:<id>`, then its workspace's, as
+   * `<name>:<id>`, with the bot's `best` and `fast` marked, the best one first. Their tags rank them as
+   * the hosted client ranks models for `best` and `fast` (it sorts by score, keeping the list's order
+   * between equals): both are `recommended` and `general-purpose`, and only the fast one `low-cost`,
+   * which counts for `fast` alone.
    */
-  async listModels(): Promise<Model[]> {
-    const provider = this.provider();
-    const ids = await this.providerModels(provider);
-    const all = new Set([provider.bestModel, provider.fastModel, ...ids]);
-    return [...all].map((id) => this.describe(provider, id));
+  async listModels(actor: BotActor): Promise<Model[]> {
+    const routes = await this.routes(actor);
+    const listed = await this.listed(actor.workspaceId);
+    if (listed.length === 0) throw new ApiError('Runtime', NOT_CONFIGURED);
+    const selected = (selector: string) => {
+      try {
+        return resolveModel(routes, selector).ref;
+      } catch {
+        return undefined;
+      }
+    };
+    const best = selected('best');
+    const fast = selected('fast');
+    const models = listed.map(({ provider, id }) => this.describe(provider, id, { best, fast }));
+    return [...models.filter((model) => model.id === best), ...models.filter((model) => model.id !== best)];
   }
 
-  private describe(provider: Provider, id: string): Model {
+  /** The `<provider>:<model>` references a bot of the workspace may choose for `best` and `fast`. */
+  async catalog(workspaceId: string): Promise<string[]> {
+    return (await this.listed(workspaceId)).map(({ provider, id }) => `${provider.name}:${id}`);
+  }
+
+  /** Every model of the server's provider and of the workspace's, once each. */
+  private async listed(workspaceId: string): Promise<{ provider: Provider; id: string }[]> {
+    const server = this.options.provider;
+    const serverIds = server
+      ? [...new Set([server.bestModel, server.fastModel, ...(await this.serverModels(server))])]
+      : [];
+    const [workspace, modelsOf] = await Promise.all([
+      this.providers.forWorkspace(workspaceId),
+      this.providers.modelsOf(workspaceId),
+    ]);
+    return [
+      ...(server ? serverIds.map((id) => ({ provider: server, id })) : []),
+      ...[...modelsOf].flatMap(([name, ids]) => {
+        const provider = workspace.get(name);
+        return provider ? ids.map((id) => ({ provider, id })) : [];
+      }),
+    ];
+  }
+
+  private describe(
+    provider: Provider,
+    id: string,
+    selected: { best: string | undefined; fast: string | undefined },
+  ): Model {
     const ref = `${provider.name}:${id}`;
-    const price = this.options.prices[ref];
-    const chosen = id === provider.bestModel || id === provider.fastModel;
+    const price = this.price(provider, id);
+    const isBest = ref === selected.best;
+    const isFast = ref === selected.fast;
     const tags = [
-      ...(chosen ? ['recommended', 'general-purpose'] : []),
-      ...(id === provider.fastModel ? ['low-cost'] : []),
+      ...(isBest || isFast ? ['recommended', 'general-purpose'] : []),
+      ...(isFast ? ['low-cost'] : []),
     ];
     return {
       id: ref,
       name: id,
       description: `${id} on the provider "${provider.name}"`,
-      aliases: [
-        ...(id === provider.bestModel ? ['best', 'auto'] : []),
-        ...(id === provider.fastModel ? ['fast'] : []),
-      ],
+      aliases: [...(isBest ? ['best', 'auto'] : []), ...(isFast ? ['fast'] : [])],
       tags,
       input: { maxTokens: DEFAULT_INPUT_TOKENS, costPer1MTokens: price?.input ?? 0 },
       output: { maxTokens: DEFAULT_OUTPUT_TOKENS, costPer1MTokens: price?.output ?? 0 },
@@ -381,8 +433,8 @@ export class LlmGateway {
     };
   }
 
-  /** The provider's model ids, read at most once a minute; a provider that cannot say lists none. */
-  private async providerModels(provider: Provider): Promise<string[]> {
+  /** The server provider's model ids, read at most once a minute; a provider that cannot say lists none. */
+  private async serverModels(provider: ServerProvider): Promise<string[]> {
     const now = Date.now();
     if (!this.models || now - this.models.at > MODEL_LIST_MS) {
       const ids = listModels(provider, this.signals(undefined)).catch((err: unknown) => {

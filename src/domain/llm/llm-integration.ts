@@ -6,6 +6,7 @@ import { toJsonObject } from '../shared/json.ts';
 import type { JsonObject } from '../shared/json.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import type { LlmGateway } from './gateway.ts';
+import { DEFAULT_PROVIDER } from './providers.ts';
 import { GenerationRequestFields } from './schemas.ts';
 import type { GenerationRequest, GenerationResponse, Model } from './schemas.ts';
 
@@ -29,14 +30,14 @@ export class LlmIntegration {
     return alias === LLM_INTEGRATION && (name === 'generateContent' || name === 'listLanguageModels');
   }
 
-  /** Whether a provider answers its calls (else each says which settings to set). */
-  get configured(): boolean {
-    return this.gateway.configured;
+  /** Whether a provider answers the calls of a workspace's bots (else each says which settings to set). */
+  configuredFor(workspaceId: string): Promise<boolean> {
+    return this.gateway.configuredFor(workspaceId);
   }
 
   async call(actor: BotActor, alias: string, name: string, input: JsonObject): Promise<JsonObject> {
     if (name === 'listLanguageModels')
-      return { models: (await this.gateway.listModels()).map(asInterfaceModel) };
+      return { models: (await this.gateway.listModels(actor)).map(asInterfaceModel) };
     if (!isGenerationRequest(input)) {
       const error = isGenerationRequest.errors?.[0];
       throw invalidPayload(`input${error?.instancePath ?? ''} ${error?.message ?? 'is invalid'}`);
@@ -46,9 +47,13 @@ export class LlmIntegration {
   }
 }
 
-/** A model as the interface lists it: its id is the provider's (what `generateContent` takes back as `model.id`). */
+/**
+ * A model as the interface lists it, by the id `generateContent` takes back as `model.id`: the server
+ * provider's own id, as the hosted integrations list theirs; a workspace provider's model keeps its
+ * `<name>:` (a bare id is the server's).
+ */
 function asInterfaceModel(model: Model): Model {
-  return { ...model, id: model.name };
+  return model.id === `${DEFAULT_PROVIDER}:${model.name}` ? { ...model, id: model.name } : model;
 }
 
 /** The interface's `GenerateContentOutput` for a gateway answer. */

@@ -118,7 +118,7 @@ async function post(
 ): Promise<Response> {
   let response: Response;
   try {
-    response = await fetch(`${provider.baseUrl}${path}`, {
+    response = await (provider.fetch ?? fetch)(`${provider.baseUrl}${path}`, {
       method: 'POST',
       headers: headers(provider, json),
       body,
@@ -251,7 +251,7 @@ function parseChunk(provider: Provider, data: string): Answer {
 export async function listModels(provider: Provider, signals: RequestSignals): Promise<string[]> {
   let response: Response;
   try {
-    response = await fetch(`${provider.baseUrl}/models`, {
+    response = await (provider.fetch ?? fetch)(`${provider.baseUrl}/models`, {
       headers: headers(provider, false),
       signal: combined(signals),
     });

@@ -7,7 +7,7 @@ import type { Role } from '../../value-sets.ts';
 
 export const CACHE_TTL_MS = 2000;
 
-class TtlMap<V> {
+export class TtlMap<V> {
   private readonly entries = new Map<string, { value: V; until: number }>();
 
   constructor(private readonly maxEntries = 10_000) {}

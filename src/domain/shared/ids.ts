@@ -29,6 +29,7 @@ export const ID_PREFIXES = {
   integration: 'intver',
   channelSend: 'chsend',
   llmCall: 'llmcall',
+  llmProvider: 'llmprov',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

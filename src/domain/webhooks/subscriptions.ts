@@ -1,6 +1,6 @@
 import type { Db, Executor } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
-import { ApiError, invalidPayload, notFound } from '../shared/errors.ts';
+import { ApiError, notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { fromJson } from '../shared/json.ts';
 import { requireBotOfWorkspace } from '../shared/ownership.ts';
@@ -8,7 +8,7 @@ import { nowIso } from '../shared/time.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { requireRole } from '../workspace/roles.ts';
 import { newSigningSecret } from './signatures.ts';
-import { targetProblem } from './targets.ts';
+import { checkTarget } from './targets.ts';
 import type { Event } from '../runtime/schemas.ts';
 import type { WebhookSubscription, CreateWebhookSubscriptionBody } from './schemas.ts';
 
@@ -23,22 +23,6 @@ const CACHE_MS = 2000;
 interface Subscriber {
   id: string;
   eventTypes: string[];
-}
-
-function checkUrl(url: string, allowPrivate: boolean): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw invalidPayload(`url: "${url}" is not a URL`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw invalidPayload(`url: must be http or https, not ${parsed.protocol.slice(0, -1)}`);
-  if (parsed.username !== '' || parsed.password !== '')
-    throw invalidPayload('url: may not hold credentials (the deliveries are signed instead)');
-  const problem = targetProblem(parsed, allowPrivate);
-  if (problem !== undefined) throw invalidPayload(`url: ${problem}`);
-  return parsed.href;
 }
 
 function toSubscription(row: Row<'webhook_subscriptions'>): WebhookSubscription {
@@ -93,7 +77,10 @@ export class WebhookSubscriptions {
   ): Promise<{ subscription: WebhookSubscription; secret: string }> {
     requireRole(actor.role, 'bots.write');
     await requireBotOfWorkspace(this.db, actor, botId);
-    const url = checkUrl(body.url, this.allowPrivateTargets);
+    const url = checkTarget(body.url, 'url', {
+      allowPrivate: this.allowPrivateTargets,
+      instead: 'the deliveries are signed instead',
+    }).href;
     const now = nowIso();
     const row: Row<'webhook_subscriptions'> = {
       id: newId('webhookSubscription'),

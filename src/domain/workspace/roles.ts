@@ -21,6 +21,7 @@ const REQUIRED: Record<Action, Role> = {
   'bots.write': 'developer',
   'runtime.write': 'developer',
   'botKeys.manage': 'developer',
+  'llmProviders.read': 'developer',
   'members.manage': 'manager',
   'workspace.update': 'administrator',
   'workspace.delete': 'owner',
@@ -32,6 +33,8 @@ export type Action =
   /** Writing through the Runtime, Files and Tables APIs as one of the workspace's bots. */
   | 'runtime.write'
   | 'botKeys.manage'
+  /** Reading the workspace's own model providers (their URLs and models; never their keys). */
+  | 'llmProviders.read'
   | 'members.manage'
   | 'workspace.update'
   | 'workspace.delete';

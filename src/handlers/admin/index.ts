@@ -11,6 +11,7 @@ import { botKeyHandlers } from './bot-keys.ts';
 import { botWebhookHandlers } from './bot-webhooks.ts';
 import { botHandlers } from './bots.ts';
 import { hubHandlers, integrationHandlers } from './integrations.ts';
+import { botModelHandlers, llmProviderHandlers } from './llm-providers.ts';
 import { logHandlers } from './logs.ts';
 import { memberHandlers } from './members.ts';
 import { quotaHandlers } from './quotas.ts';
@@ -30,6 +31,8 @@ export const ADMIN_MEMBER_HANDLERS = implement<WorkspaceActor>()(ADMIN_MEMBER_OP
   ...logHandlers,
   ...analyticsHandlers,
   ...quotaHandlers,
+  ...llmProviderHandlers,
+  ...botModelHandlers,
 });
 
 export const ADMIN_ACCOUNT_HANDLERS = implement<AccountActor>()(ADMIN_ACCOUNT_OPERATIONS, {

@@ -4,5 +4,5 @@ import type { Handlers } from '../operation.ts';
 
 export const cognitiveHandlers = {
   generateText: (d, actor, request) => d.llm.generate(actor, request),
-  listModels: async (d) => ({ models: await d.llm.listModels() }),
+  listModels: async (d, actor) => ({ models: await d.llm.listModels(actor) }),
 } satisfies Handlers<BotActor, typeof cognitiveOperations>;

@@ -1,5 +1,5 @@
 // A bot's settings: configuration variables, secrets (names only; values can be set, never read), its
-// chat channel, and deleting it. A role that may not change bots sees them read-only.
+// chat channel, its `best` and `fast` models, and deleting it. A role that may not change bots sees them read-only.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { admin } from '../../api/admin.ts';
@@ -8,6 +8,7 @@ import { can } from '../../roles.ts';
 import { useCurrentSession } from '../../session.tsx';
 import { ConfirmButton, CopyValue, Field, InlineError, Problem, valueOf } from '../../ui/components.tsx';
 import { useAction } from '../../hooks.ts';
+import { ModelsChoice } from './models-choice.tsx';
 import type { BotScreenProps } from './screen-props.ts';
 
 type Row = { name: string; value: string };
@@ -271,6 +272,7 @@ export function Settings(props: BotScreenProps) {
       <Configuration {...props} mayWrite={mayWrite} />
       <Secrets {...props} mayWrite={mayWrite} />
       <Channel {...props} mayWrite={mayWrite} />
+      <ModelsChoice botId={props.bot.id} mayWrite={mayWrite} />
       {mayWrite && (
         <section class="panel danger-zone" aria-labelledby="delete-title">
           <h2 id="delete-title">Delete this bot</h2>
