@@ -19,7 +19,7 @@ import type { Listener, ListenProtocol } from './helpers/listen.ts';
 import { eventually, listenUrl } from './helpers/sse.ts';
 import type { SseSignal } from './helpers/sse.ts';
 import { freshPostgresSchema, testDatabaseUrl, testStores } from './helpers/stores.ts';
-import { LISTENING } from './helpers/serve-processes.ts';
+import { LISTENING, STARTS_WITHIN_MS } from './helpers/serve-processes.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -110,7 +110,7 @@ for (const bus of ['redis', 'listen-notify'] as const) {
         ...(bus === 'redis' && { REDIS_URL, PARLEY_BUS_SECRET: CONFIGURED_BUS_SECRET }),
       });
       procs.push(proc);
-      const [, url] = await proc.waitFor(LISTENING);
+      const [, url] = await proc.waitFor(LISTENING, STARTS_WITHIN_MS);
       return { proc, url: url! };
     }
 

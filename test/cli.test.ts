@@ -8,11 +8,11 @@ import { Client, ForbiddenError } from '@botpress/client';
 import { SETTINGS } from '../src/config.ts';
 import { runParley } from './helpers/process.ts';
 import type { ParleyProcess } from './helpers/process.ts';
-import { LISTENING } from './helpers/serve-processes.ts';
+import { LISTENING, STARTS_WITHIN_MS } from './helpers/serve-processes.ts';
 
 async function serve(dataDir: string, env: Record<string, string> = {}) {
   const proc = runParley(['serve', '--port', '0', '--data-dir', dataDir], env);
-  const [, url] = await proc.waitFor(LISTENING);
+  const [, url] = await proc.waitFor(LISTENING, STARTS_WITHIN_MS);
   return { proc, url: url as string };
 }
 

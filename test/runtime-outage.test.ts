@@ -11,7 +11,7 @@ import { ChatSession, deployWithCli, textOf, turnOutcome } from './helpers/chat-
 import { runParley } from './helpers/process.ts';
 import type { ParleyProcess } from './helpers/process.ts';
 import { freshPostgresSchema, testStores } from './helpers/stores.ts';
-import { LISTENING } from './helpers/serve-processes.ts';
+import { LISTENING, STARTS_WITHIN_MS } from './helpers/serve-processes.ts';
 
 /** What the engine logs when a turn failed for a reason that may pass. */
 const TRIED_AGAIN = /a turn failed(; it will be tried again|, and so did recording it)/;
@@ -115,7 +115,7 @@ for (const store of await testStores()) {
         PARLEY_ADMIN_TOKEN: token,
         ...(databaseUrl && { DATABASE_URL: databaseUrl }),
       });
-      const [, url] = await proc.waitFor(LISTENING);
+      const [, url] = await proc.waitFor(LISTENING, STARTS_WITHIN_MS);
       const [, workspaceId] = await proc.waitFor(/workspace id: (\S+)/);
       assert.ok(url && workspaceId);
       const { botId, webhookUrl } = await deployWithCli(

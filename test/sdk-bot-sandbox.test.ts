@@ -243,7 +243,7 @@ for (const store of await testStores()) {
         );
         const { user } = await t.client({ botId }).createUser({ tags: {} });
         await session.say(user.id);
-        assert.deepEqual(await session.nextTexts(1, 20_000), [JSON.stringify({ 200: 200 })]);
+        assert.deepEqual(await session.nextTexts(1, 60_000), [JSON.stringify({ 200: 200 })]);
       });
 
       test('a bot that opens connections to the API without end holds at most 64 of them', async () => {

@@ -10,7 +10,7 @@ import { caseOrbit } from '../src/store/regex/case-folding.ts';
 import { runParley } from './helpers/process.ts';
 import type { ParleyProcess } from './helpers/process.ts';
 import { freshPostgresSchema, testStores } from './helpers/stores.ts';
-import { LISTENING } from './helpers/serve-processes.ts';
+import { LISTENING, STARTS_WITHIN_MS } from './helpers/serve-processes.ts';
 
 /**
  * `$regex` cannot hold the server: patterns that backtrack for hours in JavaScript's engine, and one
@@ -75,7 +75,7 @@ for (const store of all) {
         LOG_LEVEL: 'info',
         ...(schema && { DATABASE_URL: schema.url }),
       });
-      const [, url = ''] = await proc.waitFor(LISTENING, 60_000);
+      const [, url = ''] = await proc.waitFor(LISTENING, STARTS_WITHIN_MS);
       const [, workspaceId] = await proc.waitFor(/workspace id: (\S+)/);
       const admin = new Client({ apiUrl: url, token, workspaceId });
       const { bot } = await admin.createBot({ name: 'regex' });

@@ -8,6 +8,11 @@ import { freshPostgresSchema } from './stores.ts';
 import type { TestStore } from './stores.ts';
 
 /** The line `parley serve` logs once it listens, with its URL. */
+/**
+ * How long `parley serve` may take to listen: a deadline, not a speed target (a start takes about a second;
+ * on a machine shared with other suites, 11 to 20 s were seen).
+ */
+export const STARTS_WITHIN_MS = 60_000;
 export const LISTENING = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"Parley is listening"/;
 
 export interface ServedProcess {
@@ -61,7 +66,7 @@ export class ServeProcesses {
       ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }),
     });
     this.procs.push(proc);
-    const [, url] = await proc.waitFor(LISTENING);
+    const [, url] = await proc.waitFor(LISTENING, STARTS_WITHIN_MS);
     return { proc, url: url as string };
   }
 
