@@ -11,6 +11,8 @@ import type { LlmOptions } from './llm/providers.ts';
 import { LlmIntegration } from './llm/llm-integration.ts';
 import { LlmUsage } from './llm/usage.ts';
 import { AiSpend } from './llm/spend.ts';
+import { AudioSource } from './llm/audio-source.ts';
+import { Transcriptions } from './llm/transcription.ts';
 import { Analytics } from './runtime/analytics.ts';
 import { Auth } from './workspace/auth.ts';
 import { BotAnalytics } from './bots/bot-analytics.ts';
@@ -95,6 +97,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   /** Outputs kept for a while: cached actions and model answers. */
   outputs: OutputCache;
   llm: LlmGateway;
+  /** `transcribe-audio`: speech to text through the same provider. */
+  transcriptions: Transcriptions;
   aiSpend: AiSpend;
   settings: Settings;
 }
@@ -106,7 +110,7 @@ export interface DomainOptions {
   chatSecret?: string;
   /** Where file contents live and how large they may be (the defaults of the settings when absent). */
   files?: FilesOptions;
-  /** Outgoing webhooks may be posted to non-public addresses (off when absent). */
+  /** Outgoing webhooks, and audio URLs to transcribe, may reach non-public addresses (off when absent). */
   webhookPrivateTargets?: boolean;
   /** Pending events a workspace may have before more from outside are refused (no limit when absent). */
   workspaceBacklog?: number;
@@ -150,7 +154,15 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   const states = new States(store, events, queue);
   const outputs = new OutputCache(store);
   const aiSpend = new AiSpend(store);
-  const llm = new LlmGateway(options.llm ?? NO_LLM, outputs, new LlmUsage(store), aiSpend);
+  const llmUsage = new LlmUsage(store);
+  const llm = new LlmGateway(options.llm ?? NO_LLM, outputs, llmUsage, aiSpend);
+  const transcriptions = new Transcriptions(
+    options.llm ?? NO_LLM,
+    new AudioSource(links, files.fileContents, options.webhookPrivateTargets ?? false),
+    outputs,
+    llmUsage,
+    aiSpend,
+  );
   const llmIntegration = new LlmIntegration(llm);
   const chat = new Chat(
     { store, caches, channels, ids: foreignIds, users, conversations, messages, events, log },
@@ -195,6 +207,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     actions: new Actions(store, log, outputs, llmIntegration),
     outputs,
     llm,
+    transcriptions,
     aiSpend,
     settings,
     ...files,

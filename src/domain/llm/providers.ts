@@ -12,7 +12,12 @@ export interface Provider {
   apiKey: string | undefined;
   bestModel: string;
   fastModel: string;
+  /** The model of `POST /audio/transcriptions` that answers `auto`, `best` and `fast` (TRANSCRIPTION_MODEL when absent). */
+  transcriptionModel?: string;
 }
+
+/** OpenAI's speech-to-text model, the name OpenAI-compatible servers commonly serve Whisper under. */
+export const TRANSCRIPTION_MODEL = 'whisper-1';
 
 /** A model of a provider, as a request's model reference resolved. */
 export interface ModelChoice {
@@ -54,10 +59,11 @@ export function resolveModel(provider: Provider, ref: string): ModelChoice {
   });
 }
 
-/** The price of a model's tokens, in US dollars per million. */
+/** The price of a model's tokens, in US dollars per million; of a transcription model's audio, per minute. */
 export interface ModelPrice {
   input: number;
   output: number;
+  perMinute?: number;
 }
 
 export interface LlmOptions {
