@@ -168,12 +168,14 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     { store, caches, channels, ids: foreignIds, users, conversations, messages, events, log },
     options.chatSecret,
   );
+  const bots = new Bots(db, channels, botWebhooks, links, caches, installations, sdkRuntime, llmIntegration);
+  llmIntegration.useAliases((botId) => bots.llmAliases(botId));
   return {
     ping: () => store.ping(),
     accounts,
     workspaces: new Workspaces(db, caches),
     members,
-    bots: new Bots(db, channels, botWebhooks, links, caches, installations, sdkRuntime, llmIntegration),
+    bots,
     sdkRuntime,
     integrations,
     installations,
