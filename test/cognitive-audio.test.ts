@@ -3,6 +3,7 @@
 // audio as a data: URI, a file of the Files API or a URL (under the policy of outgoing webhooks), fallbacks,
 // the cache and idempotency keys, metering, and a provider that has no speech-to-text.
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -133,6 +134,17 @@ for (const store of await testStores()) {
         contentType: 'audio/wav',
         size: AUDIO_BYTES_PER_SECOND * 2,
       });
+    });
+
+    test('the request of docs/llm.md is answered as the page says', async () => {
+      const page = await readFile('docs/llm.md', 'utf8');
+      const block = /<!-- transcribe-audio request -->\s*```json\n([\s\S]*?)```/.exec(page)?.[1];
+      assert.ok(block, 'docs/llm.md has the request');
+      const answer = await cognitiveOf(t, bot).transcribeAudio(JSON.parse(block) as { url: string });
+      assert.equal(answer.output, TRANSCRIPT);
+      assert.equal(answer.metadata.model, 'default:test-transcribe');
+      assert.equal(answer.metadata.requestId, 'voice-note-7');
+      assert.equal(lastUpload(models).files.file?.contentType, 'audio/wav');
     });
 
     test('the same audio is answered from the cache; a request id is answered the same for a day', async () => {

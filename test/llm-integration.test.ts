@@ -2,6 +2,7 @@
 // `llm:generateContent` and `llm:listLanguageModels` through the official client, in the `llm`
 // interface's shapes, answered by the operator's provider (the project's test model server).
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { isApiError } from '@botpress/client';
 import { Cognitive } from '@botpress/cognitive';
@@ -150,11 +151,15 @@ for (const store of await testStores()) {
       models = await startModelServer();
       t = await startTestServer(store, parleySettings(models));
       bot = await createTestBot(t, 'openai-bot');
-      // As the hosted API takes an alias: the record's key, naming the integration by `integrationId`.
-      await t.client().updateBot({
-        id: bot.botId,
-        integrations: { openai: { integrationId: 'llm', enabled: true, configuration: {} } },
-      });
+      // As the hosted API takes an alias: the record's key, naming the integration by `integrationId`;
+      // the body docs/llm.md shows.
+      const page = await readFile('docs/llm.md', 'utf8');
+      const block = /<!-- llm alias -->\s*```json\n([\s\S]*?)```/.exec(page)?.[1];
+      assert.ok(block, 'docs/llm.md has the alias');
+      const { integrations } = JSON.parse(block) as {
+        integrations: Record<string, { integrationId: string }>;
+      };
+      await t.client().updateBot({ id: bot.botId, integrations });
     });
     after(async () => {
       await t?.close();
@@ -234,6 +239,14 @@ for (const store of await testStores()) {
         }),
       );
       assert.equal(off.type, 'ResourceNotFound');
+      // A bp deploy sends null for every integration its project does not declare: the alias stays.
+      await admin.updateBot({
+        id: other.botId,
+        code: 'module.exports = { handler: async () => ({ status: 200 }) };',
+        integrations: { anthropic: null },
+      });
+      const { bot: deployed } = await admin.getBot({ id: other.botId });
+      assert.equal(deployed.integrations.anthropic?.name, 'anthropic');
       await admin.updateBot({ id: other.botId, integrations: { anthropic: null } });
       const { bot: removed } = await admin.getBot({ id: other.botId });
       assert.equal(removed.integrations.anthropic, undefined);

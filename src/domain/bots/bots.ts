@@ -304,7 +304,11 @@ export class Bots {
     const current = await this.requireRow(actor, botId);
     const def = JSON.parse(current.definition) as Definition;
     const now = nowIso();
-    const llm = applyLlmAliases(def.llmAliases ?? {}, body.integrations ?? {}, now);
+    const runtime = body.code === undefined ? current.runtime : this.sdkRuntime.runtimeOf(body.code);
+    const llm = applyLlmAliases(def.llmAliases ?? {}, body.integrations ?? {}, {
+      now,
+      deploy: body.code !== undefined && runtime === SDK_RUNTIME,
+    });
     await this.refuseTakenAliases(botId, llm.added);
     const next: Definition = {
       ...def,
@@ -348,7 +352,7 @@ export class Bots {
       description: body.description ?? current.description,
       type: body.type ?? current.type,
       code: body.code ?? current.code,
-      runtime: body.code === undefined ? current.runtime : this.sdkRuntime.runtimeOf(body.code),
+      runtime,
       deployed_at: deploys ? now : current.deployed_at,
       definition: JSON.stringify(next),
       secrets: JSON.stringify(mergeMap(JSON.parse(current.secrets) as MapOf<string>, body.secrets)),

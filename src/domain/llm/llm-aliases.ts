@@ -25,12 +25,13 @@ const RESERVED = new Set([LLM_INTEGRATION, 'chat', DEFAULT_PROVIDER]);
  * Splits the `integrations` of an `updateBot` into the bot's aliases of the `llm` integration (an entry
  * whose `integrationId` is `llm`, keyed by its alias, as the hosted API takes an alias since
  * `x-multiple-integrations`; later changes of the alias may leave `integrationId` out, and `null` removes
- * it) and the other entries, which name integrations by id.
+ * it) and the other entries, which name integrations by id. `deploy`: the update is a `bp deploy`, which
+ * sends null for every integration its project does not declare, and no project declares these: they stay.
  */
 export function applyLlmAliases(
   current: Record<string, LlmAlias>,
   changes: Record<string, JsonObject | null>,
-  now: string,
+  { now, deploy }: { now: string; deploy: boolean },
 ): { aliases: Record<string, LlmAlias>; added: string[]; others: Record<string, JsonObject | null> } {
   const aliases = { ...current };
   const others: Record<string, JsonObject | null> = {};
@@ -43,7 +44,7 @@ export function applyLlmAliases(
       continue;
     }
     if (change === null) {
-      delete aliases[key];
+      if (!deploy) delete aliases[key];
       continue;
     }
     if (RESERVED.has(key))
