@@ -276,7 +276,7 @@ export const SETTINGS = {
     flag: 'webhook-private-targets',
     default: 'off',
     description:
-      '`on` or `off`: whether outgoing webhooks may be posted to loopback, private-network and link-local addresses. Off, a workspace member cannot make the server call what only the server can reach; turn it on when the receivers are on your own network.',
+      '`on` or `off`: whether outgoing webhooks may be posted to loopback, private-network and link-local addresses (and the audio URLs of `transcribe-audio` read there). Off, a workspace member cannot make the server call what only the server can reach; turn it on when the receivers are on your own network.',
   },
   signalRetentionHours: {
     env: 'PARLEY_SIGNAL_RETENTION_HOURS',
@@ -359,6 +359,13 @@ export const SETTINGS = {
     flag: 'llm-fast-model',
     description: 'The provider’s model id that answers `fast`. Unset: `PARLEY_LLM_BEST_MODEL`.',
   },
+  llmTranscriptionModel: {
+    env: 'PARLEY_LLM_TRANSCRIPTION_MODEL',
+    flag: 'llm-transcription-model',
+    default: 'whisper-1',
+    description:
+      'The provider’s speech-to-text model that answers `transcribe-audio` (its `POST /audio/transcriptions`) for `auto`, `best` and `fast`: `whisper-1` on OpenAI, the Whisper model a vLLM, LocalAI or speaches server serves.',
+  },
   llmTimeoutSeconds: {
     env: 'PARLEY_LLM_TIMEOUT_SECONDS',
     flag: 'llm-timeout-seconds',
@@ -370,7 +377,7 @@ export const SETTINGS = {
     env: 'PARLEY_LLM_PRICES',
     flag: 'llm-prices',
     description:
-      'Prices of models in US dollars per million tokens, as JSON: `{"default:llama3.1": {"input": 0.1, "output": 0.3}}`. They give the `cost` of each call; a model without a price costs 0.',
+      'Prices of models in US dollars per million tokens, as JSON: `{"default:llama3.1": {"input": 0.1, "output": 0.3}}`, and of transcription models per minute of audio (`{"default:whisper-1": {"perMinute": 0.006}}`). They give the `cost` of each call; a model without a price costs 0.',
   },
 } as const satisfies Record<string, Setting>;
 
@@ -634,6 +641,7 @@ function llmFrom(values: Partial<Record<SettingName, string>>): LlmOptions {
       apiKey: values.llmApiKey,
       bestModel,
       fastModel: values.llmFastModel ?? bestModel,
+      transcriptionModel: required(values, 'llmTranscriptionModel'),
     },
     deadlineMs,
     prices,
@@ -643,7 +651,7 @@ function llmFrom(values: Partial<Record<SettingName, string>>): LlmOptions {
 function pricesFrom(raw: string | undefined): Record<string, ModelPrice> {
   if (raw === undefined) return {};
   const problem =
-    'PARLEY_LLM_PRICES must be a JSON object of `{ "input": number, "output": number }` by model';
+    'PARLEY_LLM_PRICES must be a JSON object of `{ "input": number, "output": number }` (or `{ "perMinute": number }` for a transcription model) by model';
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
@@ -654,13 +662,22 @@ function pricesFrom(raw: string | undefined): Record<string, ModelPrice> {
   const prices: Record<string, ModelPrice> = {};
   for (const [model, value] of Object.entries(parsed)) {
     const price: unknown = value;
-    const input = typeof price === 'object' && price !== null && 'input' in price ? price.input : undefined;
-    const output =
-      typeof price === 'object' && price !== null && 'output' in price ? price.output : undefined;
-    if (typeof input !== 'number' || typeof output !== 'number' || input < 0 || output < 0) {
-      throw new ConfigError(`${problem}: "${model}" is not`);
-    }
-    prices[model] = { input, output };
+    const field = (name: string): unknown =>
+      typeof price === 'object' && price !== null
+        ? Object.getOwnPropertyDescriptor(price, name)?.value
+        : undefined;
+    const [input, output, perMinute] = [field('input'), field('output'), field('perMinute')];
+    const isPrice = (n: unknown): n is number => typeof n === 'number' && n >= 0;
+    const tokens = isPrice(input) && isPrice(output);
+    const valid =
+      (tokens || (input === undefined && output === undefined && perMinute !== undefined)) &&
+      (perMinute === undefined || isPrice(perMinute));
+    if (!valid) throw new ConfigError(`${problem}: "${model}" is not`);
+    prices[model] = {
+      input: tokens ? input : 0,
+      output: tokens ? output : 0,
+      ...(isPrice(perMinute) && { perMinute }),
+    };
   }
   return prices;
 }

@@ -21,7 +21,7 @@ import { StoreSweeper } from './engine/store-sweeper.ts';
 import { FileIndexer } from './engine/file-indexer.ts';
 import { WebhookSender } from './engine/webhook-sender.ts';
 import { publicFetch } from './engine/egress/public-fetch.ts';
-import { publicOnly } from './engine/egress/public-lookup.ts';
+import { publicOnly } from './domain/shared/public-lookup.ts';
 import { TableJobRunner } from './engine/table-jobs.ts';
 import { openStore } from './store/index.ts';
 import type { Store } from './store/index.ts';

@@ -2,8 +2,10 @@
 // `llm:generateContent` and `llm:listLanguageModels` through the official client, in the `llm`
 // interface's shapes, answered by the operator's provider (the project's test model server).
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { isApiError } from '@botpress/client';
+import { Cognitive } from '@botpress/cognitive';
 import { parleySettings, startModelServer } from './helpers/model-server.ts';
 import type { ModelServer } from './helpers/model-server.ts';
 import { createTestBot } from './helpers/runtime.ts';
@@ -138,6 +140,125 @@ for (const store of await testStores()) {
       assert.ok(isApiError(bad));
       assert.equal(bad.type, 'InvalidPayload');
       assert.match(bad.message, /input\/messages\/0\/role/);
+    });
+  });
+
+  describe(`the llm integration under other aliases (${store.name})`, { skip: store.skip }, () => {
+    let models: ModelServer;
+    let t: TestServer;
+    let bot: TestBot;
+    before(async () => {
+      models = await startModelServer();
+      t = await startTestServer(store, parleySettings(models));
+      bot = await createTestBot(t, 'openai-bot');
+      // As the hosted API takes an alias: the record's key, naming the integration by `integrationId`;
+      // the body docs/llm.md shows.
+      const page = await readFile('docs/llm.md', 'utf8');
+      const block = /<!-- llm alias -->\s*```json\n([\s\S]*?)```/.exec(page)?.[1];
+      assert.ok(block, 'docs/llm.md has the alias');
+      const { integrations } = JSON.parse(block) as {
+        integrations: Record<string, { integrationId: string }>;
+      };
+      await t.client().updateBot({ id: bot.botId, integrations });
+    });
+    after(async () => {
+      await t?.close();
+      await models?.close();
+    });
+
+    const failure = (call: Promise<unknown>) =>
+      call.then(
+        () => assert.fail('the call was expected to fail'),
+        (err: unknown) => {
+          assert.ok(isApiError(err));
+          return err;
+        },
+      );
+
+    test('getBot lists it under the alias, named by it, registered, beside llm', async () => {
+      const { bot: read } = await bot.client.getBot({ id: bot.botId });
+      const { openai, llm } = read.integrations;
+      assert.ok(openai && llm);
+      assert.deepEqual(
+        { id: openai.id, name: openai.name, version: openai.version, status: openai.status },
+        { id: 'llm', name: 'openai', version: '11.0.0', status: 'registered' },
+      );
+      assert.equal(openai.enabled, true);
+      assert.equal(llm.name, 'llm');
+    });
+
+    test('code written for the hosted openai integration calls the provider unchanged', async () => {
+      const { output } = await bot.client.callAction({
+        type: 'openai:generateContent',
+        input: { model: { id: 'gpt-4o-mini' }, messages: [{ role: 'user', content: 'hosted model' }] },
+      });
+      assert.match(String(output.id), /^openai_/);
+      assert.equal(output.model, 'default:test-best', 'a hosted model id is answered by best');
+      assert.equal((output.choices as { content: string }[])[0]?.content, 'echo: hosted model');
+      const served = await bot.client.callAction({
+        type: 'openai:generateContent',
+        input: { model: { id: 'test-fast' }, messages: [{ role: 'user', content: 'served model' }] },
+      });
+      assert.equal(served.output.model, 'default:test-fast', 'a model the provider serves is that model');
+      const listed = await bot.client.callAction({ type: 'openai:listLanguageModels', input: {} });
+      assert.ok(Array.isArray(listed.output.models) && listed.output.models.length >= 2);
+
+      const other = await failure(
+        bot.client.callAction({
+          type: 'anthropic:generateContent',
+          input: { messages: [{ role: 'user', content: 'x' }] },
+        }),
+      );
+      assert.equal(other.type, 'ResourceNotFound', 'an alias the bot did not install');
+    });
+
+    test('@botpress/cognitive’s default mode, with the bot’s own key, picks the alias by its name', async () => {
+      const cognitive = new Cognitive({ client: Object.assign(bot.client, { botId: bot.botId }) });
+      models.reply('from the alias');
+      const { output, meta } = await cognitive.generateContent({
+        model: 'openai:test-fast',
+        messages: [{ role: 'user', content: 'which integration?' }],
+      });
+      assert.equal(output.choices[0]?.content, 'from the alias');
+      assert.deepEqual(meta.model, { integration: 'openai', model: 'test-fast' });
+      const details = await cognitive.getModelDetails('openai:test-best');
+      assert.equal(details.integration, 'openai');
+    });
+
+    test('an alias is disabled, then removed; the built-in names and bad aliases are refused', async () => {
+      const admin = t.client();
+      const other = await createTestBot(t, 'alias-changes-bot');
+      await admin.updateBot({ id: other.botId, integrations: { anthropic: { integrationId: 'llm' } } });
+      await admin.updateBot({ id: other.botId, integrations: { anthropic: { enabled: false } } });
+      const { bot: disabled } = await admin.getBot({ id: other.botId });
+      assert.equal(disabled.integrations.anthropic?.enabled, false);
+      const off = await failure(
+        other.client.callAction({
+          type: 'anthropic:generateContent',
+          input: { messages: [{ role: 'user', content: 'x' }] },
+        }),
+      );
+      assert.equal(off.type, 'ResourceNotFound');
+      // A bp deploy sends null for every integration its project does not declare: the alias stays.
+      await admin.updateBot({
+        id: other.botId,
+        code: 'module.exports = { handler: async () => ({ status: 200 }) };',
+        integrations: { anthropic: null },
+      });
+      const { bot: deployed } = await admin.getBot({ id: other.botId });
+      assert.equal(deployed.integrations.anthropic?.name, 'anthropic');
+      await admin.updateBot({ id: other.botId, integrations: { anthropic: null } });
+      const { bot: removed } = await admin.getBot({ id: other.botId });
+      assert.equal(removed.integrations.anthropic, undefined);
+      assert.ok(removed.integrations.llm, 'llm itself stays');
+
+      for (const alias of ['chat', 'llm', 'Not An Alias']) {
+        const refused = await failure(
+          admin.updateBot({ id: other.botId, integrations: { [alias]: { integrationId: 'llm' } } }),
+        );
+        assert.equal(refused.type, 'InvalidPayload', alias);
+        assert.match(refused.message, new RegExp(`integrations\\.${alias}`), alias);
+      }
     });
   });
 

@@ -3,7 +3,7 @@
 // not among the dependencies).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startModelServer } from './helpers/model-server.ts';
+import { AUDIO_BYTES_PER_SECOND, startModelServer } from './helpers/model-server.ts';
 import type { ModelServer } from './helpers/model-server.ts';
 import { similarity } from './helpers/model-embeddings.ts';
 import { MultipartForm } from './helpers/model-multipart.ts';
@@ -523,6 +523,17 @@ describe('the test model server', () => {
     form.append('response_format', 'text');
     const text = await fetch(`${server.url}/audio/transcriptions`, { method: 'POST', body: form });
     assert.equal(await text.text(), 'hello from the audio');
+    const verbose = new FormData();
+    verbose.append('model', 'test-transcribe');
+    verbose.append('response_format', 'verbose_json');
+    verbose.append('file', new Blob([new Uint8Array(AUDIO_BYTES_PER_SECOND * 2)]), 'two-seconds.wav');
+    const timed = await fetch(`${server.url}/audio/transcriptions`, { method: 'POST', body: verbose });
+    assert.deepEqual(await timed.json(), {
+      task: 'transcribe',
+      language: 'english',
+      duration: 2,
+      text: 'hello from the audio',
+    });
     const withoutFile = new FormData();
     withoutFile.append('model', 'test-transcribe');
     const refused = await fetch(`${server.url}/audio/transcriptions`, { method: 'POST', body: withoutFile });

@@ -4,6 +4,8 @@ const MB = 1024 * 1024;
 export const PAYLOAD_LIMITS = {
   admin: 50 * MB,
   runtime: 1 * MB,
+  /** `transcribe-audio`: 25 MB of audio in a base64 `data:` URI. */
+  audio: 34 * MB,
   chat: 1 * MB,
   files: 1 * MB,
   tables: 40 * MB,

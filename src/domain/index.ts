@@ -14,6 +14,8 @@ import type { TenantTargets } from './llm/workspace-providers.ts';
 import { LlmIntegration } from './llm/llm-integration.ts';
 import { LlmUsage } from './llm/usage.ts';
 import { AiSpend } from './llm/spend.ts';
+import { AudioSource } from './llm/audio-source.ts';
+import { Transcriptions } from './llm/transcription.ts';
 import { Analytics } from './runtime/analytics.ts';
 import { Auth } from './workspace/auth.ts';
 import { BotAnalytics } from './bots/bot-analytics.ts';
@@ -101,6 +103,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   /** Workspaces' own model providers, and bots' choices of `best` and `fast`. */
   llmProviders: LlmProviders;
   botModels: BotModels;
+  /** `transcribe-audio`: speech to text through the server's provider. */
+  transcriptions: Transcriptions;
   aiSpend: AiSpend;
   settings: Settings;
 }
@@ -112,7 +116,7 @@ export interface DomainOptions {
   chatSecret?: string;
   /** Where file contents live and how large they may be (the defaults of the settings when absent). */
   files?: FilesOptions;
-  /** Outgoing webhooks may be posted to non-public addresses (off when absent). */
+  /** Outgoing webhooks, and audio URLs to transcribe, may reach non-public addresses (off when absent). */
   webhookPrivateTargets?: boolean;
   /** Pending events a workspace may have before more from outside are refused (no limit when absent). */
   workspaceBacklog?: number;
@@ -161,25 +165,35 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   const llmProviders = new LlmProviders(db, options.llmTargets ?? UNREACHABLE_TARGETS);
   // The catalog of models a bot may choose is the gateway's, which routes by the bots' choices.
   const botModels: BotModels = new BotModels(db, (workspaceId) => llm.catalog(workspaceId));
+  const llmUsage = new LlmUsage(store);
   const llm: LlmGateway = new LlmGateway(
     options.llm ?? NO_LLM,
     outputs,
-    new LlmUsage(store),
+    llmUsage,
     aiSpend,
     llmProviders,
     botModels,
+  );
+  const transcriptions = new Transcriptions(
+    options.llm ?? NO_LLM,
+    new AudioSource(links, files.fileContents, options.webhookPrivateTargets ?? false),
+    outputs,
+    llmUsage,
+    aiSpend,
   );
   const llmIntegration = new LlmIntegration(llm);
   const chat = new Chat(
     { store, caches, channels, ids: foreignIds, users, conversations, messages, events, log },
     options.chatSecret,
   );
+  const bots = new Bots(db, channels, botWebhooks, links, caches, installations, sdkRuntime, llmIntegration);
+  llmIntegration.useAliases((botId) => bots.llmAliases(botId));
   return {
     ping: () => store.ping(),
     accounts,
     workspaces: new Workspaces(db, caches),
     members,
-    bots: new Bots(db, channels, botWebhooks, links, caches, installations, sdkRuntime, llmIntegration),
+    bots,
     sdkRuntime,
     integrations,
     installations,
@@ -215,6 +229,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     llm,
     llmProviders,
     botModels,
+    transcriptions,
     aiSpend,
     settings,
     ...files,

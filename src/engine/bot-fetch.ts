@@ -10,8 +10,8 @@ import net from 'node:net';
 import { isPublicAddress, listedAddress } from '../domain/shared/public-addresses.ts';
 import type { AddressList } from '../domain/shared/public-addresses.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
-import { checkedLookup } from './egress/public-lookup.ts';
-import type { AddressRule } from './egress/public-lookup.ts';
+import { checkedLookup } from '../domain/shared/public-lookup.ts';
+import type { AddressRule } from '../domain/shared/public-lookup.ts';
 
 /** The operator's policy for Parley bots' `fetch` (PARLEY_BOT_FETCH, PARLEY_BOT_FETCH_PRIVATE_TARGETS). */
 export interface BotFetchPolicy {

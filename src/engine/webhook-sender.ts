@@ -5,7 +5,7 @@ import type { Domain } from '../domain/index.ts';
 import type { ClaimedSend, SendOutcome } from '../domain/webhooks/sends.ts';
 import { signatureHeaders } from '../domain/webhooks/signatures.ts';
 import { literalAddress } from '../domain/shared/public-addresses.ts';
-import { checkedLookup, publicOnly } from './egress/public-lookup.ts';
+import { checkedLookup, publicOnly } from '../domain/shared/public-lookup.ts';
 import { VERSION } from '../version.ts';
 import { LeasedWork } from './leased-work.ts';
 

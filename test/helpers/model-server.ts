@@ -16,7 +16,10 @@
 //   answered (`echo: <last user text>` unless scripted; `stop` and `max_tokens` honoured), model-tokens.ts
 //   for how `usage` counts, model-chat.ts for the stream (`stream`, `stream_options.include_usage`).
 // - `POST /v1/embeddings`: model-embeddings.ts; `dimensions` and `encoding_format: 'base64'` honoured.
-// - `POST /v1/audio/transcriptions` (multipart `file` and `model`): `options.transcript`, when given.
+// - `POST /v1/audio/transcriptions` (multipart `file` and `model`): `options.transcript`, when given
+//   (without it the route is absent: 404, as on a provider that has no speech-to-text). With
+//   `response_format: verbose_json`, the audio's `duration` too, as if it were 16 kHz 16-bit mono PCM
+//   (AUDIO_BYTES_PER_SECOND).
 // With `options.apiKey`, every route wants `Authorization: Bearer <apiKey>` (401 `invalid_api_key` else).
 //
 // Failure modes (`fail`) hit the next requests that match their scope, after authentication: each
@@ -41,6 +44,9 @@ export type { ChatCall } from './model-request.ts';
 export type { ReplyMatcher, ScriptedReply } from './model-replies.ts';
 
 export const DEFAULT_MODELS = ['test-best', 'test-fast', 'test-embeddings', 'test-transcribe'];
+
+/** How many bytes of an upload make one second of the duration `verbose_json` transcriptions report. */
+export const AUDIO_BYTES_PER_SECOND = 32_000;
 
 export interface ModelServerOptions {
   /** The model ids served (default DEFAULT_MODELS). */
@@ -376,6 +382,11 @@ function answerTranscription(transcript: string) {
     if (form.fields.response_format === 'text') {
       exchange.response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
       exchange.response.end(transcript);
+      return;
+    }
+    if (form.fields.response_format === 'verbose_json') {
+      const duration = form.files.file.size / AUDIO_BYTES_PER_SECOND;
+      exchange.sendJson(200, { task: 'transcribe', language: 'english', duration, text: transcript });
       return;
     }
     exchange.sendJson(200, { text: transcript });

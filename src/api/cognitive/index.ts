@@ -20,7 +20,10 @@ const NDJSON = 'application/x-ndjson';
  */
 export const cognitiveApi: FastifyPluginAsync<PlatformApiOptions> = async (app, { corsOrigins }) => {
   app.addHook('onRoute', (route) => {
-    route.bodyLimit ??= PAYLOAD_LIMITS.runtime;
+    // The audio to transcribe may come in the request, as a data: URI.
+    route.bodyLimit ??= route.url.endsWith('/transcribe-audio')
+      ? PAYLOAD_LIMITS.audio
+      : PAYLOAD_LIMITS.runtime;
   });
   if (corsOrigins) await allowCors(app, { origins: () => corsOrigins, allowedHeaders: PLATFORM_HEADERS });
   requireAuth(app, app.domain, 'bot');

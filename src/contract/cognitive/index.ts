@@ -1,7 +1,8 @@
 import { cognitiveOperations } from './generation.ts';
+import { transcriptionOperations } from './transcription.ts';
 
 /**
  * The Cognitive API (`/v2/cognitive`): the hosted platform's model calls, answered by the operator's
  * provider. `generate-text-stream` answers NDJSON and is routed beside these (`api/cognitive`).
  */
-export const COGNITIVE_OPERATIONS = [...cognitiveOperations] as const;
+export const COGNITIVE_OPERATIONS = [...cognitiveOperations, ...transcriptionOperations] as const;

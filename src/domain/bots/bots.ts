@@ -3,11 +3,13 @@ import type { Db, Executor } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
 import type { Row } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
-import { notFound } from '../shared/errors.ts';
+import { ApiError, notFound } from '../shared/errors.ts';
 import { CHAT_INTEGRATION } from '../chat/channels.ts';
 import { LLM_INTEGRATION, LLM_INTERFACE_VERSION } from '../llm/llm-integration.ts';
 import type { LlmIntegration } from '../llm/llm-integration.ts';
 import { NOT_CONFIGURED } from '../llm/providers.ts';
+import { applyLlmAliases } from '../llm/llm-aliases.ts';
+import type { LlmAlias } from '../llm/llm-aliases.ts';
 import type { ChatChannel, ChatChannels } from '../chat/channels.ts';
 import type { Links } from './links.ts';
 import { newId } from '../shared/ids.ts';
@@ -72,6 +74,8 @@ interface Definition {
   subscriptions: { events: MapOf<object> | null };
   actions: MapOf<Static<typeof ActionDefinition>>;
   integrations: MapOf<JsonObject>;
+  /** The built-in llm integration under other aliases (absent in definitions written before them). */
+  llmAliases?: MapOf<LlmAlias>;
   plugins: MapOf<JsonObject>;
   medias: Static<typeof Media>[];
   alwaysAlive: boolean;
@@ -101,15 +105,26 @@ function emptyDefinition(): Definition {
 }
 
 /**
+<<<<<<< HEAD
  * The entry of the built-in LLM integration (the `llm` interface over the server's model provider or the workspace's):
  * `registered` when a provider is configured, which is what the hosted client looks for.
+=======
+ * The entry of the built-in LLM integration (the `llm` interface over the server's model provider), under
+ * `llm` or another alias: `registered` when a provider is configured, which is what the hosted client
+ * looks for. Its `name` is the alias: `@botpress/cognitive` calls `<name>:listLanguageModels` and names
+ * the models `<name>:<model>`, as a preferences file written for the hosted integration does.
+>>>>>>> i31-audio
  */
-function llmIntegration(configured: boolean, since: string): Static<typeof BotIntegrationSchema> {
+function llmIntegration(
+  alias: string,
+  configured: boolean,
+  since: { enabled: boolean; createdAt: string; updatedAt: string },
+): Static<typeof BotIntegrationSchema> {
   return {
     id: LLM_INTEGRATION,
-    name: LLM_INTEGRATION,
+    name: alias,
     version: LLM_INTERFACE_VERSION,
-    enabled: configured,
+    enabled: configured && since.enabled,
     webhookId: '',
     webhookUrl: '',
     configurationType: null,
@@ -117,8 +132,8 @@ function llmIntegration(configured: boolean, since: string): Static<typeof BotIn
     status: configured ? 'registered' : 'registration_failed',
     statusReason: configured ? null : NOT_CONFIGURED,
     disabledChannels: [],
-    createdAt: since,
-    updatedAt: since,
+    createdAt: since.createdAt,
+    updatedAt: since.updatedAt,
     title: 'LLM',
     description:
       'Parley’s built-in LLM integration: the `llm` interface’s generateContent and listLanguageModels, answered by the server’s model provider or the workspace’s.',
@@ -294,6 +309,12 @@ export class Bots {
     const current = await this.requireRow(actor, botId);
     const def = JSON.parse(current.definition) as Definition;
     const now = nowIso();
+    const runtime = body.code === undefined ? current.runtime : this.sdkRuntime.runtimeOf(body.code);
+    const llm = applyLlmAliases(def.llmAliases ?? {}, body.integrations ?? {}, {
+      now,
+      deploy: body.code !== undefined && runtime === SDK_RUNTIME,
+    });
+    await this.refuseTakenAliases(botId, llm.added);
     const next: Definition = {
       ...def,
       // `bp deploy` sends the schema alone: the values set before stay.
@@ -309,6 +330,7 @@ export class Bots {
       recurringEvents: mergeMap(def.recurringEvents, body.recurringEvents),
       actions: mergeMap(def.actions, body.actions),
       integrations: def.integrations,
+      llmAliases: llm.aliases,
       plugins: mergeMap(def.plugins, body.plugins),
       subscriptions: body.subscriptions
         ? {
@@ -335,7 +357,7 @@ export class Bots {
       description: body.description ?? current.description,
       type: body.type ?? current.type,
       code: body.code ?? current.code,
-      runtime: body.code === undefined ? current.runtime : this.sdkRuntime.runtimeOf(body.code),
+      runtime,
       deployed_at: deploys ? now : current.deployed_at,
       definition: JSON.stringify(next),
       secrets: JSON.stringify(mergeMap(JSON.parse(current.secrets) as MapOf<string>, body.secrets)),
@@ -344,7 +366,7 @@ export class Bots {
     const installed = await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('bots').set(row).where('id', '=', botId).execute();
       await applyTagChanges(trx, botId, body.tags ?? {});
-      return this.updateIntegrations(trx, { id: botId, workspaceId: actor.workspaceId }, body.integrations, {
+      return this.updateIntegrations(trx, { id: botId, workspaceId: actor.workspaceId }, llm.others, {
         keepChat: body.code !== undefined && row.runtime === SDK_RUNTIME,
       });
     });
@@ -352,6 +374,28 @@ export class Bots {
     if (body.code !== undefined) this.deployed(botId);
     this.installations.changed(installed);
     return this.toBot(row, true);
+  }
+
+  /** An alias of the llm integration may not be the name of an integration the bot installed: both answer `<name>:…`. */
+  private async refuseTakenAliases(botId: string, aliases: string[]): Promise<void> {
+    for (const alias of aliases) {
+      if (await this.installations.byName(botId, alias)) {
+        throw new ApiError(
+          'AlreadyExists',
+          `integrations.${alias}: the bot has an integration of this name installed already`,
+        );
+      }
+    }
+  }
+
+  /** The aliases the bot gave the built-in llm integration besides `llm` (what `<alias>:generateContent` may name). */
+  async llmAliases(botId: string): Promise<MapOf<LlmAlias>> {
+    const row = await this.db
+      .selectFrom('bots')
+      .select('definition')
+      .where('id', '=', botId)
+      .executeTakeFirst();
+    return row ? ((JSON.parse(row.definition) as Definition).llmAliases ?? {}) : {};
   }
 
   /** A new signing secret for the bot's webhooks: the old one stops holding at once. */
@@ -470,9 +514,10 @@ export class Bots {
   private async toBot(row: Row<'bots'>, secrets: boolean): Promise<Bot> {
     const def = JSON.parse(row.definition) as Definition;
     const tags = (await loadTags(this.db, [row.id])).get(row.id) ?? {};
-    const [channel, installed] = await Promise.all([
+    const [channel, installed, llmConfigured] = await Promise.all([
       this.channels.forBot(row.id),
       this.installations.forBot(row.id),
+      this.llm.configuredFor(row.workspace_id),
     ]);
     return {
       id: row.id,
@@ -490,8 +535,18 @@ export class Bots {
       signingSecret: secrets ? row.signing_secret : '',
       integrations: {
         ...(channel && { [CHAT_INTEGRATION]: chatIntegration(channel, this.links, secrets) }),
-        [LLM_INTEGRATION]: llmIntegration(await this.llm.configuredFor(row.workspace_id), row.created_at),
+        [LLM_INTEGRATION]: llmIntegration(LLM_INTEGRATION, llmConfigured, {
+          enabled: true,
+          createdAt: row.created_at,
+          updatedAt: row.created_at,
+        }),
         ...installed,
+        ...Object.fromEntries(
+          Object.entries(def.llmAliases ?? {}).map(([alias, since]) => [
+            alias,
+            llmIntegration(alias, llmConfigured, since),
+          ]),
+        ),
       },
       plugins: def.plugins,
       ...(def.maxExecutionTime !== undefined && { maxExecutionTime: def.maxExecutionTime }),

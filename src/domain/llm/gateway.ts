@@ -1,4 +1,4 @@
-import { ApiError, RetryLater } from '../shared/errors.ts';
+import { ApiError } from '../shared/errors.ts';
 import { createAjv } from '../shared/json-schema.ts';
 import { toJsonObject } from '../shared/json.ts';
 import type { JsonObject } from '../shared/json.ts';
@@ -12,6 +12,8 @@ import type { ProviderRequest } from './chat-request.ts';
 import { Cancelled, complete, listModels, ProviderFailure, stream } from './openai-compatible.ts';
 import type { RequestSignals } from './openai-compatible.ts';
 import type { BotModels } from './bot-models.ts';
+import { firstThatAnswers, providerError } from './fallbacks.ts';
+import type { Attempt } from './fallbacks.ts';
 import { NOT_CONFIGURED, resolveModel } from './providers.ts';
 import type { LlmOptions, ModelChoice, Provider, Routes, ServerProvider } from './providers.ts';
 import type { LlmProviders } from './workspace-providers.ts';
@@ -24,7 +26,6 @@ import type {
   GenerationRequest,
   GenerationResponse,
   Model,
-  Warning,
 } from './schemas.ts';
 
 /** How long an answer is kept for the same request, and for the same idempotency key. */
@@ -36,30 +37,6 @@ const MODEL_LIST_MS = 60_000;
 const DEFAULT_INPUT_TOKENS = 128_000;
 const DEFAULT_OUTPUT_TOKENS = 8_192;
 
-/** What the clients fall back or retry on (`UPSTREAM_PROVIDER_FAILED`, as the hosted LLM integrations say). */
-const UPSTREAM = { subtype: 'UPSTREAM_PROVIDER_FAILED' };
-
-/** A provider's failure as the API answers it, once no model of the request could answer. */
-function providerError(failure: ProviderFailure, choice: ModelChoice): ApiError {
-  switch (failure.kind) {
-    case 'timeout':
-      return new ApiError('OperationTimeout', failure.message, UPSTREAM);
-    case 'rate_limited':
-      return new RetryLater(failure.message, failure.retryAfterSeconds ?? 1, UPSTREAM);
-    case 'model_not_found':
-      // The path the hosted clients look for to try the next model of their own list.
-      return new ApiError(
-        'InvalidDataFormat',
-        `data/model/id: the model "${choice.ref}" is not served: ${failure.message}`,
-      );
-    case 'invalid':
-      return new ApiError('InvalidPayload', failure.message);
-    case 'unavailable':
-    case 'refused':
-      return new ApiError('Unknown', failure.message, UPSTREAM, 502);
-  }
-}
-
 /** The model references of a request, first choice first (a fallback array, `{id}` or a string; `best` when absent). */
 function modelRefs(request: GenerationRequest): string[] {
   const { model } = request;
@@ -67,13 +44,6 @@ function modelRefs(request: GenerationRequest): string[] {
   if (typeof model === 'string') return [model];
   if (Array.isArray(model)) return model;
   return [model.id];
-}
-
-interface Attempt {
-  choice: ModelChoice;
-  /** The models tried before, that failed. */
-  fallbackPath: string[];
-  warnings: Warning[];
 }
 
 /**
@@ -199,43 +169,6 @@ export class LlmGateway {
     if (keys.byContent) await this.outputs.set(botId, keys.byContent, output, RESPONSE_CACHE_SECONDS);
   }
 
-  /**
-   * Runs `attempt` on each model of the request in turn, until one answers: a model that is not served,
-   * times out, is rate-limited or unavailable passes the request to the next; a request the provider
-   * refuses as such is answered at once. The deadline covers them all.
-   */
-  private async firstThatAnswers<T>(
-    choices: ModelChoice[],
-    run: (attempt: Attempt) => Promise<T>,
-  ): Promise<T> {
-    const fallbackPath: string[] = [];
-    const warnings: Warning[] = [];
-    let last: { failure: ProviderFailure; choice: ModelChoice } | undefined;
-    for (const choice of choices) {
-      if (choice.warning) warnings.push(choice.warning);
-      try {
-        const attemptWarnings =
-          fallbackPath.length > 0
-            ? [
-                ...warnings,
-                {
-                  type: 'fallback_used' as const,
-                  message: `Answered by "${choice.ref}" after ${fallbackPath.join(', ')} failed`,
-                },
-              ]
-            : [...warnings];
-        return await run({ choice, fallbackPath: [...fallbackPath], warnings: attemptWarnings });
-      } catch (err) {
-        if (!(err instanceof ProviderFailure)) throw err;
-        if (err.kind === 'invalid' || err.kind === 'timeout') throw providerError(err, choice);
-        last = { failure: err, choice };
-        fallbackPath.push(choice.ref);
-      }
-    }
-    if (!last) throw new ApiError('InvalidPayload', 'model names no model');
-    throw providerError(last.failure, last.choice);
-  }
-
   private async prepare(actor: BotActor, request: GenerationRequest) {
     const routes = await this.routes(actor);
     const choices = modelRefs(request).map((ref) => resolveModel(routes, ref));
@@ -256,7 +189,7 @@ export class LlmGateway {
     if (hit) return hit;
     const signals = this.signals(caller);
     const started = performance.now();
-    const response = await this.firstThatAnswers(choices, async (attempt) => {
+    const response = await firstThatAnswers(choices, async (attempt) => {
       const answer = await complete(
         attempt.choice.provider,
         { ...providerRequest.body, model: attempt.choice.model },
@@ -311,7 +244,7 @@ export class LlmGateway {
     const signals = this.signals(caller);
     const started = performance.now();
     // The first event is awaited under the fallback rule; the rest stream from the model that sent it.
-    const opened = await this.firstThatAnswers(choices, async (attempt) => {
+    const opened = await firstThatAnswers(choices, async (attempt) => {
       const events = stream(
         attempt.choice.provider,
         { ...providerRequest.body, model: attempt.choice.model },

@@ -17,17 +17,32 @@ export const LLM_INTERFACE_VERSION = '11.0.0';
 
 const isGenerationRequest = createAjv().compile<GenerationRequest>(Type.Object(GenerationRequestFields));
 
+const ACTIONS = new Set(['generateContent', 'listLanguageModels']);
+
+/** The other aliases a bot installed the integration under (`bots.ts` keeps them), by alias. */
+export type LlmAliasesOf = (botId: string) => Promise<Record<string, { enabled: boolean }>>;
+
 /**
  * The `llm` interface's actions (`generateContent`, `listLanguageModels`), as the hosted platform's LLM
  * integrations implement them, over the gateway: what SDK bots, the official plugins and
  * `@botpress/cognitive` in its default mode call with `callAction("llm:…")`.
  */
 export class LlmIntegration {
+  private aliasesOf: LlmAliasesOf = async () => ({});
+
   constructor(private readonly gateway: LlmGateway) {}
 
-  /** Whether `alias:name` is one of its actions. */
-  handles(alias: string, name: string): boolean {
-    return alias === LLM_INTEGRATION && (name === 'generateContent' || name === 'listLanguageModels');
+  /** Tells it where bots' aliases of it are kept (the bots, made after it). */
+  useAliases(aliasesOf: LlmAliasesOf): void {
+    this.aliasesOf = aliasesOf;
+  }
+
+  /** Whether `alias:name` is one of its actions for the bot: under `llm`, or an alias it enabled. */
+  async handles(botId: string, alias: string, name: string): Promise<boolean> {
+    if (!ACTIONS.has(name)) return false;
+    if (alias === LLM_INTEGRATION) return true;
+    const aliases = await this.aliasesOf(botId);
+    return Object.hasOwn(aliases, alias) && aliases[alias]?.enabled === true;
   }
 
   /** Whether a provider answers the calls of a workspace's bots (else each says which settings to set). */
@@ -42,8 +57,24 @@ export class LlmIntegration {
       const error = isGenerationRequest.errors?.[0];
       throw invalidPayload(`input${error?.instancePath ?? ''} ${error?.message ?? 'is invalid'}`);
     }
-    const response = await this.gateway.generate(actor, input);
+    const response = await this.gateway.generate(actor, await this.underAlias(actor, alias, input));
     return toJsonObject(asGenerateContentOutput(response, alias));
+  }
+
+  /**
+   * Under another alias, a model id is a hosted integration's (`gpt-4o-mini` for `openai`) unless the
+   * provider serves it: one it does not serve is named `<alias>:<id>`, which the gateway answers with the
+   * best model and a warning, as it does such a name on the Cognitive API.
+   */
+  private async underAlias(
+    actor: BotActor,
+    alias: string,
+    input: GenerationRequest,
+  ): Promise<GenerationRequest> {
+    const { model } = input;
+    if (alias === LLM_INTEGRATION || typeof model !== 'object' || Array.isArray(model)) return input;
+    const served = (await this.gateway.listModels(actor)).some((m) => m.name === model.id);
+    return served ? input : { ...input, model: `${alias}:${model.id}` };
   }
 }
 

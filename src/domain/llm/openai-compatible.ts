@@ -24,6 +24,8 @@ export class ProviderFailure extends Error {
     readonly kind: FailureKind,
     message: string,
     readonly retryAfterSeconds?: number,
+    /** What the provider answered, when it answered: its status and its error's `code`. */
+    readonly answered?: { status: number; code: unknown },
   ) {
     super(message);
   }
@@ -79,12 +81,14 @@ async function failureOf(provider: Provider, response: Response): Promise<Provid
   }
   const said = `The provider "${provider.name}" answered ${response.status}: ${redacted(provider, message)}`;
   const { status } = response;
+  const answered = { status, code };
   if (status === 429) {
     const retryAfter = Number(response.headers.get('retry-after'));
     return new ProviderFailure(
       'rate_limited',
       said,
       Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+      answered,
     );
   }
   if (status === 401 || status === 403) {
@@ -92,11 +96,14 @@ async function failureOf(provider: Provider, response: Response): Promise<Provid
     return new ProviderFailure(
       'refused',
       `The provider "${provider.name}" refused this server's API key (${status})`,
+      undefined,
+      answered,
     );
   }
-  if (status === 404 || code === 'model_not_found') return new ProviderFailure('model_not_found', said);
-  if (status >= 400 && status < 500) return new ProviderFailure('invalid', said);
-  return new ProviderFailure('unavailable', said);
+  if (status === 404 || code === 'model_not_found')
+    return new ProviderFailure('model_not_found', said, undefined, answered);
+  if (status >= 400 && status < 500) return new ProviderFailure('invalid', said, undefined, answered);
+  return new ProviderFailure('unavailable', said, undefined, answered);
 }
 
 /** The caller's signal (a client that goes away) and the call's deadline. */

@@ -7,10 +7,11 @@ export const DEFAULT_PROVIDER = 'default';
 export const NOT_CONFIGURED =
   'LLM not configured: set PARLEY_LLM_BASE_URL (an OpenAI-compatible endpoint), PARLEY_LLM_BEST_MODEL and PARLEY_LLM_FAST_MODEL (and PARLEY_LLM_API_KEY if it wants one) on the server, or add a provider to the workspace and choose the bot’s models';
 
-/** The price of a model's tokens, in US dollars per million. */
+/** The price of a model's tokens, in US dollars per million; of a transcription model's audio, per minute. */
 export interface ModelPrice {
   input: number;
   output: number;
+  perMinute?: number;
 }
 
 /** An OpenAI-compatible endpoint. */
@@ -38,7 +39,12 @@ export interface Provider {
 export interface ServerProvider extends Provider {
   bestModel: string;
   fastModel: string;
+  /** The model of `POST /audio/transcriptions` that answers `auto`, `best` and `fast` (TRANSCRIPTION_MODEL when absent). */
+  transcriptionModel?: string;
 }
+
+/** OpenAI's speech-to-text model, the name OpenAI-compatible servers commonly serve Whisper under. */
+export const TRANSCRIPTION_MODEL = 'whisper-1';
 
 /** A model of a provider, as a request's model reference resolved. */
 export interface ModelChoice {

@@ -200,23 +200,49 @@ export const ModelSchema = Type.Object({
 });
 export type Model = Static<typeof ModelSchema>;
 
+/**
+ * The largest audio `transcribe-audio` takes, read from a URL or a data URI: OpenAI's own limit of an
+ * upload to `/audio/transcriptions`.
+ */
+export const AUDIO_MAX_BYTES = 25 * 1024 * 1024;
+/** A data URI of that much audio, in base64, with room for its header. */
+export const AUDIO_URL_MAX_LENGTH = Math.ceil(AUDIO_MAX_BYTES / 3) * 4 + 1024;
+
+/** The body of `transcribe-audio`, as the hosted `TranscribeRequest`. */
 export const TranscriptionRequestFields = {
-  url: Type.String({ minLength: 1, maxLength: 4096 }),
-  mimeType: Type.Optional(Type.String()),
-  model: Type.Optional(ModelRef),
+  url: Type.String({
+    minLength: 1,
+    maxLength: AUDIO_URL_MAX_LENGTH,
+    description:
+      'The audio: an http(s) URL (a file of the Files API, or any public address) or a `data:` URI in base64.',
+  }),
+  mimeType: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description: 'The audio’s type; else the URL’s answer or extension says.',
+    }),
+  ),
+  model: Type.Optional(
+    Type.Union([ModelRef, Type.Array(ModelRef, { minItems: 1, maxItems: MODEL_FALLBACKS_MAX })]),
+  ),
   options: Type.Optional(GenerationOptions),
 };
+export type TranscriptionRequest = Static<ReturnType<typeof Type.Object<typeof TranscriptionRequestFields>>>;
+
+export const TranscriptionMetadataSchema = Type.Object({
+  requestId: Type.Optional(Type.String()),
+  provider: Type.String(),
+  model: Type.String(),
+  cost: Type.Number(),
+  durationSeconds: Type.Number(),
+  latency: Type.Optional(Type.Number()),
+  cached: Type.Optional(Type.Boolean()),
+  fallbackPath: Type.Optional(Type.Array(Type.String())),
+});
+export type TranscriptionMetadata = Static<typeof TranscriptionMetadataSchema>;
 
 export const TranscriptionResponseSchema = Type.Object({
   output: Type.String(),
-  metadata: Type.Object({
-    provider: Type.String(),
-    model: Type.String(),
-    cost: Type.Number(),
-    durationSeconds: Type.Number(),
-    latency: Type.Optional(Type.Number()),
-    cached: Type.Optional(Type.Boolean()),
-    requestId: Type.Optional(Type.String()),
-  }),
+  metadata: TranscriptionMetadataSchema,
 });
 export type TranscriptionResponse = Static<typeof TranscriptionResponseSchema>;

@@ -3,7 +3,7 @@ import { keptErrorText } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { nowIso } from '../shared/time.ts';
 import type { BotActor } from '../workspace/actors.ts';
-import type { GenerationMetadata } from './schemas.ts';
+import type { GenerationMetadata, TranscriptionMetadata } from './schemas.ts';
 
 /**
  * The record of bots' model calls: one row per call the provider answered or failed (answers from the
@@ -17,6 +17,18 @@ export class LlmUsage {
       model: metadata.model ?? metadata.provider,
       input_tokens: metadata.usage.inputTokens,
       output_tokens: metadata.usage.outputTokens,
+      cost: metadata.cost,
+      latency_ms: Math.round(metadata.latency ?? 0),
+      error: null,
+    });
+  }
+
+  /** A transcription: audio is not counted in tokens, so its record has none; its cost is by the minute. */
+  async transcribed(actor: BotActor, metadata: TranscriptionMetadata): Promise<void> {
+    await this.insert(actor, {
+      model: metadata.model,
+      input_tokens: 0,
+      output_tokens: 0,
       cost: metadata.cost,
       latency_ms: Math.round(metadata.latency ?? 0),
       error: null,

@@ -39,7 +39,8 @@ const ajv = createAjv();
 
 /**
  * The action call: `name` runs the bot's own action (inside the caller's turn when bot code calls
- * it); `alias:name` an installed integration's (the built-in chat channel offers `chat:sendEvent`).
+ * it); `alias:name` an installed integration's (the built-in chat channel offers `chat:sendEvent`, the
+ * built-in llm integration its two actions, under `llm` and the other aliases a bot gave it).
  * Input and output are checked against the action's schemas; a cacheable action answers a repeated
  * input from its cache within the TTL.
  */
@@ -65,7 +66,7 @@ export class Actions {
       const name = type.slice(colon + 1);
       if (alias === CHAT_INTEGRATION && name === 'sendEvent')
         return { output: await this.sendChatEvent(actor, input), cached: false };
-      if (this.llm.handles(alias, name)) {
+      if (await this.llm.handles(actor.botId, alias, name)) {
         // The gateway keeps its own cache of answers, and says when one came from it.
         return { output: await this.llm.call(actor, alias, name, input), cached: false };
       }

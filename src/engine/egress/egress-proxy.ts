@@ -13,8 +13,8 @@ import type { Socket } from 'node:net';
 import { chmod } from 'node:fs/promises';
 import { isPublicAddress, listedAddress } from '../../domain/shared/public-addresses.ts';
 import type { AddressList } from '../../domain/shared/public-addresses.ts';
-import { AddressRefused, checkedLookup } from './public-lookup.ts';
-import type { AddressRule } from './public-lookup.ts';
+import { AddressRefused, checkedLookup } from '../../domain/shared/public-lookup.ts';
+import type { AddressRule } from '../../domain/shared/public-lookup.ts';
 
 export interface EgressPolicy {
   /** Public addresses may be reached. */

@@ -5,8 +5,8 @@
  */
 import { isIP } from 'node:net';
 import { Agent, buildConnector } from 'undici';
-import { AddressRefused, checkedLookup } from './public-lookup.ts';
-import type { AddressRule } from './public-lookup.ts';
+import { AddressRefused, checkedLookup } from '../../domain/shared/public-lookup.ts';
+import type { AddressRule } from '../../domain/shared/public-lookup.ts';
 
 export function publicFetch(rule: AddressRule): typeof fetch {
   const connect = buildConnector({ lookup: checkedLookup(rule) });

@@ -5,7 +5,7 @@
  */
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { isPublicAddress } from '../../domain/shared/public-addresses.ts';
+import { isPublicAddress } from './public-addresses.ts';
 
 /** A name that resolves to an address the rule refuses (not a failure of the network). */
 export class AddressRefused extends Error {}
