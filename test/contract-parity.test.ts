@@ -90,7 +90,7 @@ for (const store of await testStores()) {
     let inProcess: BotClient;
     let models: ModelServer;
     before(async () => {
-      models = await startModelServer();
+      models = await startModelServer({ transcript: 'parity words' });
       t = await startTestServer(store, parleySettings(models));
       bot = await createTestBot(t, 'parity-bot');
       inProcess = new BotClient(t.server.domain);
@@ -617,6 +617,15 @@ for (const store of await testStores()) {
         error: 'InvalidPayload',
       },
       listModels: { good: async () => ({}) },
+      transcribeAudio: {
+        good: async () => ({
+          url: `data:audio/wav;base64,${Buffer.from('parity audio').toString('base64')}`,
+          model: 'default:test-transcribe',
+          options: { skipCache: true },
+        }),
+        bad: async () => ({ url: '' }),
+        error: 'InvalidPayload',
+      },
       configureIntegration: {
         good: async () => ({ identifier: 'x' }),
         bad: async () => ({ identifier: 5 }),
