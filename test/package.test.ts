@@ -345,7 +345,7 @@ describe('bot package: loading and compiling', () => {
       [
         [
           '/nodes/1/cards/7/type',
-          'must be one of "say", "code", "expression", "capture", "set", "action", "goto", "end", "knowledge", "tableFind", "tableInsert", "tableUpdate", "tableUpsert", "tableDelete"',
+          'must be one of "say", "code", "expression", "capture", "set", "action", "goto", "end", "knowledge", "tableFind", "tableInsert", "tableUpdate", "tableUpsert", "tableDelete", "aiGenerate", "aiTask"',
         ],
         ['/nodes/1/cards/8/colour', 'unknown property (allowed: type, id, message)'],
         ['/nodes/1/cards/9/workflow', 'is required'],
@@ -399,6 +399,44 @@ describe('bot package: loading and compiling', () => {
         message: 'no node "limbo" in workflow main',
       },
     ]);
+  });
+
+  test('an aiTask card whose schema is not a JSON Schema, or whose onFailure names no node, is reported', async () => {
+    const files = withMain((main) => {
+      const ask = main.nodes[1] as Record<string, unknown>;
+      cardsOf(ask).push({
+        type: 'aiTask',
+        instructions: 'Find the order number',
+        schema: { type: 'objekt' },
+        variable: 'workflow.order',
+        onFailure: 'nowhere',
+      });
+    });
+    const text = files['workflows/main.json'] as string;
+    const problems = await problemsOf(files);
+    const { nodes } = JSON.parse(text) as { nodes: Record<string, unknown>[] };
+    const card = cardsOf(nodes[1] ?? {}).length - 1;
+    // The problem is at the schema's value, just after its key.
+    const key = positionOf(text, '"schema": ');
+    const schemaAt = { line: key.line, column: key.column + '"schema": '.length };
+    assert.deepEqual(problems, [
+      {
+        file: 'workflows/main.json',
+        ...schemaAt,
+        field: `/nodes/1/cards/${card}/schema`,
+        message: problems[0]?.message ?? '',
+      },
+      {
+        file: 'workflows/main.json',
+        ...positionOf(text, '"nowhere"'),
+        field: `/nodes/1/cards/${card}/onFailure`,
+        message: 'no node "nowhere" in workflow main',
+      },
+    ]);
+    assert.match(
+      problems[0]?.message ?? '',
+      /^is not a JSON Schema: schema\/type must be equal to one of the allowed values/,
+    );
   });
 
   test('an action without its code file, or code without its JSON, is reported', async () => {

@@ -8,6 +8,8 @@ import type { Json, JsonObject } from './sandbox/types.ts';
 import { previewOf } from './event-object.ts';
 import type { KnowledgeResult } from './event-object.ts';
 import { isJsonObject } from '../domain/shared/json.ts';
+import { createAjv } from '../domain/shared/json-schema.ts';
+import type { ValidateFunction } from 'ajv';
 import { BotFailure } from './failures.ts';
 import type { Message } from '../domain/runtime/schemas.ts';
 
@@ -40,6 +42,8 @@ export interface DialogHost {
    * bot code's calls run: its answer, as JSON.
    */
   callClient(operation: string, args: JsonObject): Promise<JsonObject>;
+  /** The text of the user's message this turn handles ('' when the turn is not a message's). */
+  userText(): string;
   /** The conversation ends: the after_conversation_end hook runs and the dialog is cleared. */
   endConversation(): Promise<void>;
   log(level: 'info' | 'warn' | 'error', message: string): void;
@@ -50,6 +54,23 @@ export class DialogError extends BotFailure {}
 /** Transitions a turn may take before it is stopped as a loop in the workflow graph. */
 const MAX_STEPS = 1000;
 
+/** The `meta.promptSource` of each AI card's model calls: the hosted platform's names. */
+const AI_PROMPT_SOURCES = { aiGenerate: 'cards/ai-generate', aiTask: 'cards/ai-task' } as const;
+/** Answers an aiTask card asks for: the first, and one more shown the error. */
+const AI_TASK_ATTEMPTS = 2;
+const aiTaskAjv = createAjv({ strict: false });
+
+type AiCard = Extract<Card, { type: 'aiGenerate' | 'aiTask' }>;
+
+/** A model's JSON answer, or undefined when it is not JSON. */
+function parsedJson(text: string): Json | undefined {
+  try {
+    return JSON.parse(text) as Json;
+  } catch {
+    return undefined;
+  }
+}
+
 type CardResult = { kind: 'next' } | { kind: 'goto'; node: string } | { kind: 'wait' } | { kind: 'stop' };
 
 /**
@@ -57,6 +78,9 @@ type CardResult = { kind: 'next' } | { kind: 'goto'; node: string } | { kind: 'w
  * waits for the user, ends, or has nowhere to go. The dialog state is checkpointed after every card.
  */
 export class DialogRunner {
+  /** The aiTask cards' schemas, compiled once per run (the package's card objects are the keys). */
+  private readonly validators = new WeakMap<object, ValidateFunction>();
+
   constructor(private readonly host: DialogHost) {}
 
   private get dialog(): DialogState {
@@ -216,7 +240,109 @@ export class DialogRunner {
       case 'tableUpsert':
       case 'tableDelete':
         return this.table(frame, card);
+      case 'aiGenerate':
+        return this.aiGenerate(frame, card);
+      case 'aiTask':
+        return this.aiTask(frame, card);
     }
+  }
+
+  /**
+   * A model call of an AI card through bot code's `client.generateText`, as the bot (the gateway's
+   * models, metering and caps). A call the API refuses fails the turn, naming the card; a fault of the
+   * server or the provider (5xx) is not the card's: the turn is tried again.
+   */
+  private async generate(
+    card: AiCard,
+    promptSource: string,
+    request: { systemPrompt: string; messages: JsonObject[]; responseFormat?: 'json_object' },
+  ): Promise<string> {
+    const args: JsonObject = {
+      model: card.model ?? 'best',
+      ...request,
+      ...(card.maxTokens !== undefined && { maxTokens: card.maxTokens }),
+      ...(card.temperature !== undefined && { temperature: card.temperature }),
+      meta: { promptSource },
+    };
+    try {
+      const { output } = await this.host.callClient('generateText', args);
+      return typeof output === 'string' ? output : '';
+    } catch (err) {
+      if (err instanceof ApiError && err.code < 500)
+        throw new DialogError(`The ${card.type} card's model call failed: ${err.type}: ${err.message}`);
+      throw err;
+    }
+  }
+
+  private async aiGenerate(frame: Frame, card: Extract<Card, { type: 'aiGenerate' }>): Promise<CardResult> {
+    const instructions = textOf(await this.field(frame, 'instructions', card.instructions));
+    const context =
+      card.context === undefined
+        ? this.host.userText()
+        : textOf(await this.field(frame, 'context', card.context));
+    const text = await this.generate(card, AI_PROMPT_SOURCES.aiGenerate, {
+      systemPrompt: instructions,
+      messages: [{ role: 'user', type: 'text', content: context }],
+    });
+    if (card.variable) await this.host.setVariable(card.variable, text);
+    if (card.say ?? card.variable === undefined) await this.host.reply({ type: 'text', text });
+    return { kind: 'next' };
+  }
+
+  /**
+   * Extracts an object matching the card's schema: the model answers JSON; an answer that is not JSON or
+   * does not match is shown the error and asked once more; then the card fails, to `onFailure` with the
+   * reason when it has one.
+   */
+  private async aiTask(frame: Frame, card: Extract<Card, { type: 'aiTask' }>): Promise<CardResult> {
+    const instructions = textOf(await this.field(frame, 'instructions', card.instructions));
+    const input =
+      card.input === undefined ? this.host.userText() : textOf(await this.field(frame, 'input', card.input));
+    const validate = this.validatorOf(card.schema);
+    const systemPrompt = `${instructions}\n\nAnswer with one JSON object that matches this JSON Schema, and nothing else:\n${JSON.stringify(card.schema)}`;
+    const messages: JsonObject[] = [{ role: 'user', type: 'text', content: input }];
+    let problem = '';
+    for (let attempt = 0; attempt < AI_TASK_ATTEMPTS; attempt++) {
+      const output = await this.generate(card, AI_PROMPT_SOURCES.aiTask, {
+        systemPrompt,
+        messages,
+        responseFormat: 'json_object',
+      });
+      const value = parsedJson(output);
+      if (value !== undefined && validate(value)) {
+        await this.host.setVariable(card.variable, value);
+        return { kind: 'next' };
+      }
+      problem =
+        value === undefined
+          ? 'the answer is not JSON'
+          : (validate.errors ?? [])
+              .map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`)
+              .join('; ');
+      messages.push(
+        { role: 'assistant', type: 'text', content: output },
+        {
+          role: 'user',
+          type: 'text',
+          content: `That answer does not match the schema: ${problem}. Answer again with the JSON object only.`,
+        },
+      );
+    }
+    const reason = `the model's answer did not match the schema after ${AI_TASK_ATTEMPTS} tries: ${problem}`;
+    this.host.log('warn', `The aiTask card into ${card.variable}: ${reason}`);
+    if (card.onFailure === undefined)
+      throw new DialogError(`The aiTask card into ${card.variable} failed: ${reason}`);
+    if (card.reason) await this.host.setVariable(card.reason, reason);
+    return { kind: 'goto', node: card.onFailure };
+  }
+
+  private validatorOf(schema: object): ValidateFunction {
+    let validate = this.validators.get(schema);
+    if (!validate) {
+      validate = aiTaskAjv.compile(schema);
+      this.validators.set(schema, validate);
+    }
+    return validate;
   }
 
   /**

@@ -381,6 +381,12 @@ export class Turn implements DialogHost, TurnScope {
     return isJsonObject(answer) ? answer : {};
   }
 
+  userText(): string {
+    // The user's last message: this turn's (as the incoming hooks left it).
+    const preview = this.eventObject.preview;
+    return this.message && typeof preview === 'string' ? preview : '';
+  }
+
   async searchKnowledge(
     knowledgeBase: string,
     question: string | undefined,
@@ -393,9 +399,7 @@ export class Turn implements DialogHost, TurnScope {
         `No knowledge base "${knowledgeBase}": deploy the package to create it (parley deploy)`,
       );
     }
-    // The user's last message: this turn's (as the incoming hooks left it).
-    const preview = this.eventObject.preview;
-    const query = question ?? (this.message && typeof preview === 'string' ? preview : '');
+    const query = question ?? this.userText();
     const passages = query.trim()
       ? await domain.fileSearch.search(this.actor, {
           query,

@@ -23,7 +23,9 @@ export type TypedCard =
   | Branch<10, 'tableInsert'>
   | Branch<11, 'tableUpdate'>
   | Branch<12, 'tableUpsert'>
-  | Branch<13, 'tableDelete'>;
+  | Branch<13, 'tableDelete'>
+  | Branch<14, 'aiGenerate'>
+  | Branch<15, 'aiTask'>;
 
 /** The cards that call the Tables API. */
 export type TableCard = Extract<Card, { table: string }>;

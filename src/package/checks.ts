@@ -248,6 +248,12 @@ function checkWorkflow(
           }
           if (card.onNotFound !== undefined) nodeRef(card.onNotFound, cardAt('onNotFound'));
           break;
+        case 'aiTask': {
+          if (card.onFailure !== undefined) nodeRef(card.onFailure, cardAt('onFailure'));
+          const problem = jsonSchemaProblem(card.schema);
+          if (problem) problems.push(doc.problem(cardAt('schema'), `is not a JSON Schema: ${problem}`));
+          break;
+        }
         case 'goto': {
           if (!parts.workflows.has(card.workflow)) {
             problems.push(

@@ -179,6 +179,20 @@ const TableRef = Type.String({
   description:
     'A table of the package (tables/<name>.json, by file name or table name), or any table’s name or id',
 });
+/** What an AI card tells the model (its system prompt); templates allowed. */
+const AiInstructions = Type.String({ minLength: 1, maxLength: 20_000 });
+/** The model of an AI card and its sampling. */
+const AiModelFields = {
+  model: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: '`best` (the default), `fast`, or `<provider>:<model>`',
+    }),
+  ),
+  maxTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 32_768 })),
+  temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+};
 /** Where a table card stores its result. */
 const TableResult = (what: string) =>
   Type.Optional(Type.String({ pattern: VARIABLE_REF, description: what }));
@@ -313,6 +327,37 @@ export const CardSchema = Type.Union([
     { table: TableRef, filter: Template, variable: TableResult('How many rows were deleted') },
     'Deletes the rows of a table matching `filter` (deleteTableRows)',
   ),
+  card(
+    'aiGenerate',
+    {
+      instructions: AiInstructions,
+      context: Type.Optional(Template),
+      ...AiModelFields,
+      variable: Type.Optional(VariableRef),
+      say: Type.Optional(
+        Type.Boolean({ description: 'Send the text to the user (default: when there is no variable)' }),
+      ),
+    },
+    'Generates text with a language model from `instructions` and `context` (default: the user’s last message): into `variable`, and to the user with `say`',
+  ),
+  card(
+    'aiTask',
+    {
+      instructions: AiInstructions,
+      input: Type.Optional(Template),
+      schema: Type.Object(
+        {},
+        { additionalProperties: true, description: 'A JSON Schema of the object to extract' },
+      ),
+      ...AiModelFields,
+      variable: VariableRef,
+      onFailure: Type.Optional(NodeRef),
+      reason: Type.Optional(
+        Type.String({ pattern: VARIABLE_REF, description: 'Where the reason of a failure goes' }),
+      ),
+    },
+    'Extracts an object that matches `schema` from `input` (default: the user’s last message) with a language model into `variable`; an answer that does not match is asked again once with the error, then `onFailure` is taken (or the turn fails)',
+  ),
 ]);
 export type Card = Static<typeof CardSchema>;
 
@@ -426,7 +471,7 @@ export type TableDefinition = Static<typeof TableDefinitionSchema>;
  *   cond:<workflow>:<node>:<i>             card i's condition: an expression card's `condition`, a capture's `validation`
  *   when:<workflow>:<node>:<j>             the `when` of transition j of a node
  *   tpl:<workflow>:<node>:<i>:<field>      card i's field (message, prompt, retryMessage, value, input, question, notFound,
- *                                          filter, row, rowId, values) when it holds `{{ }}`:
+ *                                          filter, row, rowId, values, instructions, context) when it holds `{{ }}`:
  *                                          the unit returns the field's JSON with every template rendered
  * Fields without templates get no unit: the engine uses their JSON as is.
  */

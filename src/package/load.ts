@@ -43,6 +43,8 @@ const TEMPLATE_FIELDS: Record<string, string[]> = {
   tableUpdate: ['rowId', 'values'],
   tableUpsert: ['row'],
   tableDelete: ['filter'],
+  aiGenerate: ['instructions', 'context'],
+  aiTask: ['instructions', 'input'],
 };
 
 const at = (file: string, message: string, line = 1, column = 1): Problem => ({

@@ -1,0 +1,154 @@
+// The AI cards of Parley's own bots: `aiGenerate` (text from instructions into a variable or to the user)
+// and `aiTask` (an object matching a JSON Schema, asked again once with the error, then `onFailure`),
+// through the gateway to the tests' model server, driven over the Chat API on both stores.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+import { deployPackage, json, replies, sendAndWait, startChat } from './helpers/deployed-bots.ts';
+import type { Chatter, DeployedBot, Files } from './helpers/deployed-bots.ts';
+import { parleySettings, startModelServer } from './helpers/model-server.ts';
+import type { ModelServer } from './helpers/model-server.ts';
+import { startTestServer } from './helpers/server.ts';
+import type { TestServer } from './helpers/server.ts';
+import { testStores } from './helpers/stores.ts';
+
+/** docs/llm.md's nodes (an aiTask card and its onFailure), as the page shows them. */
+async function nodesOfTheDocs(): Promise<unknown[]> {
+  const page = await readFile('docs/llm.md', 'utf8');
+  const block = /<!-- ai cards: nodes -->\s*```json\n([\s\S]*?)```/.exec(page)?.[1];
+  assert.ok(block, 'docs/llm.md has the nodes');
+  return JSON.parse(block) as unknown[];
+}
+
+function aiBot(documentedNodes: unknown[]): Files {
+  return {
+    'bot.json': json({
+      formatVersion: 1,
+      name: 'ai-bot',
+      configuration: { variables: { persona: { type: 'string', default: 'a cheerful shop assistant' } } },
+    }),
+    'workflows/main.json': json({
+      nodes: [
+        {
+          id: 'start',
+          type: 'start',
+          next: [
+            { when: "event.preview.startsWith('order')", to: 'order' },
+            { when: "event.preview.startsWith('store')", to: 'store' },
+            { to: 'write' },
+          ],
+        },
+        {
+          id: 'write',
+          type: 'standard',
+          cards: [
+            {
+              type: 'aiGenerate',
+              instructions: 'You are {{ env.persona }}. Answer in one line.',
+              model: 'fast',
+            },
+          ],
+        },
+        {
+          id: 'store',
+          type: 'standard',
+          cards: [
+            {
+              type: 'aiGenerate',
+              instructions: 'Summarize.',
+              context: 'The visitor said: {{ event.preview }}',
+              variable: 'workflow.summary',
+              maxTokens: 50,
+            },
+            { type: 'say', message: { type: 'text', text: 'Stored: {{ workflow.summary }}' } },
+          ],
+        },
+        ...documentedNodes,
+      ],
+    }),
+  };
+}
+
+for (const store of await testStores()) {
+  describe(`AI cards (${store.name})`, { skip: store.skip }, () => {
+    let models: ModelServer;
+    let t: TestServer;
+    let bot: DeployedBot;
+    before(async () => {
+      models = await startModelServer();
+      t = await startTestServer(store, parleySettings(models));
+      bot = await deployPackage(t, aiBot(await nodesOfTheDocs()));
+    });
+    after(async () => {
+      await t?.close();
+      await models?.close();
+    });
+
+    /** A new conversation's first message, and the bot's last reply to it. */
+    async function ask(text: string): Promise<{ reply: string | undefined; chatter: Chatter }> {
+      const chatter = await startChat(bot);
+      const event = await sendAndWait(bot, chatter, text);
+      assert.equal(event.status, 'processed', JSON.stringify(event.failureReason));
+      return { reply: (await replies(bot, chatter)).at(-1), chatter };
+    }
+
+    /** The chat completions the model server received for a message containing `text`. */
+    const callsAbout = (text: string) =>
+      models.requests.filter(
+        (r) => r.path.endsWith('/chat/completions') && JSON.stringify(r.body).includes(text),
+      );
+
+    test('aiGenerate: the instructions (templates rendered) and the user’s message go to the card’s model; the text is the reply', async () => {
+      const { reply } = await ask('write a greeting');
+      assert.equal(reply, 'echo: write a greeting');
+      const [call] = callsAbout('write a greeting');
+      assert.deepEqual(call?.body, {
+        model: 'test-fast',
+        messages: [
+          { role: 'system', content: 'You are a cheerful shop assistant. Answer in one line.' },
+          { role: 'user', content: 'write a greeting' },
+        ],
+        stream: false,
+      });
+    });
+
+    test('aiGenerate into a variable: nothing said until a card says it; the context is the card’s', async () => {
+      const { reply } = await ask('store the blue one');
+      assert.equal(reply, 'Stored: echo: The visitor said: store the blue one');
+    });
+
+    test('aiTask: the object the model extracts, checked against the schema, is the variable', async () => {
+      models.replyWhen('order number 42', { json: { orderId: 42 } });
+      const { reply } = await ask('order number 42 please');
+      assert.equal(reply, 'Order 42');
+      const [call] = callsAbout('order number 42');
+      const body = call?.body as { response_format?: unknown; messages: { content: string }[] };
+      assert.deepEqual(body.response_format, { type: 'json_object' });
+      assert.match(body.messages[0]?.content ?? '', /matches this JSON Schema.*"orderId"/s);
+    });
+
+    test('aiTask: an answer that does not match is asked again once, with the error', async () => {
+      models.reply('not json at all', { json: { orderId: 7 } });
+      const { reply } = await ask('order seven');
+      assert.equal(reply, 'Order 7');
+      const retry = callsAbout('order seven')[1]?.body as { messages: { role: string; content: string }[] };
+      assert.deepEqual(
+        retry.messages.slice(1).map((m) => [m.role, m.content.slice(0, 40)]),
+        [
+          ['user', 'order seven'],
+          ['assistant', 'not json at all'],
+          ['user', 'That answer does not match the schema: t'],
+        ],
+      );
+    });
+
+    test('aiTask: two answers that do not match take onFailure, with the reason', async () => {
+      models.reply({ json: { orderId: 'x' } }, { json: {} });
+      const { reply } = await ask('order something');
+      assert.equal(
+        reply,
+        "Sorry: the model's answer did not match the schema after 2 tries: / must have required property 'orderId'",
+      );
+    });
+  });
+}
