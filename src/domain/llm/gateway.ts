@@ -179,6 +179,7 @@ export class LlmGateway {
     keys: { byRequestId?: string; byContent?: string },
     response: GenerationResponse,
   ) {
+    if (!keys.byRequestId && !keys.byContent) return;
     const output = toJsonObject(response);
     if (keys.byRequestId) await this.outputs.set(botId, keys.byRequestId, output, REQUEST_ID_SECONDS);
     if (keys.byContent) await this.outputs.set(botId, keys.byContent, output, RESPONSE_CACHE_SECONDS);
