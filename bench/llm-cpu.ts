@@ -14,7 +14,7 @@ import type { LlmStreamsJob, LlmStreamsResult } from './lib/llm-load.ts';
 import { REPLY_TOKENS } from './lib/llm-prompt.ts';
 import type { ProviderReady } from './lib/model-provider.ts';
 import { adminJson, botApiKey, llmSettings, ROOT, startParley } from './lib/parley.ts';
-import { cpuMs, LOAD_CPU, start, stopAll } from './lib/procs.ts';
+import { cpuSplitMs, LOAD_CPU, start, stopAll } from './lib/procs.ts';
 import { summarizeProfiles } from './lib/profile.ts';
 import { median, summarize } from './lib/stats.ts';
 
@@ -67,14 +67,16 @@ try {
   let firstStream = 0;
   const perStream: number[] = [];
   for (let round = 0; round <= rounds; round++) {
-    const before = cpuMs(server.proc.pid);
+    const before = cpuSplitMs(server.proc.pid);
     const result = await load.run({ ...job, firstStream });
     firstStream += streams;
-    const cpu = (cpuMs(server.proc.pid) - before) / result.ttftMs.length;
+    const after = cpuSplitMs(server.proc.pid);
+    const system = (after.system - before.system) / result.ttftMs.length;
+    const cpu = (after.user - before.user) / result.ttftMs.length + system;
     const ttft = summarize(result.ttftMs);
     const total = summarize(result.totalMs);
     process.stdout.write(
-      `${round === 0 ? 'warm-up' : `round ${round}`}: ${cpu.toFixed(2)} ms of CPU a stream, first token p50 ${ttft.p50.toFixed(1)} p99 ${ttft.p99.toFixed(1)} ms, last byte p50 ${total.p50.toFixed(1)} p99 ${total.p99.toFixed(1)} ms, ${result.errors} errors${result.firstError ? ` (${result.firstError})` : ''}\n`,
+      `${round === 0 ? 'warm-up' : `round ${round}`}: ${cpu.toFixed(2)} ms of CPU a stream (${system.toFixed(2)} in the kernel), first token p50 ${ttft.p50.toFixed(1)} p99 ${ttft.p99.toFixed(1)} ms, last byte p50 ${total.p50.toFixed(1)} p99 ${total.p99.toFixed(1)} ms, ${result.errors} errors${result.firstError ? ` (${result.firstError})` : ''}\n`,
     );
     if (round > 0) perStream.push(cpu);
   }

@@ -272,8 +272,8 @@ export class LlmGateway {
 
   /**
    * A generation as it streams: text as the provider sends it, and last a chunk with `finished` and the
-   * metadata, in batches: the chunks of the events one read of the provider's stream brought, each
-   * event's text a chunk of its own. A model may fall back to the next only before its first token; a
+   * metadata, in batches: the chunks of the provider's events that came together, each event's text a
+   * chunk of its own. A model may fall back to the next only before its first token; a
    * failure after it ends the stream with the error (the caller sees an incomplete answer, never a
    * wrong one). The provider's request is cancelled when the caller goes away.
    */

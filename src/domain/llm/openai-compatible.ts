@@ -139,11 +139,68 @@ async function send(
   }
 }
 
-async function readText(provider: Provider, response: IncomingMessage, signals: RequestSignals) {
+/** Text a body's reader holds for its next read before the answer is paused. */
+const HELD_TEXT_MAX = 64 * 1024;
+
+/**
+ * An answer's body as text, read as it arrives: each `next()` answers all that came since the last
+ * (undefined at the end), so a reader that falls behind takes several of the socket's reads at once.
+ * Fails with what ended the answer early (the connection cut, or the request destroyed).
+ */
+function bodyReader(response: IncomingMessage): { next(): Promise<string | undefined> } {
   response.setEncoding('utf8');
+  let held = '';
+  let ended = false;
+  let failure: Error | undefined;
+  let waiting: { resolve(text: string | undefined): void; reject(err: Error): void } | undefined;
+  const settle = () => {
+    if (!waiting) return;
+    const reader = waiting;
+    if (held !== '') {
+      const text = held;
+      held = '';
+      waiting = undefined;
+      reader.resolve(text);
+    } else if (failure) {
+      waiting = undefined;
+      reader.reject(failure);
+    } else if (ended) {
+      waiting = undefined;
+      reader.resolve(undefined);
+    }
+  };
+  response.on('data', (piece: string) => {
+    held += piece;
+    if (held.length > HELD_TEXT_MAX) response.pause();
+    settle();
+  });
+  response.on('end', () => {
+    ended = true;
+    settle();
+  });
+  response.on('error', (err) => {
+    failure = err;
+    settle();
+  });
+  response.on('close', () => {
+    if (!ended) failure ??= new Error('the answer was cut');
+    settle();
+  });
+  return {
+    next: () =>
+      new Promise((resolve, reject) => {
+        waiting = { resolve, reject };
+        if (response.isPaused()) response.resume();
+        settle();
+      }),
+  };
+}
+
+async function readText(provider: Provider, response: IncomingMessage, signals: RequestSignals) {
+  const reader = bodyReader(response);
   let text = '';
   try {
-    for await (const piece of response) text += String(piece);
+    for (let piece = await reader.next(); piece !== undefined; piece = await reader.next()) text += piece;
   } catch (err) {
     throw unanswered(provider, err, signals);
   }
@@ -239,10 +296,10 @@ export async function complete(
 }
 
 /**
- * A chat completion as the provider streams it: the events each read of its socket brought, together
- * (usage in the last, when the provider gives it), so that what follows runs once a read, not once a
- * token. Stops reading, and so cancels the provider's work, when the caller's signal aborts or the
- * events are no longer asked for; after the last event the connection is kept for the next request.
+ * A chat completion as the provider streams it: the events that came since the last were asked for,
+ * together (usage in the last, when the provider gives it), so that what follows runs once for them
+ * all, not once a token. Stops reading, and so cancels the provider's work, when the caller's signal
+ * aborts or the events are no longer asked for; after the last event the connection is kept.
  */
 export async function* stream(
   provider: Provider,
@@ -256,23 +313,20 @@ export async function* stream(
     signals,
   );
   const { response } = answered;
-  response.setEncoding('utf8');
+  const reader = bodyReader(response);
   const events: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (event) => events.push(event) });
-  // Its own iterator, that leaves the answer open when it stops: the end of the body after `[DONE]`
-  // is read in the background, and the connection goes back to the pool.
-  const reads = response.iterator({ destroyOnReturn: false });
   let finished = false;
   try {
     for (;;) {
-      let read: IteratorResult<unknown>;
+      let text: string | undefined;
       try {
-        read = await reads.next();
+        text = await reader.next();
       } catch (err) {
         throw unanswered(provider, err, signals);
       }
-      if (read.done) break;
-      parser.feed(String(read.value));
+      if (text === undefined) break;
+      parser.feed(text);
       const batch: Answer[] = [];
       for (const event of events.splice(0)) {
         if (event.data === '[DONE]') {
@@ -286,6 +340,7 @@ export async function* stream(
     }
   } finally {
     // Whether the stream ended, failed or its reader stopped reading: the provider's request ends too.
+    // After `[DONE]` the end of the body is read in the background: the connection goes back to the pool.
     if (finished) response.resume();
     else response.destroy();
     answered.done();
