@@ -115,10 +115,16 @@ async function send(
         agent: secure ? agents.https : agents.http,
       });
       const stop = onAbort(signals, () => request.destroy(new Error('aborted')));
-      request.once('response', (response) => resolve({ response, done: stop }));
-      // Every error, not once: one after the answer came (its request destroyed) must not go unheard.
+      let answered = false;
+      request.once('response', (response) => {
+        answered = true;
+        resolve({ response, done: stop });
+      });
+      // Every error, not once: one after the answer came (the connection cut, the request destroyed)
+      // is the body's reader's to report, and must not go unheard here.
       request.on('error', (err: NodeJS.ErrnoException) => {
         stop();
+        if (answered) return;
         // A kept-alive connection the provider closed as it was taken: the request never reached it.
         if (mayRetry && request.reusedSocket && err.code === 'ECONNRESET') resolve(attempt(false));
         else reject(unanswered(provider, err, signals));
