@@ -418,6 +418,19 @@ for (const store of await testStores()) {
       assert.equal(second, first, 'the second stream came on the first one’s connection');
     });
 
+    test('a kept connection the provider resets before answering is tried once more, on a new one', async () => {
+      await generate(t, bot, { messages: [{ role: 'user', content: 'keeps a connection' }] });
+      const kept = models.requests.at(-1)?.connection;
+      models.fail({ kind: 'reset' }, { times: 1 });
+      const answer = await generate(t, bot, { messages: [{ role: 'user', content: 'reset once' }] });
+      assert.equal(answer.output, 'echo: reset once');
+      const [reset, retried] = models.requests.slice(-2);
+      assert.equal(reset?.connection, kept, 'the reset came on the kept connection');
+      assert.equal(await reset?.settled, 'dropped');
+      assert.notEqual(retried?.connection, kept);
+      assert.equal(await retried?.settled, 'answered');
+    });
+
     test('a stream client that goes away cancels the provider’s request; an error before the first token has its status', async () => {
       models.pace({ firstTokenDelayMs: 0, tokenDelayMs: 200 });
       try {
