@@ -962,6 +962,8 @@ interface LlmRound {
   tail: Latency;
   /** Parley's processes, the load generator and the provider: CPU over the round's wall time. */
   serverCores: number;
+  /** CPU time of Parley's processes over the streams answered in full: what a busy machine moves least. */
+  serverCpuMsPerStream: number;
   loadCores: number;
   providerCores: number;
 }
@@ -976,8 +978,9 @@ interface LlmFigure {
   parley: LlmArmFigures;
   /** Parley's percentile minus the provider's. */
   added: { ttft: Added; total: Added };
-  /** The medians over Parley's counted rounds of its processes' CPU share. */
+  /** The medians over Parley's counted rounds of its processes' CPU share, and of their CPU a stream. */
   parleyCores: number;
+  parleyCpuMsPerStream: number;
   /** Every round, the warm-up (round 0) included, in run order. */
   rounds: LlmRound[];
 }
@@ -1045,7 +1048,8 @@ async function llmScenario(
             staggerMs,
             firstStream,
           });
-          const providerCores = (cpuMs(provider.pid) - providerCpu) / (performance.now() - started);
+          const wallMs = performance.now() - started;
+          const providerCores = (cpuMs(provider.pid) - providerCpu) / wallMs;
           firstStream += streams;
           const what = `llm C=${concurrency} ${store} ${name}${round === 0 ? ' (warm-up)' : ` round ${round}`}`;
           if (result.errors > 0)
@@ -1063,11 +1067,12 @@ async function llmScenario(
             total,
             tail,
             serverCores: result.serverCores ?? NaN,
+            serverCpuMsPerStream: ((result.serverCores ?? NaN) * wallMs) / result.ttftMs.length,
             loadCores: result.loadCores ?? NaN,
             providerCores,
           });
           log(
-            `${what}: first token p50 ${ms(ttft.p50)} ms p99 ${ms(ttft.p99)} ms, last byte p50 ${ms(total.p50)} ms p99 ${ms(total.p99)} ms (after the last text: p50 ${ms(tail.p50)} ms), Parley ${(result.serverCores ?? 0).toFixed(2)} cores, provider ${providerCores.toFixed(2)}, load ${(result.loadCores ?? 0).toFixed(2)}`,
+            `${what}: first token p50 ${ms(ttft.p50)} ms p99 ${ms(ttft.p99)} ms, last byte p50 ${ms(total.p50)} ms p99 ${ms(total.p99)} ms (after the last text: p50 ${ms(tail.p50)} ms), Parley ${(result.serverCores ?? 0).toFixed(2)} cores (${rounds.at(-1)?.serverCpuMsPerStream.toFixed(2)} ms a stream), provider ${providerCores.toFixed(2)}, load ${(result.loadCores ?? 0).toFixed(2)}`,
           );
           if (round > 0) {
             const kept = pooled[arm.wire];
@@ -1101,6 +1106,9 @@ async function llmScenario(
         added: { ttft: addedBy(parley.ttft, direct.ttft), total: addedBy(parley.total, direct.total) },
         parleyCores: median(
           rounds.filter((r) => r.round > 0 && r.wire === 'parley').map((r) => r.serverCores),
+        ),
+        parleyCpuMsPerStream: median(
+          rounds.filter((r) => r.round > 0 && r.wire === 'parley').map((r) => r.serverCpuMsPerStream),
         ),
         rounds,
       });
@@ -1552,7 +1560,10 @@ function buildRows(): Row[] {
           p95: ms(arm[key].p95),
           p99: ms(arm[key].p99),
           ratio: '',
-          cost: arm === f.parley ? `${f.parleyCores.toFixed(2)} server cores` : '',
+          cost:
+            arm === f.parley
+              ? `${f.parleyCores.toFixed(2)} server cores, ${f.parleyCpuMsPerStream.toFixed(2)} ms CPU a stream`
+              : '',
           target: '',
           met: '',
         });

@@ -20,7 +20,7 @@ import { checkCompiledPackage } from './package/compiled.ts';
 import { StoreSweeper } from './engine/store-sweeper.ts';
 import { FileIndexer } from './engine/file-indexer.ts';
 import { WebhookSender } from './engine/webhook-sender.ts';
-import { publicFetch } from './engine/egress/public-fetch.ts';
+import { publicConnections } from './engine/egress/public-connections.ts';
 import { publicOnly } from './domain/shared/public-lookup.ts';
 import { TableJobRunner } from './engine/table-jobs.ts';
 import { openStore } from './store/index.ts';
@@ -86,9 +86,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
       llm: config.llm,
       llmTargets: {
         // The operator's provider is reached as it is; a workspace's only where tenants' targets may go.
-        fetch: config.llmPrivateTargets
-          ? fetch
-          : publicFetch(publicOnly('PARLEY_LLM_PRIVATE_TARGETS is off')),
+        connections: publicConnections(
+          config.llmPrivateTargets ? () => undefined : publicOnly('PARLEY_LLM_PRIVATE_TARGETS is off'),
+        ),
         allowPrivate: config.llmPrivateTargets,
       },
       onBotLogProblem: (problem) => reportBotLogProblem(problem),

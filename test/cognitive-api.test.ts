@@ -400,6 +400,37 @@ for (const store of await testStores()) {
       }
     });
 
+    test('after a stream’s last event its connection to the provider is kept, and the next request takes it', async () => {
+      const streamOnce = async (content: string) => {
+        const res = await streamRequest(t, bot, {
+          messages: [{ role: 'user', content }],
+          options: { skipCache: true },
+        });
+        assert.equal(res.status, 200);
+        assert.equal((await readLines(res)).at(-1)?.line.finished, true);
+        const upstream = models.requests.at(-1);
+        assert.equal(await upstream?.settled, 'answered');
+        return upstream?.connection;
+      };
+      const first = await streamOnce('one stream');
+      const second = await streamOnce('the next stream');
+      assert.ok(first !== undefined);
+      assert.equal(second, first, 'the second stream came on the first one’s connection');
+    });
+
+    test('a kept connection the provider resets before answering is tried once more, on a new one', async () => {
+      await generate(t, bot, { messages: [{ role: 'user', content: 'keeps a connection' }] });
+      const kept = models.requests.at(-1)?.connection;
+      models.fail({ kind: 'reset' }, { times: 1 });
+      const answer = await generate(t, bot, { messages: [{ role: 'user', content: 'reset once' }] });
+      assert.equal(answer.output, 'echo: reset once');
+      const [reset, retried] = models.requests.slice(-2);
+      assert.equal(reset?.connection, kept, 'the reset came on the kept connection');
+      assert.equal(await reset?.settled, 'dropped');
+      assert.notEqual(retried?.connection, kept);
+      assert.equal(await retried?.settled, 'answered');
+    });
+
     test('a stream client that goes away cancels the provider’s request; an error before the first token has its status', async () => {
       models.pace({ firstTokenDelayMs: 0, tokenDelayMs: 200 });
       try {

@@ -189,13 +189,22 @@ export function killAllNow(): void {
 
 /** CPU time (user + system) a process has used so far, in milliseconds (Linux: /proc/<pid>/stat). */
 export function cpuMs(pid: number): number {
+  const { user, system } = cpuSplitMs(pid);
+  return user + system;
+}
+
+/** CPU time a process has used so far in its own code and in the kernel's, in milliseconds. */
+export function cpuSplitMs(pid: number): { user: number; system: number } {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // utime and stime are fields 14 and 15 of stat(5); here, after the command, at 11 and 12.
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    return {
+      user: (Number(fields[11]) * 1000) / CLOCK_TICKS,
+      system: (Number(fields[12]) * 1000) / CLOCK_TICKS,
+    };
   } catch {
-    return NaN;
+    return { user: NaN, system: NaN };
   }
 }
 const CLOCK_TICKS = 100;

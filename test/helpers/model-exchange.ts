@@ -17,6 +17,8 @@ export interface ReceivedRequest {
   headers: IncomingHttpHeaders;
   /** The JSON body parsed; a multipart body as its fields and files; a body that is not JSON as text. */
   body: unknown;
+  /** Which of the server's connections carried it, counted from 1 as they were accepted. */
+  connection: number;
   /** Set once the exchange ends. */
   outcome?: Outcome;
   /** Resolves when the exchange ends. */

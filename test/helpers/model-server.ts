@@ -6,7 +6,7 @@
 //   models.reply('Hello!');                                  // the next chat completion says this
 //   models.replyWhen('weather', { toolCalls: [{ name: 'getWeather', arguments: { city: 'Paris' } }] });
 //   models.fail({ kind: 'status', status: 429, retryAfterSeconds: 1 }, { times: 2 });
-//   … models.requests[0].headers, .body, await .settled ('answered' | 'aborted' | 'dropped')
+//   … models.requests[0].headers, .body, .connection, await .settled ('answered' | 'aborted' | 'dropped')
 //   await models.close();
 //
 // Routes (OpenAI's shapes; any other answers 404 in OpenAI's error shape):
@@ -26,6 +26,7 @@
 // request takes the first armed failure that matches it, if any, and uses up one of its `times`.
 import http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { answerChatCompletion } from './model-chat.ts';
 import type { Pacing } from './model-chat.ts';
 import { base64Embedding, embed } from './model-embeddings.ts';
@@ -138,6 +139,14 @@ export function parleySettings(models: ModelServer): {
 export async function startModelServer(options: ModelServerOptions = {}): Promise<ModelServer> {
   const models = options.models ?? DEFAULT_MODELS;
   const requests: ReceivedRequest[] = [];
+  const connections = new WeakMap<Socket, number>();
+  let accepted = 0;
+  const connectionOf = (socket: Socket) => {
+    const known = connections.get(socket);
+    if (known !== undefined) return known;
+    connections.set(socket, ++accepted);
+    return accepted;
+  };
   const exchanges = new Set<Exchange>();
   const queued: ScriptedReply[] = [];
   const rules: { matcher: ReplyMatcher; reply: ScriptedReply }[] = [];
@@ -165,7 +174,13 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     const path = new URL(request.url ?? '/', 'http://model-server').pathname;
     const method = request.method ?? 'GET';
     const body = parseBody(request.headers['content-type'], raw);
-    const exchange = new Exchange(request, response, { method, path, headers: request.headers, body });
+    const exchange = new Exchange(request, response, {
+      method,
+      path,
+      headers: request.headers,
+      body,
+      connection: connectionOf(request.socket),
+    });
     requests.push(exchange.record);
     exchanges.add(exchange);
     void exchange.record.settled.then(() => exchanges.delete(exchange));

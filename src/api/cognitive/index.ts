@@ -50,19 +50,20 @@ export const cognitiveApi: FastifyPluginAsync<PlatformApiOptions> = async (app, 
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) caller.abort();
       });
-      const chunks = app.domain.llm.generateStream(botActorOf(request), request.body, caller.signal);
+      const batches = app.domain.llm.generateStream(botActorOf(request), request.body, caller.signal);
       // The first chunk is awaited before the answer starts: a failure until then gets its status.
-      const first = await chunks.next();
+      const first = await batches.next();
       async function* lines() {
         try {
-          for (let next = first; !next.done; next = await chunks.next())
-            yield `${JSON.stringify(next.value)}\n`;
+          // A batch's lines go out in one write: each write is a system call of its own.
+          for (let next = first; !next.done; next = await batches.next())
+            yield next.value.map((chunk) => `${JSON.stringify(chunk)}\n`).join('');
         } catch (err) {
           // The status is sent: the stream ends without its last line, and the reason is logged here.
           request.log.error({ err }, 'a model stream ended with an error');
           throw err;
         } finally {
-          await chunks.return(undefined);
+          await batches.return(undefined);
         }
       }
       return reply.type(NDJSON).header('cache-control', 'no-cache').send(Readable.from(lines()));

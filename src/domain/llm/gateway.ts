@@ -164,6 +164,7 @@ export class LlmGateway {
     keys: { byRequestId?: string; byContent?: string },
     response: GenerationResponse,
   ) {
+    if (!keys.byRequestId && !keys.byContent) return;
     const output = toJsonObject(response);
     if (keys.byRequestId) await this.outputs.set(botId, keys.byRequestId, output, REQUEST_ID_SECONDS);
     if (keys.byContent) await this.outputs.set(botId, keys.byContent, output, RESPONSE_CACHE_SECONDS);
@@ -219,31 +220,34 @@ export class LlmGateway {
 
   /**
    * A generation as it streams: text as the provider sends it, and last a chunk with `finished` and the
-   * metadata. A model may fall back to the next only before its first token; a failure after it ends
-   * the stream with the error (the caller sees an incomplete answer, never a wrong one). The provider's
-   * request is cancelled when the caller goes away.
+   * metadata, in batches: the chunks of the provider's events that came together, each event's text a
+   * chunk of its own. A model may fall back to the next only before its first token; a
+   * failure after it ends the stream with the error (the caller sees an incomplete answer, never a
+   * wrong one). The provider's request is cancelled when the caller goes away.
    */
   async *generateStream(
     actor: BotActor,
     request: GenerationRequest,
     caller?: AbortSignal,
-  ): AsyncGenerator<GenerationChunk> {
+  ): AsyncGenerator<GenerationChunk[]> {
     const { providerRequest, choices } = await this.prepare(actor, request);
     const keys = this.cacheKeys(request, providerRequest, choices);
     const hit = await this.remembered(actor.botId, keys);
     if (hit) {
-      yield {
-        output: hit.output,
-        ...(hit.toolCalls && { toolCalls: hit.toolCalls }),
-        created: Date.now(),
-        finished: true,
-        metadata: hit.metadata,
-      };
+      yield [
+        {
+          output: hit.output,
+          ...(hit.toolCalls && { toolCalls: hit.toolCalls }),
+          created: Date.now(),
+          finished: true,
+          metadata: hit.metadata,
+        },
+      ];
       return;
     }
     const signals = this.signals(caller);
     const started = performance.now();
-    // The first event is awaited under the fallback rule; the rest stream from the model that sent it.
+    // The first events are awaited under the fallback rule; the rest stream from the model that sent them.
     const opened = await firstThatAnswers(choices, async (attempt) => {
       const events = stream(
         attempt.choice.provider,
@@ -260,10 +264,16 @@ export class LlmGateway {
     let firstToken: number | undefined;
     try {
       for (let next = opened.first; !next.done; next = await events.next()) {
-        const { output, reasoning } = assembled.add(next.value);
-        if (output === '' && reasoning === '') continue;
+        const created = Date.now();
+        const chunks: GenerationChunk[] = [];
+        for (const event of next.value) {
+          const { output, reasoning } = assembled.add(event);
+          if (output === '' && reasoning === '') continue;
+          chunks.push({ ...(output && { output }), ...(reasoning && { reasoning }), created });
+        }
+        if (chunks.length === 0) continue;
         firstToken ??= performance.now();
-        yield { ...(output && { output }), ...(reasoning && { reasoning }), created: Date.now() };
+        yield chunks;
       }
     } catch (err) {
       if (err instanceof Cancelled) return;
@@ -282,12 +292,14 @@ export class LlmGateway {
     };
     // The last chunk goes out first: the caller has its answer while the call is recorded. The answer
     // ends once the record is written; a record that fails ends it abnormally, and is logged.
-    yield {
-      ...(completion.toolCalls.length > 0 && { toolCalls: completion.toolCalls }),
-      created: Date.now(),
-      finished: true,
-      metadata,
-    };
+    yield [
+      {
+        ...(completion.toolCalls.length > 0 && { toolCalls: completion.toolCalls }),
+        created: Date.now(),
+        finished: true,
+        metadata,
+      },
+    ];
     await this.usage.answered(actor, metadata);
     this.spend.spent(actor.workspaceId, metadata.cost);
     await this.remember(actor.botId, keys, response);

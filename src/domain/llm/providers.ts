@@ -1,3 +1,5 @@
+import type { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import { ApiError } from '../shared/errors.ts';
 import type { Warning } from './schemas.ts';
 
@@ -14,6 +16,16 @@ export interface ModelPrice {
   perMinute?: number;
 }
 
+/**
+ * How requests reach a provider: kept-alive agents whose connections look names up under a rule, and
+ * the same rule for a literal address (connected to without a lookup).
+ */
+export interface ProviderConnections {
+  agents: { http: HttpAgent; https: HttpsAgent };
+  /** Why a connection to this address may not be made, or undefined when it may. */
+  refusal(address: string): string | undefined;
+}
+
 /** An OpenAI-compatible endpoint. */
 export interface Provider {
   /**
@@ -27,10 +39,10 @@ export interface Provider {
   /** Sent as `Authorization: Bearer`; never written to a log or an error. */
   apiKey: string | undefined;
   /**
-   * How it is reached: a workspace's through the address policy of tenants' targets; absent, the global
-   * fetch (the operator's own provider, which may be on loopback or a private network).
+   * How it is connected to: a workspace's under the address policy of tenants' targets; absent, the
+   * server's own agents (the operator's provider, which may be on loopback or a private network).
    */
-  fetch?: typeof fetch;
+  connections?: ProviderConnections;
   /** Its own prices, by model id (a workspace's); absent: the operator's, by `provider:model`. */
   prices?: Record<string, ModelPrice>;
 }

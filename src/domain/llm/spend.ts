@@ -54,11 +54,31 @@ export class AiSpend {
     }
   }
 
+  /**
+   * The workspace's cap and month's spend. A figure older than READ_AGAIN_MS is still answered while
+   * it is read again for the calls that follow: a call waits for the store only when this process knows
+   * nothing of the workspace's month (its first call, a new month, a cap it just set), so the read is
+   * off the first token's path, and the figure is as late as before (a read, plus the calls under way).
+   */
   private async read(workspaceId: string): Promise<{ limit: number | null; spent: number }> {
     const now = new Date();
     const month = monthStart(now);
     const kept = this.known.get(workspaceId);
-    if (kept && kept.month === month && now.getTime() - kept.at < READ_AGAIN_MS) return kept;
+    if (kept && kept.month === month) {
+      if (now.getTime() - kept.at >= READ_AGAIN_MS) {
+        // Once per period: the calls until it is read answer from the figure kept. A failed read is
+        // tried again a period later, and a figure a cap change dropped meanwhile is not put back.
+        kept.at = now.getTime();
+        void this.readStore(workspaceId, month, kept).catch(() => undefined);
+      }
+      return kept;
+    }
+    return this.readStore(workspaceId, month);
+  }
+
+  /** Reads the figure from the store and keeps it, in place of `replacing` when given and still kept. */
+  private async readStore(workspaceId: string, month: string, replacing?: { at: number }) {
+    const at = Date.now();
     const row = await this.store.db
       .selectFrom('workspaces')
       .select('ai_spend_limit')
@@ -75,8 +95,8 @@ export class AiSpend {
         .executeTakeFirst();
       spent = Number(sum?.spent ?? 0);
     }
-    const fresh = { limit: limit === null ? null : Number(limit), spent, month, at: now.getTime() };
-    this.known.set(workspaceId, fresh);
+    const fresh = { limit: limit === null ? null : Number(limit), spent, month, at };
+    if (!replacing || this.known.get(workspaceId) === replacing) this.known.set(workspaceId, fresh);
     return fresh;
   }
 }

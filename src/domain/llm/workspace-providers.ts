@@ -1,3 +1,5 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
 import { isUniqueViolation } from '../../store/index.ts';
 import type { Db } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
@@ -13,7 +15,7 @@ import { listModels, ProviderFailure } from './openai-compatible.ts';
 import { MAX_PROVIDERS_PER_WORKSPACE } from './provider-schemas.ts';
 import type { CreateLlmProviderBody, LlmProvider, Price, UpdateLlmProviderBody } from './provider-schemas.ts';
 import { DEFAULT_PROVIDER } from './providers.ts';
-import type { Provider } from './providers.ts';
+import type { Provider, ProviderConnections } from './providers.ts';
 
 /** The setting that lets workspaces' providers be on loopback or a private network. */
 const PRIVATE_TARGETS_SETTING = 'PARLEY_LLM_PRIVATE_TARGETS';
@@ -22,15 +24,18 @@ const READ_MODELS_MS = 10_000;
 
 /** How this server reaches workspaces' providers: a tenant's targets, unlike the operator's provider. */
 export interface TenantTargets {
-  /** A fetch that connects only where the address policy of tenants' targets allows (server.ts makes it). */
-  fetch: typeof fetch;
+  /** Connections only where the address policy of tenants' targets allows (server.ts makes them). */
+  connections: ProviderConnections;
   /** Whether loopback and private addresses are allowed (`PARLEY_LLM_PRIVATE_TARGETS`). */
   allowPrivate: boolean;
 }
 
 /** Where no fetch was given (a one-off command's domain): no workspace provider is reached. */
 export const UNREACHABLE_TARGETS: TenantTargets = {
-  fetch: () => Promise.reject(new Error('workspaces’ providers are not reached from this process')),
+  connections: {
+    agents: { http: new HttpAgent(), https: new HttpsAgent() },
+    refusal: () => 'not reached from this process',
+  },
   allowPrivate: false,
 };
 
@@ -221,7 +226,7 @@ export class LlmProviders {
       name: row.name,
       baseUrl: row.base_url,
       apiKey: row.api_key ?? undefined,
-      fetch: this.targets.fetch,
+      connections: this.targets.connections,
       prices: fromJson<Record<string, Price>>(row.prices),
     };
   }
@@ -266,7 +271,7 @@ export class LlmProviders {
       name: row.name,
       baseUrl: row.baseUrl,
       apiKey: row.apiKey ?? undefined,
-      fetch: this.targets.fetch,
+      connections: this.targets.connections,
     };
     let models: string[];
     try {
