@@ -14,7 +14,10 @@ const PUBLIC = new Set([
   'GET /readyz',
   // Counts and timings only: no ids, no content.
   'GET /metrics',
+  'GET /chat/{webhookId}/hello',
   'GET /chat/{webhookId}/hello/',
+  // The API's description, this very document.
+  'GET /openapi.json',
   // Shared mode: the server creates the user and signs its key.
   'POST /chat/{webhookId}/users',
   // The webchat: a first visit creates its user (shared mode); the look is public; metrics are ignored.

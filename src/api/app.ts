@@ -30,6 +30,7 @@ import { boundConnections, Refusals, serverOptions } from './connections.ts';
 import type { ConnectionLimits } from './connections.ts';
 import type { ProxyTrust } from './client-address.ts';
 import { watchBodies } from './slow-bodies.ts';
+import { recordRoutes } from './route-list.ts';
 import { fileContentRoutes } from './files/content.ts';
 import { contentOriginServesContentOnly } from './files/content-origin.ts';
 import { CONTENT_PREFIX } from '../domain/files/files.ts';
@@ -92,6 +93,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   // The in-process client of bot code serializes answers with the same function.
   app.setSerializerCompiler(({ schema }) => serializerFor(schema));
+  recordRoutes(app);
   app.decorate('domain', options.domain);
   app.decorate('metrics', options.metrics);
 

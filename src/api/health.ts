@@ -61,7 +61,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/openapi.json',
-    { schema: { operationId: 'openapi', tags, description: 'This document.', hide: true } },
+    { schema: { operationId: 'openapi', tags, description: 'This document.' } },
     async () => app.swagger(),
   );
 };

@@ -68,7 +68,6 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
             operationId: url === '/hello' ? 'helloNoSlash' : 'hello',
             tags,
             summary: 'Check that the channel answers',
-            hide: url === '/hello',
             params: Params,
           },
         },
