@@ -24,6 +24,20 @@ export type Transport = (request: WireRequest) => Promise<unknown>;
 type Input<Op extends OperationSpec> = Static<Op['input']>;
 type Output<Op extends OperationSpec> = Static<Op['response']>;
 
+/** The spec of the operation `Id` of a table. */
+type SpecOf<Ops extends readonly OperationSpec[], Id extends Ops[number]['id']> = Extract<
+  Ops[number],
+  { readonly id: Id }
+>;
+/** What the operation `Id` of a table takes. */
+export type InputOf<Ops extends readonly OperationSpec[], Id extends Ops[number]['id']> = Input<
+  SpecOf<Ops, Id>
+>;
+/** What the operation `Id` of a table answers. */
+export type OutputOf<Ops extends readonly OperationSpec[], Id extends Ops[number]['id']> = Output<
+  SpecOf<Ops, Id>
+>;
+
 /** An operation as a method: the input may be left out when none of its fields is required. */
 type Call<Op extends OperationSpec> =
   Record<never, never> extends Input<Op>
@@ -34,6 +48,16 @@ type Call<Op extends OperationSpec> =
 export type Client<Ops extends readonly OperationSpec[]> = {
   readonly [Op in Ops[number] as Op['id']]: Call<Op>;
 };
+
+/** The spec of the operation `id` of a table: what a client reads of it besides calling it (a field's bounds). */
+export function specOf<Ops extends readonly OperationSpec[], Id extends Ops[number]['id']>(
+  operations: Ops,
+  id: Id,
+): SpecOf<Ops, Id> {
+  const spec = operations.find((op): op is SpecOf<Ops, Id> => op.id === id);
+  if (!spec) throw new TypeError(`no operation ${id}`);
+  return spec;
+}
 
 /**
  * A client of an API's operations: each method splits its input into the path, the query, the body and
