@@ -121,9 +121,9 @@ type Page<K extends string, Item> = { readonly [P in K]: readonly Item[] } & {
  * last page: `collect(client.listBots, 'bots', {})`.
  */
 export async function collect<In extends { nextToken?: string }, K extends string, Item>(
-  list: (input: In) => Promise<Page<K, Item>>,
+  list: (input?: In) => Promise<Page<K, Item>>,
   key: K,
-  input: In,
+  input: NoInfer<In>,
   max = Number.POSITIVE_INFINITY,
 ): Promise<{ items: Item[]; complete: boolean }> {
   const items: Item[] = [];
