@@ -90,6 +90,18 @@ export function requestOf(op: OperationSpec, input: Record<string, unknown>): Wi
   };
 }
 
+/**
+ * One call of the operation `id` as its wire request, typed by its spec: for callers that send it their
+ * own way (a load generator's raw connections, an EventSource). Relative to the API's mount.
+ */
+export function callOf<Ops extends readonly OperationSpec[], Id extends Ops[number]['id']>(
+  operations: Ops,
+  id: Id,
+  input: InputOf<Ops, Id>,
+): WireRequest {
+  return requestOf(specOf(operations, id), input);
+}
+
 /** A request's path and query as one target: `/bots?pageSize=100`. */
 export const targetOf = (request: WireRequest): string =>
   request.query === '' ? request.path : `${request.path}?${request.query}`;
@@ -120,10 +132,11 @@ type Page<K extends string, Item> = { readonly [P in K]: readonly Item[] } & {
  * Every item of a list operation, page after page, until `max` items (then `complete` is false) or the
  * last page: `collect(client.listBots, 'bots', {})`.
  */
-export async function collect<In extends { nextToken?: string }, K extends string, Item>(
-  list: (input?: In) => Promise<Page<K, Item>>,
+export async function collect<In extends { nextToken?: string } | undefined, K extends string, Item>(
+  // `In` includes undefined when the list's input may be left out: the input given never is.
+  list: (input: In) => Promise<Page<K, Item>>,
   key: K,
-  input: NoInfer<In>,
+  input: NoInfer<Exclude<In, undefined>>,
   max = Number.POSITIVE_INFINITY,
 ): Promise<{ items: Item[]; complete: boolean }> {
   const items: Item[] = [];
