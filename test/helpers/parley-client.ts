@@ -4,17 +4,21 @@ import { APIS, mountOf } from '../../src/contract/apis.ts';
 import { clientOf, targetOf } from '../../src/contract/client.ts';
 import type { Client } from '../../src/contract/client.ts';
 import { HEADERS } from '../../src/contract/headers.ts';
+import type { OperationSpec } from '../../src/contract/operation.ts';
 import type { TestServer } from './server.ts';
 
-/** The Admin API as the owner, in the first workspace; a failure throws with its status and body. */
-export function parleyAdmin(t: TestServer): Client<typeof APIS.admin.operations> {
-  const base = `${t.url}${mountOf(APIS.admin)}`;
-  return clientOf(APIS.admin.operations, async (wire) => {
+/** A client of one of a server's APIs, with these headers; a failure throws with its status and body. */
+export function parleyClient<Ops extends readonly OperationSpec[]>(
+  url: string,
+  api: { prefix: string; operations: Ops },
+  headers: Record<string, string>,
+): Client<Ops> {
+  const base = `${url}${mountOf(api)}`;
+  return clientOf(api.operations, async (wire) => {
     const response = await fetch(`${base}${targetOf(wire)}`, {
       method: wire.method,
       headers: {
-        [HEADERS.authorization]: `Bearer ${t.token}`,
-        [HEADERS.workspaceId]: t.workspaceId,
+        ...headers,
         ...wire.headers,
         ...(wire.body !== undefined && { 'content-type': 'application/json' }),
       },
@@ -24,5 +28,13 @@ export function parleyAdmin(t: TestServer): Client<typeof APIS.admin.operations>
     if (!response.ok)
       throw new Error(`${wire.method} ${targetOf(wire)} answered ${response.status}: ${text}`);
     return JSON.parse(text) as unknown;
+  });
+}
+
+/** The Admin API as the owner, in the first workspace; a failure throws with its status and body. */
+export function parleyAdmin(t: TestServer): Client<typeof APIS.admin.operations> {
+  return parleyClient(t.url, APIS.admin, {
+    [HEADERS.authorization]: `Bearer ${t.token}`,
+    [HEADERS.workspaceId]: t.workspaceId,
   });
 }
