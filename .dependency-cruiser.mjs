@@ -8,6 +8,12 @@ import { builtinModules } from 'node:module';
 /** Node's own modules, as dependency-cruiser names them (`node:crypto` is `crypto`). */
 const NODE_CORE = `^(node:)?(${builtinModules.join('|')})$`;
 
+/**
+ * The server's pure modules besides the contract that the console bundles: the closed value sets, the
+ * page sizes and the roles' rules, each the one source of what it states.
+ */
+const SHARED_PURE = '^src/(value-sets|domain/shared/page-size|domain/workspace/role-rules)\\.ts$';
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
   forbidden: [
@@ -47,9 +53,10 @@ export default {
         'the console and the CLI import it, and typed clients are made from it, so a spec must never ' +
         'drag the server in. Nothing it reaches, through the pure modules of the domain its schemas ' +
         'come from, may be a Node module, a package but typebox, or the API, the handlers, the engine, ' +
-        'the store, the CLI or the bot package.',
+        'the store, the CLI or the bot package. The same holds for the few pure modules the console ' +
+        'bundles beside it (SHARED_PURE).',
       severity: 'error',
-      from: { path: '^src/contract/' },
+      from: { path: ['^src/contract/', SHARED_PURE] },
       to: {
         reachable: true,
         path: [NODE_CORE, '(^|/)node_modules/', '^src/(api|handlers|engine|store|cli|package)/'],
@@ -79,10 +86,11 @@ export default {
       name: 'browser-code-only-to-contract',
       comment:
         'The console and the webchat run in browsers, bundled on their own: of the server they may ' +
-        'import only the contract (the declared wire shapes), never the domain, the store or Node code.',
+        'import only the contract (the declared wire shapes) and the pure modules of SHARED_PURE, never ' +
+        'the rest of the domain, the store or Node code.',
       severity: 'error',
       from: { path: '^(console|webchat)/src/' },
-      to: { path: '^src/', pathNot: '^src/contract/' },
+      to: { path: '^src/', pathNot: ['^src/contract/', SHARED_PURE] },
     },
   ],
   options: {

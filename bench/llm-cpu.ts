@@ -13,7 +13,9 @@ import { JobProcess } from './lib/job-process.ts';
 import type { LlmStreamsJob, LlmStreamsResult } from './lib/llm-load.ts';
 import { REPLY_TOKENS } from './lib/llm-prompt.ts';
 import type { ProviderReady } from './lib/model-provider.ts';
-import { adminJson, botApiKey, llmSettings, ROOT, startParley } from './lib/parley.ts';
+import { APIS, mountOf } from './lib/api.ts';
+import { generateTextStream } from '../src/contract/cognitive/index.ts';
+import { botApiKey, botHeadersOf, llmSettings, ownerAdmin, ROOT, startParley } from './lib/parley.ts';
 import { cpuSplitMs, LOAD_CPU, start, stopAll } from './lib/procs.ts';
 import { summarizeProfiles } from './lib/profile.ts';
 import { median, summarize } from './lib/stats.ts';
@@ -46,9 +48,8 @@ try {
     options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     llmSettings(provider),
   );
-  const created = await adminJson(server, 'POST', '/v1/admin/bots', { name: 'llm-cpu' });
-  const botId = (created.json as { bot: { id: string } }).bot.id;
-  const headers = { authorization: `Bearer ${await botApiKey(server, botId)}`, 'x-bot-id': botId };
+  const { bot } = await ownerAdmin(server).createBot({ name: 'llm-cpu' });
+  const headers = botHeadersOf(bot.id, await botApiKey(server, bot.id));
   const load = await JobProcess.start<LlmStreamsJob, LlmStreamsResult>(
     'LLM load generator',
     path.join(ROOT, 'bench', 'lib', 'llm-load.ts'),
@@ -57,7 +58,7 @@ try {
   const { firstTokenDelayMs, tokenDelayMs } = provider.pacing;
   const job = {
     wire: 'parley' as const,
-    url: `${server.url}/v2/cognitive/generate-text-stream`,
+    url: `${server.url}${mountOf(APIS.cognitive)}${generateTextStream.path}`,
     headers,
     model: 'best',
     streams,

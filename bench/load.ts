@@ -8,7 +8,8 @@ import { performance } from 'node:perf_hooks';
 import type WebSocket from 'ws';
 import { loadParleyWebSocket, loadWebSocket } from './lib/bench-modules.ts';
 import type { WebSocketLike } from './lib/bench-modules.ts';
-import { chatUserAndConversation } from './lib/chat-api.ts';
+import { HEADERS } from '../src/contract/headers.ts';
+import { chatUserAndConversation, listenPath, messagesPath } from './lib/chat-api.ts';
 import { HttpConnection } from './lib/http-client.ts';
 import { serveJobs } from './lib/job-process.ts';
 import type {
@@ -246,12 +247,12 @@ async function chatParley(job: ChatJob): Promise<RunResult> {
         setup,
       );
       const replies = new Replies();
-      const listener = await openListener(`${job.url}/conversations/${conversationId}/listen`, key, (t) =>
+      const listener = await openListener(listenPath(job.url, conversationId), key, (t) =>
         replies.received(t),
       );
       clients.push({ key, conversationId, conn: HttpConnection.of(job.url), replies, listener });
     }
-    const path = `${base.pathname}/messages`;
+    const path = messagesPath(base.pathname);
     return await closedLoop(job, job.conversations, async (c, seq) => {
       const client = clients[c] as (typeof clients)[number];
       const marker = `m${run}.${c}.${seq}`;
@@ -514,7 +515,7 @@ async function openMany<T>(
 
 function fanoutOpen(job: FanoutOpenJob): Promise<FanoutOpenResult> {
   const u = new URL(job.chatUrl);
-  const path = `${u.pathname}/conversations/${job.conversationId}/listen`;
+  const path = listenPath(u.pathname, job.conversationId);
   const openListener = fanoutListeners[job.protocol];
   return openMany(job.total - listeners.length, listeners, () => openListener(u, path, job.userKey));
 }
@@ -558,8 +559,8 @@ async function fanoutDeliver(job: FanoutDeliverJob): Promise<FanoutDeliverResult
       const sentAt = performance.now();
       const sent = await conn.request(
         'POST',
-        `${u.pathname}/messages`,
-        `x-user-key: ${job.userKey}\r\n`,
+        messagesPath(u.pathname),
+        `${HEADERS.userKey}: ${job.userKey}\r\n`,
         JSON.stringify({ conversationId: job.conversationId, payload: { type: 'text', text: marker } }),
       );
       if (sent.status !== 201)
@@ -625,7 +626,7 @@ async function heldOpen(job: HeldOpenJob): Promise<FanoutOpenResult> {
       if (!setup) setups.set(w, (setup = HttpConnection.of(job.chatUrl)));
       const user = await chatUserAndConversation(job.chatUrl, `held ${run}.${n++}`, setup);
       const listener = await openChatStream(
-        `${job.chatUrl}/conversations/${user.conversationId}/listen`,
+        listenPath(job.chatUrl, user.conversationId),
         user.userKey,
         (text) => heldReplies.received(text),
       );
@@ -637,7 +638,7 @@ async function heldOpen(job: HeldOpenJob): Promise<FanoutOpenResult> {
 }
 
 async function heldRun(job: HeldRunJob): Promise<HeldRunResult> {
-  const path = `${new URL(job.chatUrl).pathname}/messages`;
+  const path = messagesPath(new URL(job.chatUrl).pathname);
   const run = ++runCounter;
   // The sends' connections: a free one, else a new one up to maxConnections, else wait for one.
   const free: HttpConnection[] = [];

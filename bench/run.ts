@@ -15,11 +15,18 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { BENCH_DIR, peersInstalled } from './lib/bench-modules.ts';
 import { HttpConnection } from './lib/http-client.ts';
+import { generateTextStream } from '../src/contract/cognitive/index.ts';
+import { collect, specOf } from '../src/contract/client.ts';
+import { HEADERS } from '../src/contract/headers.ts';
+import { PAGE_SIZE_MAX } from '../src/domain/shared/page-size.ts';
+import { APIS, filesApi, mountOf, pathOf, rawCall, tablesApi } from './lib/api.ts';
 import {
   botApiKey,
+  botHeadersOf,
   chatUserAndConversation,
   deploy,
   llmSettings,
+  ownerAdmin,
   POSTGRES_URL,
   postgresProblem,
   ROOT,
@@ -349,6 +356,9 @@ async function measuredOn<J, R, T extends R & { serverCores?: number; loadCores?
   };
 }
 
+/** The route pattern /metrics labels the Chat API's createMessage with: its mount and its path. */
+const CREATE_MESSAGE_ROUTE = `${APIS.chat.prefix}${specOf(APIS.chat.operations, 'createMessage').path}`;
+
 /** The counters of a Parley server's /metrics that a chat message's cost is counted in. */
 async function costCounters(
   url: string,
@@ -358,7 +368,10 @@ async function costCounters(
     [...text.matchAll(pattern)].reduce((sum, match) => sum + Number(match[1] ?? 0), 0);
   return {
     messages: value(
-      /^parley_http_request_duration_seconds_count\{method="POST",route="\/chat\/:webhookId\/messages",status="201"\} (\S+)$/gm,
+      new RegExp(
+        `^parley_http_request_duration_seconds_count\\{method="POST",route="${CREATE_MESSAGE_ROUTE}",status="201"\\} (\\S+)$`,
+        'gm',
+      ),
     ),
     statements: value(/^parley_sql_statements_total (\S+)$/gm),
     commits: value(/^parley_sql_commits_total (\S+)$/gm),
@@ -490,12 +503,15 @@ async function actionScenario(
   // A check first: the cacheable action answers from its cache the second time.
   const conn = HttpConnection.of(server.url);
   const auth = (b: { botId: string; key: string }) =>
-    `authorization: Bearer ${b.key}\r\nx-bot-id: ${b.botId}\r\n`;
+    Object.entries(botHeadersOf(b.botId, b.key))
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+  const check = rawCall(mountOf(APIS.runtime), APIS.runtime.operations, 'callAction', {
+    type: 'textStats',
+    input: { text: 'check the cache' },
+  });
   for (let i = 0; i < 2; i++) {
-    const answer = await conn.json('POST', '/v1/chat/actions', auth(bots.cached), {
-      type: 'textStats',
-      input: { text: 'check the cache' },
-    });
+    const answer = await conn.json(check.method, check.path, auth(bots.cached), check.body);
     const cached = (answer.json as { meta?: { cached?: boolean } }).meta?.cached;
     if (answer.status !== 200 || cached !== (i === 1)) {
       throw new Error(`the action call answered ${answer.status} ${answer.body.toString()} (call ${i + 1})`);
@@ -504,25 +520,27 @@ async function actionScenario(
   conn.close();
 
   const parleyPids = () => server.pids();
+  // The load generator writes each call's body: only the path is the operation's.
+  const actionPath = pathOf(mountOf(APIS.runtime), APIS.runtime.operations, 'callAction', {});
   const ceilingName = 'node:http JSON echo (ceiling)';
   const systems = [
     {
       name: 'Parley, sandboxed action',
-      url: `${server.url}/v1/chat/actions`,
+      url: `${server.url}${actionPath}`,
       bot: bots.uncached,
       input: 'unique' as const,
       pids: parleyPids,
     },
     {
       name: 'Parley, cached action',
-      url: `${server.url}/v1/chat/actions`,
+      url: `${server.url}${actionPath}`,
       bot: bots.cached,
       input: 'fixed' as const,
       pids: parleyPids,
     },
     {
       name: ceilingName,
-      url: `${ceiling.url}/v1/chat/actions`,
+      url: `${ceiling.url}${actionPath}`,
       bot: bots.uncached,
       input: 'unique' as const,
       pids: () => [ceiling.pid],
@@ -638,18 +656,11 @@ function serverCall(server: ParleyServer) {
 async function searchScenario(store: StoreName, server: ParleyServer): Promise<void> {
   const random = seeded(13);
   const vocab = vocabulary(random);
-  const admin = { authorization: `Bearer ${server.token}`, 'x-workspace-id': server.workspaceId };
   const call = serverCall(server);
-  const { bot } = await call<{ bot: { id: string } }>('POST', '/v1/admin/bots', admin, {
-    name: 'search-bench',
-  });
-  const botHeaders = { authorization: `Bearer ${await botApiKey(server, bot.id)}`, 'x-bot-id': bot.id };
-  const { knowledgeBase } = await call<{ knowledgeBase: { id: string } }>(
-    'POST',
-    '/v1/files/knowledge-bases',
-    botHeaders,
-    { name: 'bench' },
-  );
+  const { bot } = await ownerAdmin(server).createBot({ name: 'search-bench' });
+  const botHeaders = botHeadersOf(bot.id, await botApiKey(server, bot.id));
+  const files = filesApi(server.url, botHeaders);
+  const { knowledgeBase } = await files.createKnowledgeBase({ name: 'bench' });
   const sentence = () => {
     const words = Array.from({ length: 8 + Math.floor(random() * 10) }, () => vocab.word());
     return `${words.join(' ')}.`;
@@ -662,7 +673,7 @@ async function searchScenario(store: StoreName, server: ParleyServer): Promise<v
       (_, i) => `## ${vocab.word()} ${vocab.word()} ${i}\n\n${sentence()} ${sentence()} ${sentence()}`,
     );
     const content = `${sections.join('\n\n')}\n`;
-    const { file } = await call<{ file: { id: string; uploadUrl: string } }>('PUT', '/v1/files', botHeaders, {
+    const { file } = await files.upsertFile({
       key: `doc-${d}.md`,
       size: Buffer.byteLength(content),
       index: true,
@@ -679,28 +690,24 @@ async function searchScenario(store: StoreName, server: ParleyServer): Promise<v
   let passages = 0;
   for (const id of ids) {
     for (;;) {
-      const { file } = await call<{ file: { status: string } }>('GET', `/v1/files/${id}`, botHeaders);
+      const { file } = await files.getFile({ id });
       if (file.status === 'indexing_completed') break;
       if (file.status.endsWith('failed')) throw new Error(`file ${id} ended ${file.status}`);
       await sleep(100);
     }
-    let nextToken: string | undefined;
-    do {
-      const page = await call<{ passages: unknown[]; meta: { nextToken?: string } }>(
-        'GET',
-        `/v1/files/${id}/passages?pageSize=100${nextToken ? `&nextToken=${encodeURIComponent(nextToken)}` : ''}`,
-        botHeaders,
-      );
-      passages += page.passages.length;
-      nextToken = page.meta.nextToken;
-    } while (nextToken);
+    passages += (await collect(files.listFilePassages, 'passages', { id, pageSize: PAGE_SIZE_MAX })).items
+      .length;
   }
   log(
     `search ${store}: ${SEARCH_DOCUMENTS} documents uploaded and indexed into ${passages} passages in ${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
   const gets = Array.from({ length: 200 }, () => {
     const query = Array.from({ length: 2 + Math.floor(random() * 3) }, () => vocab.word()).join(' ');
-    return `/v1/files/search?query=${encodeURIComponent(query)}&tags.kbId=${knowledgeBase.id}&limit=10`;
+    return pathOf(mountOf(APIS.files), APIS.files.operations, 'searchFiles', {
+      query,
+      tags: { kbId: knowledgeBase.id },
+      limit: 10,
+    });
   });
   const runs: RunResult[] = [];
   for (let round = 0; round < plan.actionRounds; round++) {
@@ -778,13 +785,14 @@ function orderRow(random: () => number, n: number): Record<string, unknown> {
 async function tablesScenario(store: StoreName, server: ParleyServer): Promise<void> {
   const random = seeded(29);
   const { rows: total, finds, findWarmup, upserts, upsertWarmup } = plan.tables;
-  const admin = { authorization: `Bearer ${server.token}`, 'x-workspace-id': server.workspaceId };
   const call = serverCall(server);
-  const { bot } = await call<{ bot: { id: string } }>('POST', '/v1/admin/bots', admin, {
-    name: 'tables-bench',
-  });
-  const botHeaders = { authorization: `Bearer ${await botApiKey(server, bot.id)}`, 'x-bot-id': bot.id };
-  const { table } = await call<{ table: { keyColumn?: string | null } }>('POST', '/v1/tables', botHeaders, {
+  const { bot } = await ownerAdmin(server).createBot({ name: 'tables-bench' });
+  const botHeaders = botHeadersOf(bot.id, await botApiKey(server, bot.id));
+  const tables = tablesApi(server.url, botHeaders);
+  /** The path of a Tables API operation on the bench's table, whose body the bench writes itself. */
+  const tablePath = (id: 'createTableRows' | 'findTableRows' | 'upsertTableRows') =>
+    pathOf(mountOf(APIS.tables), APIS.tables.operations, id, { table: TABLES_NAME });
+  const { table } = await tables.createTable({
     name: TABLES_NAME,
     keyColumn: 'orderId',
     schema: {
@@ -816,9 +824,10 @@ async function tablesScenario(store: StoreName, server: ParleyServer): Promise<v
     });
     const body = JSON.stringify({ rows });
     const started = performance.now();
+    // The body is written before the clock starts: the call is timed, not its JSON.
     const answer = await call<{ rows: unknown[]; errors?: string[] }>(
       'POST',
-      `/v1/tables/${TABLES_NAME}/rows`,
+      tablePath('createTableRows'),
       botHeaders,
       body,
     );
@@ -870,7 +879,7 @@ async function tablesScenario(store: StoreName, server: ParleyServer): Promise<v
         }),
       );
       const result = await measuredTables({
-        url: `${server.url}/v1/tables/${TABLES_NAME}/rows/find`,
+        url: `${server.url}${tablePath('findTableRows')}`,
         headers: botHeaders,
         bodies,
         warmup: findWarmup,
@@ -908,7 +917,7 @@ async function tablesScenario(store: StoreName, server: ParleyServer): Promise<v
       return JSON.stringify({ rows, keyColumn: 'orderId' });
     });
     const upsert = await measuredTables({
-      url: `${server.url}/v1/tables/${TABLES_NAME}/rows/upsert`,
+      url: `${server.url}${tablePath('upsertTableRows')}`,
       headers: botHeaders,
       bodies,
       warmup: upsertWarmup,
@@ -929,7 +938,7 @@ async function tablesScenario(store: StoreName, server: ParleyServer): Promise<v
       rowsPerCall: TABLES_BATCH,
       tableRows: total,
     });
-    const after = await call<{ rows: number }>('GET', `/v1/tables/${TABLES_NAME}`, botHeaders);
+    const after = await tables.getTable({ table: TABLES_NAME });
     if (after.rows !== fresh)
       throw new Error(`getTable counts ${after.rows} rows after the upserts, not ${fresh}`);
   } finally {
@@ -997,11 +1006,8 @@ async function llmScenario(
   server: ParleyServer,
   provider: ProviderReady & Endpoint,
 ): Promise<void> {
-  const admin = { authorization: `Bearer ${server.token}`, 'x-workspace-id': server.workspaceId };
-  const { bot } = await serverCall(server)<{ bot: { id: string } }>('POST', '/v1/admin/bots', admin, {
-    name: 'llm-bench',
-  });
-  const botHeaders = { authorization: `Bearer ${await botApiKey(server, bot.id)}`, 'x-bot-id': bot.id };
+  const { bot } = await ownerAdmin(server).createBot({ name: 'llm-bench' });
+  const botHeaders = botHeadersOf(bot.id, await botApiKey(server, bot.id));
   const arms: (Pick<LlmStreamsJob, 'wire' | 'url' | 'headers' | 'model'> & { name: string })[] = [
     {
       wire: 'provider',
@@ -1013,7 +1019,7 @@ async function llmScenario(
     {
       wire: 'parley',
       name: 'through Parley',
-      url: `${server.url}/v2/cognitive/generate-text-stream`,
+      url: `${server.url}${mountOf(APIS.cognitive)}${generateTextStream.path}`,
       headers: botHeaders,
       model: 'best',
     },
@@ -1202,17 +1208,19 @@ async function firstReplyMs(chatUrl: string, since?: number): Promise<number> {
   const base = new URL(chatUrl).pathname;
   try {
     const { userKey, conversationId } = await chatUserAndConversation(chatUrl, 'cold start', conn);
-    const headers = `x-user-key: ${userKey}\r\n`;
+    const headers = `${HEADERS.userKey}: ${userKey}\r\n`;
     const started = since ?? performance.now();
-    const sent = await conn.json('POST', `${base}/messages`, headers, {
+    const send = rawCall(base, APIS.chat.operations, 'createMessage', {
       conversationId,
       payload: { type: 'text', text: 'hello' },
     });
+    const list = rawCall(base, APIS.chat.operations, 'listMessages', { conversationId });
+    const sent = await conn.json(send.method, send.path, headers, send.body);
     if (sent.status !== 201)
       throw new Error(`createMessage answered ${sent.status}: ${sent.body.toString()}`);
     for (;;) {
-      const list = await conn.json('GET', `${base}/conversations/${conversationId}/messages`, headers);
-      const messages = (list.json as { messages?: { userId: string }[] }).messages ?? [];
+      const listed = await conn.json(list.method, list.path, headers);
+      const messages = (listed.json as { messages?: { userId: string }[] }).messages ?? [];
       if (messages.length >= 2) return performance.now() - started;
       if (performance.now() - started > 60_000) throw new Error('the SDK bot did not answer within 60 s');
       await sleep(5);

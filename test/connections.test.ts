@@ -19,7 +19,7 @@ import type { TestServer } from './helpers/server.ts';
 import { createChatBot, eventually, listenUrl, openSse } from './helpers/sse.ts';
 import type { ChatBot } from './helpers/sse.ts';
 import { testStores } from './helpers/stores.ts';
-import { adminCall } from './helpers/webhooks.ts';
+import { parleyAdmin } from './helpers/parley-client.ts';
 import { webchatClientId } from './helpers/webchat.ts';
 
 const sqlite = (await testStores()).find((s) => s.name === 'sqlite')!;
@@ -140,9 +140,8 @@ describe('connections: timeouts (sqlite)', { skip: sqlite.skip }, () => {
       chatPingIntervalMs: '500',
     });
     bot = await createChatBot(t, 'conn-timeouts');
-    const got = await adminCall(t, 'GET', `/bots/${bot.botId}/webhook`);
-    assert.equal(got.status, 200, JSON.stringify(got.body));
-    webhookPath = new URL((got.body.webhook as { url: string }).url).pathname;
+    const { webhook } = await parleyAdmin(t).getBotWebhook({ id: bot.botId });
+    webhookPath = new URL(webhook.url).pathname;
   });
   after(() => t?.close());
 

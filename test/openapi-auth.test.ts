@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
-import { adminCall } from './helpers/webhooks.ts';
+import { parleyAdmin } from './helpers/parley-client.ts';
 
 /**
  * The routes that answer without credentials, on purpose. Every other route of the API description
@@ -14,7 +14,10 @@ const PUBLIC = new Set([
   'GET /readyz',
   // Counts and timings only: no ids, no content.
   'GET /metrics',
+  'GET /chat/{webhookId}/hello',
   'GET /chat/{webhookId}/hello/',
+  // The API's description, this very document.
+  'GET /openapi.json',
   // Shared mode: the server creates the user and signs its key.
   'POST /chat/{webhookId}/users',
   // The webchat: a first visit creates its user (shared mode); the look is public; metrics are ignored.
@@ -45,8 +48,7 @@ for (const store of await testStores()) {
       assert.ok(chat?.webhookId);
       webhookId = chat.webhookId;
       // The webhook ingress's credential is the request's signature (unless the bot turns it off).
-      const ingress = await adminCall(t, 'GET', `/bots/${bot.id}/webhook`);
-      ingressId = (ingress.body.webhook as { id: string }).id;
+      ingressId = (await parleyAdmin(t).getBotWebhook({ id: bot.id })).webhook.id;
     });
     after(() => t.close());
 

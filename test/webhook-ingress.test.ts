@@ -13,6 +13,7 @@ import type { DeployedBot } from './helpers/deployed-bots.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { parleyAdmin } from './helpers/parley-client.ts';
 import { adminCall } from './helpers/webhooks.ts';
 import type { Answer } from './helpers/webhooks.ts';
 
@@ -251,7 +252,7 @@ for (const store of await testStores()) {
       );
 
       await t.restart();
-      const upgraded = (await adminCall(t, 'GET', `/bots/${bot.botId}/webhook`)).body.webhook as WebhookInfo;
+      const upgraded = (await parleyAdmin(t).getBotWebhook({ id: bot.botId })).webhook;
       assert.equal(upgraded.verification, 'standard-webhooks');
       assert.notEqual(upgraded.id, webhook.id, 'a new webhook id');
       const kept = (await t.client().getBot({ id: bot.botId })).bot.signingSecret;

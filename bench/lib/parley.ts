@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { HttpConnection } from './http-client.ts';
+import { HEADERS } from '../../src/contract/headers.ts';
+import { adminApi } from './api.ts';
 import { adopt, descendantsOf, SERVER_CPU, start, stop } from './procs.ts';
 import type { Started } from './procs.ts';
 import { createSchema, postgresProblem as checkPostgres } from '../../test/helpers/stores.ts';
@@ -151,35 +152,25 @@ export async function uncachedActionBot(): Promise<{ dir: string; remove(): Prom
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/** The owner's credentials in the first workspace: the Admin API's headers. */
+export const ownerHeaders = (server: ParleyServer): Record<string, string> => ({
+  [HEADERS.authorization]: `Bearer ${server.token}`,
+  [HEADERS.workspaceId]: server.workspaceId,
+});
+
+/** The Admin API as the owner, in the first workspace. */
+export const ownerAdmin = (server: ParleyServer) => adminApi(server.url, ownerHeaders(server));
+
 /** A bot API key (createBotApiKey), the credential of the Runtime API's action call. */
 export async function botApiKey(server: ParleyServer, botId: string): Promise<string> {
-  const answer = await adminJson(server, 'POST', '/v1/admin/bots/baks', { botId, note: 'bench' });
-  const body = answer.json as { value?: string; bak?: { value?: string } };
-  const value = body.value ?? body.bak?.value;
-  if (answer.status >= 300 || !value)
-    throw new Error(`createBotApiKey answered ${answer.status}: ${answer.body.toString()}`);
-  return value;
+  return (await ownerAdmin(server).createBotApiKey({ botId, note: 'bench' })).value;
 }
 
-/** A call of the Admin API as the owner, in the first workspace, on a connection of its own. */
-export async function adminJson(
-  server: ParleyServer,
-  method: string,
-  path: string,
-  body?: unknown,
-): ReturnType<HttpConnection['json']> {
-  const conn = HttpConnection.of(server.url);
-  try {
-    return await conn.json(
-      method,
-      path,
-      `authorization: Bearer ${server.token}\r\nx-workspace-id: ${server.workspaceId}\r\n`,
-      body,
-    );
-  } finally {
-    conn.close();
-  }
-}
+/** A bot's credentials, as the Runtime, Files, Tables and Cognitive APIs take them. */
+export const botHeadersOf = (botId: string, key: string): Record<string, string> => ({
+  [HEADERS.authorization]: `Bearer ${key}`,
+  [HEADERS.botId]: botId,
+});
 
 /** A chat user and a conversation, through the Chat API: what the fan-out listeners share. */
 export { chatUserAndConversation } from './chat-api.ts';

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { adminJson, ROOT } from './parley.ts';
+import { ownerAdmin, ROOT } from './parley.ts';
 import type { ParleyServer } from './parley.ts';
 
 const run = promisify(execFile);
@@ -35,10 +35,8 @@ export async function deploySdkBundle(
   name: string,
   code: string,
 ): Promise<{ botId: string; chatUrl: string }> {
-  const answer = await adminJson(server, 'POST', '/v1/admin/bots', { name, code });
-  const bot = (answer.json as { bot?: { id: string; integrations: { chat?: { webhookUrl: string } } } }).bot;
-  const chatUrl = bot?.integrations.chat?.webhookUrl;
-  if (answer.status >= 300 || !bot || !chatUrl)
-    throw new Error(`createBot answered ${answer.status}: ${answer.body.toString().slice(0, 500)}`);
+  const { bot } = await ownerAdmin(server).createBot({ name, code });
+  const chatUrl = bot.integrations.chat?.webhookUrl;
+  if (!chatUrl) throw new Error(`the bot ${bot.id} has no chat channel`);
   return { botId: bot.id, chatUrl };
 }

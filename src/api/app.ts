@@ -30,9 +30,11 @@ import { boundConnections, Refusals, serverOptions } from './connections.ts';
 import type { ConnectionLimits } from './connections.ts';
 import type { ProxyTrust } from './client-address.ts';
 import { watchBodies } from './slow-bodies.ts';
+import { recordRoutes } from './route-list.ts';
 import { fileContentRoutes } from './files/content.ts';
 import { contentOriginServesContentOnly } from './files/content-origin.ts';
 import { CONTENT_PREFIX } from '../domain/files/files.ts';
+import { APIS } from '../contract/apis.ts';
 import { NAMED_MODELS } from '../contract/models.ts';
 import { jsonValidator, serializerFor, textValidator } from '../handlers/validation.ts';
 
@@ -92,6 +94,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   );
   // The in-process client of bot code serializes answers with the same function.
   app.setSerializerCompiler(({ schema }) => serializerFor(schema));
+  recordRoutes(app);
   app.decorate('domain', options.domain);
   app.decorate('metrics', options.metrics);
 
@@ -169,21 +172,24 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Each group counts per client address, and per token, end user or webhook once verified.
   await app.register(async (tokenApis) => {
     if (rateLimits) await limitRequests(tokenApis, rateLimits, 'api');
-    await tokenApis.register(adminApi, { prefix: '/v1/admin', corsOrigins: options.corsOrigins });
-    await tokenApis.register(runtimeApi, { prefix: '/v1/chat', corsOrigins: options.corsOrigins });
-    await tokenApis.register(cognitiveApi, { prefix: '/v2/cognitive', corsOrigins: options.corsOrigins });
-    await tokenApis.register(filesApi, { prefix: '/v1' });
-    await tokenApis.register(tablesApi, { prefix: '/v1' });
+    await tokenApis.register(adminApi, { prefix: APIS.admin.prefix, corsOrigins: options.corsOrigins });
+    await tokenApis.register(runtimeApi, { prefix: APIS.runtime.prefix, corsOrigins: options.corsOrigins });
+    await tokenApis.register(cognitiveApi, {
+      prefix: APIS.cognitive.prefix,
+      corsOrigins: options.corsOrigins,
+    });
+    await tokenApis.register(filesApi, { prefix: APIS.files.prefix });
+    await tokenApis.register(tablesApi, { prefix: APIS.tables.prefix });
   });
   await app.register(fileContentRoutes, { prefix: CONTENT_PREFIX });
   await app.register(async (userApis) => {
     if (rateLimits) await limitRequests(userApis, rateLimits, 'chat');
     await userApis.register(chatApi, {
-      prefix: '/chat/:webhookId',
+      prefix: APIS.chat.prefix,
       pingIntervalMs: options.chatPingIntervalMs,
     });
     await userApis.register(webchatApi, {
-      prefix: '/webchat/:clientId',
+      prefix: APIS.webchat.prefix,
       pingIntervalMs: options.chatPingIntervalMs,
     });
   });

@@ -61,7 +61,14 @@ export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/openapi.json',
-    { schema: { operationId: 'openapi', tags, description: 'This document.', hide: true } },
+    {
+      schema: {
+        operationId: 'openapi',
+        tags,
+        summary: 'This API description (OpenAPI 3)',
+        security: [],
+      },
+    },
     async () => app.swagger(),
   );
 };

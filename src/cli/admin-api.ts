@@ -1,9 +1,8 @@
-import { ApiClient, DEFAULT_URL } from './api.ts';
+import { apiClient, DEFAULT_URL } from './api.ts';
+import { APIS } from '../contract/apis.ts';
 import type { ParsedArgs } from '../config.ts';
 import { HEADERS } from '../contract/headers.ts';
 import { CliError } from './errors.ts';
-
-export { requestJson } from './api.ts';
 
 /** The flags every command that calls the server takes, beside their environment variables. */
 export const SERVER_FLAGS = {
@@ -35,17 +34,11 @@ export function targetOf(
 }
 
 /** The Admin API of a server, as a workspace member. */
-export class AdminApi {
-  private readonly api: ApiClient;
-
-  constructor(url: string, token: string, workspaceId: string) {
-    this.api = new ApiClient(url, {
-      [HEADERS.authorization]: `Bearer ${token}`,
-      [HEADERS.workspaceId]: workspaceId,
-    });
-  }
-
-  request<T>(method: 'GET' | 'POST' | 'PUT', route: string, body?: unknown): Promise<T> {
-    return this.api.request<T>(method, `/v1/admin${route}`, body);
-  }
+export function adminClient(url: string, token: string, workspaceId: string) {
+  return apiClient(url, APIS.admin, {
+    [HEADERS.authorization]: `Bearer ${token}`,
+    [HEADERS.workspaceId]: workspaceId,
+  });
 }
+
+export type AdminClient = ReturnType<typeof adminClient>;

@@ -1,15 +1,17 @@
+import { mountOf } from '../contract/apis.ts';
+import { clientOf, targetOf } from '../contract/client.ts';
+import type { Client } from '../contract/client.ts';
+import type { OperationSpec } from '../contract/operation.ts';
 import { CliError } from './errors.ts';
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
-
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /**
  * Node's fetch, JSON in and out, with the server's error body as one line (`Type: message`), or the
  * reason it could not be reached, as a CliError. (The CLI runs without the dev dependencies, so
  * without @botpress/client.)
  */
-export async function requestJson<T>(url: string, init: RequestInit, server: string): Promise<T> {
+export async function requestJson(url: string, init: RequestInit, server: string): Promise<unknown> {
   let response: Response;
   try {
     response = await fetch(url, init);
@@ -32,26 +34,41 @@ export async function requestJson<T>(url: string, init: RequestInit, server: str
     }
     throw new CliError(`${init.method ?? 'GET'} ${url} answered HTTP ${response.status}`);
   }
-  return answer as T;
+  return answer;
 }
 
-/** One of a Parley server's APIs, with the headers of every request (credentials). */
-export class ApiClient {
-  constructor(
-    readonly url: string,
-    private readonly headers: Record<string, string>,
-  ) {}
+/**
+ * The contract's client of one of a server's APIs, with the headers of every request (credentials);
+ * `params` fill the API's own mount (the Chat API's webhook id).
+ */
+export function apiClient<Ops extends readonly OperationSpec[]>(
+  url: string,
+  api: { prefix: string; operations: Ops },
+  headers: Record<string, string>,
+  params: Record<string, string> = {},
+): Client<Ops> {
+  return clientAt(`${url.replace(/\/+$/, '')}${mountOf(api, params)}`, api.operations, headers);
+}
 
-  request<T>(method: Method, route: string, body?: unknown): Promise<T> {
-    const sendsBody = body !== undefined || method === 'DELETE';
-    return requestJson<T>(
-      `${this.url.replace(/\/+$/, '')}${route}`,
+/** The contract's client of an API whose base URL is given whole (a chat channel's webhook URL). */
+export function clientAt<Ops extends readonly OperationSpec[]>(
+  base: string,
+  operations: Ops,
+  headers: Record<string, string>,
+): Client<Ops> {
+  return clientOf(operations, (wire) =>
+    requestJson(
+      `${base}${targetOf(wire)}`,
       {
-        method,
-        headers: { ...this.headers, ...(sendsBody && { 'content-type': 'application/json' }) },
-        ...(sendsBody && { body: JSON.stringify(body ?? {}) }),
+        method: wire.method,
+        headers: {
+          ...headers,
+          ...wire.headers,
+          ...(wire.body !== undefined && { 'content-type': 'application/json' }),
+        },
+        ...(wire.body !== undefined && { body: JSON.stringify(wire.body) }),
       },
-      this.url,
-    );
-  }
+      base,
+    ),
+  );
 }

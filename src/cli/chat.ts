@@ -3,7 +3,11 @@ import readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EventSource } from 'eventsource';
 import { HEADERS } from '../contract/headers.ts';
-import { AdminApi, requestJson, SERVER_FLAGS, SERVER_FLAGS_HELP, targetOf } from './admin-api.ts';
+import { APIS } from '../contract/apis.ts';
+import { listenConversation } from '../contract/chat/index.ts';
+import { requestOf, targetOf as wireTarget } from '../contract/client.ts';
+import { adminClient, SERVER_FLAGS, SERVER_FLAGS_HELP, targetOf } from './admin-api.ts';
+import { clientAt } from './api.ts';
 import { CliError } from './errors.ts';
 import { printHelp } from './help.ts';
 import { printable } from './logs.ts';
@@ -137,9 +141,7 @@ async function targetFor(values: Record<string, string | boolean | undefined>): 
     return { chatUrl: webhook.replace(/\/+$/, ''), botName: 'bot' };
   }
   const { url, token, workspaceId } = targetOf(values);
-  const { bot } = await new AdminApi(url, token, workspaceId).request<{
-    bot: { name: string; integrations: Record<string, { webhookUrl?: string; enabled?: boolean }> };
-  }>('GET', `/bots/${encodeURIComponent(String(botId))}`);
+  const { bot } = await adminClient(url, token, workspaceId).getBot({ id: String(botId) });
   const channel = bot.integrations.chat;
   if (!channel?.webhookUrl || channel.enabled === false) {
     throw new CliError(`the bot ${String(botId)} has no chat channel enabled`);
@@ -147,43 +149,34 @@ async function targetFor(values: Record<string, string | boolean | undefined>): 
   return { chatUrl: channel.webhookUrl, botName: bot.name };
 }
 
+/** The Chat API of one channel (its whole base URL: a hosted channel's too), as a visitor. */
+const channel = (url: string, headers: Record<string, string> = {}) =>
+  clientAt(url, APIS.chat.operations, headers);
+
 /** The Chat API of one channel, as one end user. */
 class ChatUser {
   private constructor(
     readonly url: string,
     readonly key: string,
+    /** The channel as this user. */
+    readonly api: ReturnType<typeof channel>,
   ) {}
 
   static async connect(url: string, userKey: string | undefined): Promise<ChatUser> {
-    const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' };
     if (userKey) {
-      await requestJson(
-        `${url}/users/get-or-create`,
-        { ...post, headers: { ...post.headers, [HEADERS.userKey]: userKey } },
-        url,
-      );
-      return new ChatUser(url, userKey);
+      const api = channel(url, { [HEADERS.userKey]: userKey });
+      await api.getOrCreateUser();
+      return new ChatUser(url, userKey, api);
     }
-    const { key } = await requestJson<{ key: string }>(`${url}/users`, post, url);
-    return new ChatUser(url, key);
-  }
-
-  post<T>(route: string, body: unknown): Promise<T> {
-    return requestJson<T>(
-      `${this.url}${route}`,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [HEADERS.userKey]: this.key },
-        body: JSON.stringify(body),
-      },
-      this.url,
-    );
+    const { key } = await channel(url).createUser();
+    return new ChatUser(url, key, channel(url, { [HEADERS.userKey]: key }));
   }
 
   /** The conversation's live signals (server-sent events), reconnecting with Last-Event-ID. */
   listen(conversationId: string): EventSource {
     const key = this.key;
-    return new EventSource(`${this.url}/conversations/${encodeURIComponent(conversationId)}/listen`, {
+    const target = wireTarget(requestOf(listenConversation, { id: conversationId }));
+    return new EventSource(`${this.url}${target}`, {
       fetch: (input, init) =>
         fetch(input, { ...init, headers: { ...init?.headers, [HEADERS.userKey]: key } }),
     });
@@ -214,7 +207,7 @@ export async function chatCommand(argv: string[]): Promise<number> {
   if (values.help) return printHelp(HELP);
   const { chatUrl, botName } = await targetFor(values);
   const user = await ChatUser.connect(chatUrl, values['user-key']);
-  const { conversation } = await user.post<{ conversation: { id: string } }>('/conversations', {});
+  const { conversation } = await user.api.createConversation();
   // Listening before the first line is sent: no reply can come before the stream is open.
   const stream = user.listen(conversation.id);
   await new Promise<void>((resolve, reject) => {
@@ -304,12 +297,12 @@ export async function chatCommand(argv: string[]): Promise<number> {
       const n = /^\d+$/.test(text) ? Number(text) : 0;
       const chosen = n >= 1 ? options[n - 1] : undefined;
       const payload = chosen
-        ? { type: 'text', text: chosen.label, value: chosen.value }
-        : { type: 'text', text };
+        ? { type: 'text' as const, text: chosen.label, value: chosen.value }
+        : { type: 'text' as const, text };
       if (chosen && tty) print(`(${chosen.label})`);
       lastActivity = Date.now();
       sending = sending
-        .then(() => user.post('/messages', { conversationId: conversation.id, payload }))
+        .then(() => user.api.createMessage({ conversationId: conversation.id, payload }))
         .then(
           () => {
             lastActivity = Date.now();

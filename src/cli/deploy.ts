@@ -4,7 +4,7 @@ import { parseCommandLine } from '../config.ts';
 import type { CompiledPackage } from '../package/format.ts';
 import { loadPackage, PackageError } from '../package/load.ts';
 import { formatProblem } from '../package/problems.ts';
-import { AdminApi, SERVER_FLAGS, SERVER_FLAGS_HELP, targetOf } from './admin-api.ts';
+import { adminClient, SERVER_FLAGS, SERVER_FLAGS_HELP, targetOf } from './admin-api.ts';
 import { CliError } from './errors.ts';
 import { printHelp, wantsHelp } from './help.ts';
 import { userPath } from './paths.ts';
@@ -170,27 +170,22 @@ export async function deployCommand(argv: string[]): Promise<number> {
   const compiled = await compileOrReport(dir, '; nothing was deployed');
   if (!compiled) return 1;
 
-  const api = new AdminApi(url, token, workspaceId);
+  const api = adminClient(url, token, workspaceId);
   // The bot's tables, through the Tables API as the bot (as its knowledge bases are made).
   const asBot = (id: string) => new FilesApi(url, token, id);
   const tables = compiled.tables ?? {};
   let bot: DeployedBot;
   if (botId) {
-    const route = `/bots/${encodeURIComponent(botId)}`;
-    const { bot: current } = await api.request<{ bot: DeployedBot }>('GET', route);
+    const { bot: current } = await api.getBot({ id: botId });
     // The tables first: the new code finds its columns, and a refused migration deploys nothing.
-    const plan = await planTables(asBot(botId).api, tables);
+    const plan = await planTables(asBot(botId).tables, tables);
     if (refused(plan, flags['allow-destructive'] === true)) return 1;
-    await applyTables(asBot(botId).api, plan);
+    await applyTables(asBot(botId).tables, plan);
     // One update, in one transaction on the server: conversations continue on the new code.
-    ({ bot } = await api.request<{ bot: DeployedBot }>(
-      'PUT',
-      route,
-      botDefinition(compiled, current).update,
-    ));
+    ({ bot } = await api.updateBot({ ...botDefinition(compiled, current).update, id: botId }));
   } else {
-    ({ bot } = await api.request<{ bot: DeployedBot }>('POST', '/bots', botDefinition(compiled).create));
-    await applyTables(asBot(bot.id).api, await planTables(asBot(bot.id).api, tables));
+    ({ bot } = await api.createBot(botDefinition(compiled).create));
+    await applyTables(asBot(bot.id).tables, await planTables(asBot(bot.id).tables, tables));
   }
 
   process.stdout.write(`${botId ? 'Deployed' : 'Created and deployed'} ${bot.name}: bot ${bot.id}\n`);

@@ -3,55 +3,40 @@ import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HEADERS } from '../contract/headers.ts';
-import { ApiClient } from './api.ts';
+import { APIS } from '../contract/apis.ts';
+import { collect } from '../contract/client.ts';
+import type { Client, InputOf, OutputOf } from '../contract/client.ts';
+import { PAGE_SIZE_MAX } from '../domain/shared/page-size.ts';
+import { apiClient } from './api.ts';
+import type { TablesClient } from './tables-api.ts';
 import { CliError } from './errors.ts';
 
-/** The fields of a file the CLI uses (the Files API's File). */
-export interface RemoteFile {
-  id: string;
-  key: string;
-  size: number | null;
-  contentType: string;
-  status: string;
-  failedStatusReason?: string;
-  tags: Record<string, string>;
-  metadata: Record<string, unknown>;
-  url: string;
-}
+type FilesOps = typeof APIS.files.operations;
 
-export interface RemoteKnowledgeBase {
-  id: string;
-  name: string;
-}
+/** A file as the Files API answers it. */
+export type RemoteFile = OutputOf<FilesOps, 'getFile'>['file'];
+/** What the CLI reads of a knowledge base: what creating one answers (a listed one has more). */
+export type RemoteKnowledgeBase = OutputOf<FilesOps, 'createKnowledgeBase'>['knowledgeBase'];
+export type SearchResult = OutputOf<FilesOps, 'searchFiles'>['passages'][number];
 
-export interface SearchResult {
-  content: string;
-  score: number;
-  meta: { pageNumber?: number; subtype?: string };
-  file: { id: string; key: string; tags: Record<string, string> };
-}
-
-export interface UploadOptions {
-  index?: boolean;
-  tags?: Record<string, string>;
-  metadata?: Record<string, unknown>;
-  contentType?: string;
-}
-
-/** `{ k: v }` as the Files API's query strings carry tag filters: `tags.k=v`. */
-function tagQuery(tags: Record<string, string>): string[] {
-  return Object.entries(tags).map(([k, v]) => `tags.${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
-}
+/** What an upload may say of its file besides its key and size. */
+export type UploadOptions = Pick<
+  InputOf<FilesOps, 'upsertFile'>,
+  'index' | 'tags' | 'metadata' | 'contentType'
+>;
 
 const END_STATES = ['upload_completed', 'upload_failed', 'indexing_completed', 'indexing_failed'];
 
 /** The Files API as one bot, for `parley files`, `parley kb` and the knowledge bases of `parley deploy`. */
 export class FilesApi {
-  /** Requests as the bot (`parley tables` calls the Tables API with it too). */
-  readonly api: ApiClient;
+  readonly files: Client<FilesOps>;
+  /** The Tables API as the same bot (`parley tables`, the tables of `parley deploy`). */
+  readonly tables: TablesClient;
 
   constructor(url: string, token: string, botId: string) {
-    this.api = new ApiClient(url, { [HEADERS.authorization]: `Bearer ${token}`, [HEADERS.botId]: botId });
+    const asBot = { [HEADERS.authorization]: `Bearer ${token}`, [HEADERS.botId]: botId };
+    this.files = apiClient(url, APIS.files, asBot);
+    this.tables = apiClient(url, APIS.tables, asBot);
   }
 
   /** Upserts a file and PUTs the content of a local file to its upload URL, streamed. */
@@ -59,15 +44,7 @@ export class FilesApi {
     const { size } = await stat(path).catch(() => {
       throw new CliError(`${path}: no such file`);
     });
-    const { file } = await this.api.request<{ file: RemoteFile & { uploadUrl: string } }>(
-      'PUT',
-      '/v1/files',
-      {
-        key,
-        size,
-        ...options,
-      },
-    );
+    const { file } = await this.files.upsertFile({ key, size, ...options });
     let response: Response;
     try {
       // A stream body needs `duplex: 'half'`, which Node's RequestInit type does not list yet.
@@ -87,32 +64,16 @@ export class FilesApi {
   }
 
   async get(idOrKey: string): Promise<RemoteFile> {
-    return (await this.api.request<{ file: RemoteFile }>('GET', `/v1/files/${encodeURIComponent(idOrKey)}`))
-      .file;
+    return (await this.files.getFile({ id: idOrKey })).file;
   }
 
   async delete(idOrKey: string): Promise<void> {
-    await this.api.request('DELETE', `/v1/files/${encodeURIComponent(idOrKey)}`);
+    await this.files.deleteFile({ id: idOrKey });
   }
 
   /** Every file (all pages) that carries these tags. */
   async list(tags: Record<string, string> = {}): Promise<RemoteFile[]> {
-    const files: RemoteFile[] = [];
-    let nextToken: string | undefined;
-    do {
-      const query = [
-        ...tagQuery(tags),
-        'pageSize=100',
-        ...(nextToken ? [`nextToken=${encodeURIComponent(nextToken)}`] : []),
-      ];
-      const page = await this.api.request<{ files: RemoteFile[]; meta: { nextToken?: string } }>(
-        'GET',
-        `/v1/files?${query.join('&')}`,
-      );
-      files.push(...page.files);
-      nextToken = page.meta.nextToken;
-    } while (nextToken);
-    return files;
+    return (await collect(this.files.listFiles, 'files', { tags, pageSize: PAGE_SIZE_MAX })).items;
   }
 
   /** Waits until a file's upload and indexing are over; answers it as it ended. */
@@ -128,20 +89,8 @@ export class FilesApi {
   }
 
   async knowledgeBases(): Promise<RemoteKnowledgeBase[]> {
-    const all: RemoteKnowledgeBase[] = [];
-    let nextToken: string | undefined;
-    do {
-      const page = await this.api.request<{
-        knowledgeBases: RemoteKnowledgeBase[];
-        meta: { nextToken?: string };
-      }>(
-        'GET',
-        `/v1/files/knowledge-bases?pageSize=100${nextToken ? `&nextToken=${encodeURIComponent(nextToken)}` : ''}`,
-      );
-      all.push(...page.knowledgeBases);
-      nextToken = page.meta.nextToken;
-    } while (nextToken);
-    return all;
+    const all = await collect(this.files.listKnowledgeBases, 'knowledgeBases', { pageSize: PAGE_SIZE_MAX });
+    return all.items;
   }
 
   /** A knowledge base by id or name (the oldest of that name). */
@@ -151,22 +100,10 @@ export class FilesApi {
   }
 
   async createKnowledgeBase(name: string): Promise<RemoteKnowledgeBase> {
-    return (
-      await this.api.request<{ knowledgeBase: RemoteKnowledgeBase }>('POST', '/v1/files/knowledge-bases', {
-        name,
-      })
-    ).knowledgeBase;
+    return (await this.files.createKnowledgeBase({ name })).knowledgeBase;
   }
 
   async search(query: string, tags: Record<string, string>, limit: number): Promise<SearchResult[]> {
-    const params = [
-      `query=${encodeURIComponent(query)}`,
-      ...tagQuery(tags),
-      `limit=${limit}`,
-      'contextDepth=0',
-    ];
-    return (
-      await this.api.request<{ passages: SearchResult[] }>('GET', `/v1/files/search?${params.join('&')}`)
-    ).passages;
+    return (await this.files.searchFiles({ query, tags, limit, contextDepth: 0 })).passages;
   }
 }

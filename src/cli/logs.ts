@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { APIS, mountOf } from '../contract/apis.ts';
+import { requestOf, specOf, targetOf as targetOfWire } from '../contract/client.ts';
 import { HEADERS } from '../contract/headers.ts';
 import { DEFAULT_URL } from './api.ts';
 import { CliError } from './errors.ts';
@@ -233,10 +235,14 @@ async function fetchPage(
   nextToken: string | undefined,
   signal: AbortSignal | undefined,
 ): Promise<LogsPage> {
-  const query = new URLSearchParams({ timeStart });
-  if (target.level !== undefined) query.set('level', target.level);
-  if (nextToken !== undefined) query.set('nextToken', nextToken);
-  const url = `${target.url}/v1/admin/bots/${encodeURIComponent(target.botId)}/logs?${query.toString()}`;
+  // Its own fetch, not the CLI's client: a failure the server may get over is told apart (TransientError).
+  const wire = requestOf(specOf(APIS.admin.operations, 'getBotLogs'), {
+    id: target.botId,
+    timeStart,
+    level: target.level,
+    nextToken,
+  });
+  const url = `${target.url.replace(/\/+$/, '')}${mountOf(APIS.admin)}${targetOfWire(wire)}`;
   let res: Response;
   try {
     res = await fetch(url, {

@@ -4,10 +4,9 @@ import type { Column } from '../domain/tables/columns.ts';
 import type { JsonObject } from '../domain/shared/json.ts';
 import { columnsOf } from '../package/tables.ts';
 import type { PackageTables } from '../package/tables.ts';
-import type { ApiClient } from './api.ts';
 import { CliError } from './errors.ts';
-import { listTables, tableRoute } from './tables-api.ts';
-import type { RemoteTable } from './tables-api.ts';
+import { columnSchemas } from './tables-api.ts';
+import type { RemoteTable, TablesClient } from './tables-api.ts';
 
 type Definition = PackageTables[string];
 
@@ -54,10 +53,7 @@ function compare(definition: Definition, existing: RemoteTable): TableMigration 
   const [problem] = found.problems;
   if (problem) throw new CliError(`table ${definition.name}: ${problem[1]}`);
   const current = new Map(
-    Object.entries(existing.schema.properties ?? {}).map(([name, p], i) => [
-      name,
-      columnFrom(name, p, i, true),
-    ]),
+    Object.entries(columnSchemas(existing)).map(([name, p], i) => [name, columnFrom(name, p, i, true)]),
   );
   const migration: TableMigration = { definition, existing, ...noChanges() };
   const patch: JsonObject = {};
@@ -99,10 +95,10 @@ function compare(definition: Definition, existing: RemoteTable): TableMigration 
 }
 
 /** Compares each table of the package with the bot's table of that name (one request: listTables). */
-export async function planTables(api: ApiClient, tables: PackageTables): Promise<TableMigration[]> {
+export async function planTables(api: TablesClient, tables: PackageTables): Promise<TableMigration[]> {
   const definitions = Object.values(tables);
   if (definitions.length === 0) return [];
-  const existing = await listTables(api);
+  const { tables: existing } = await api.listTables();
   return definitions.map((definition) => {
     const table = existing.find((t) => t.name === definition.name);
     return table ? compare(definition, table) : { definition, ...noChanges() };
@@ -124,22 +120,23 @@ export function destructiveChanges(plan: TableMigration[]): string[] {
 }
 
 /** Creates the missing tables and migrates the others, as the bot; prints a line for each table. */
-export async function applyTables(api: ApiClient, plan: TableMigration[]): Promise<void> {
+export async function applyTables(api: TablesClient, plan: TableMigration[]): Promise<void> {
   for (const migration of plan) {
     const { definition, existing, update } = migration;
     const { name, schema, keyColumn, tags, factor } = definition;
     let done: string;
     if (!existing) {
-      const created = await api.request<{ created: boolean; table: RemoteTable }>('POST', tableRoute(name), {
+      const created = await api.getOrCreateTable({
+        table: name,
         schema,
         ...(keyColumn !== undefined && { keyColumn }),
         ...(tags !== undefined && { tags }),
         ...(factor !== undefined && { factor }),
       });
-      const columns = Object.keys(created.table.schema.properties ?? {}).length;
+      const columns = Object.keys(columnSchemas(created.table)).length;
       done = created.created ? `created with ${columns} column${columns === 1 ? '' : 's'}` : 'already there';
     } else if (update) {
-      await api.request('PUT', tableRoute(name), update);
+      await api.updateTable({ ...update, table: name });
       done = describe(migration);
     } else {
       done = 'unchanged';

@@ -1,31 +1,24 @@
-import type { TableJob } from '../domain/tables/jobs.ts';
-import type { ApiClient } from './api.ts';
+import type { APIS } from '../contract/apis.ts';
+import type { Client, OutputOf } from '../contract/client.ts';
 
-/** A column of a table's schema, as the CLI reads it. */
-interface RemoteColumn {
-  type?: string;
-  format?: string;
-  'x-zui'?: { index?: number };
-}
+type TablesOps = typeof APIS.tables.operations;
 
-/** The fields of a table the CLI uses (the Tables API's Table). */
-export interface RemoteTable {
-  id: string;
-  name: string;
-  factor: number;
-  keyColumn: string | null;
-  tags: Record<string, string>;
-  schema: { properties?: Record<string, RemoteColumn> };
-}
+/** The Tables API's client, as the bot the CLI acts for. */
+export type TablesClient = Client<TablesOps>;
 
-/** The fields of a job the CLI uses (the Tables API's job, as the server answers it). */
-export type RemoteTableJob = Pick<TableJob, 'id' | 'status' | 'outputFileId' | 'failedReason'>;
+/** A table as the Tables API answers it. */
+export type RemoteTable = OutputOf<TablesOps, 'getTable'>['table'];
 
-/** The route of one table, named by its name or its id. */
-export const tableRoute = (table: string) => `/v1/tables/${encodeURIComponent(table)}`;
+/** A table's job (export, import...) as the Tables API answers it. */
+export type RemoteTableJob = OutputOf<TablesOps, 'getTableJobs'>['jobs'][number];
 
-/** The bot's tables (listTables). */
-export async function listTables(api: ApiClient): Promise<RemoteTable[]> {
-  const { tables } = await api.request<{ tables: RemoteTable[] }>('GET', '/v1/tables');
-  return tables;
+/** A table's columns by name, each its JSON Schema (the `properties` of the table's schema). */
+export function columnSchemas(table: RemoteTable): Record<string, Record<string, unknown>> {
+  const { properties } = table.schema;
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) return {};
+  return Object.fromEntries(
+    Object.entries(properties).flatMap(([name, column]) =>
+      typeof column === 'object' && column !== null && !Array.isArray(column) ? [[name, column]] : [],
+    ),
+  );
 }

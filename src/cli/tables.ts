@@ -5,13 +5,12 @@ import { Readable } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ApiClient } from './api.ts';
 import { CliError } from './errors.ts';
 import type { FilesApi } from './files-api.ts';
 import { CONNECTION, CONNECTION_FLAGS, CONNECTION_SETTINGS, connect } from './files.ts';
 import { printHelp, wantsHelp } from './help.ts';
-import { listTables, tableRoute } from './tables-api.ts';
-import type { RemoteTable, RemoteTableJob } from './tables-api.ts';
+import { columnSchemas } from './tables-api.ts';
+import type { RemoteTable, RemoteTableJob, TablesClient } from './tables-api.ts';
 import { userPath } from './paths.ts';
 
 const TABLES_USAGE = `usage: parley tables list [--json] ${CONNECTION}
@@ -42,27 +41,32 @@ const JOB_TIMEOUT_MS = 10 * 60_000;
 const print = (line: string) => process.stdout.write(`${line}\n`);
 const rowCount = (n: number) => `${n} row${n === 1 ? '' : 's'}`;
 
-function getTable(api: ApiClient, table: string) {
-  return api.request<{ table: RemoteTable; rows: number }>('GET', tableRoute(table));
+const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+
+/** A column's place (its `x-zui.index`; 0 when it has none). */
+function indexOf(column: Record<string, unknown>): number {
+  const zui = column['x-zui'];
+  const index: unknown = typeof zui === 'object' && zui !== null ? Reflect.get(zui, 'index') : undefined;
+  return typeof index === 'number' ? index : 0;
 }
 
 /** A table's columns in their order, with their types (`date-time` for a date). */
 function columnsOf(table: RemoteTable): { name: string; type: string }[] {
-  return Object.entries(table.schema.properties ?? {})
-    .sort(([, a], [, b]) => (a['x-zui']?.index ?? 0) - (b['x-zui']?.index ?? 0))
-    .map(([name, p]) => ({ name, type: p.format ?? p.type ?? 'unknown' }));
+  return Object.entries(columnSchemas(table))
+    .sort(([, a], [, b]) => indexOf(a) - indexOf(b))
+    .map(([name, p]) => ({ name, type: text(p.format) ?? text(p.type) ?? 'unknown' }));
 }
 
 /** Waits for a job of the table to end; answers it completed, or throws its `failedReason`. */
 async function jobCompleted(
-  api: ApiClient,
+  api: TablesClient,
   table: string,
   started: RemoteTableJob,
   doing: string,
 ): Promise<RemoteTableJob> {
   const deadline = Date.now() + JOB_TIMEOUT_MS;
   for (;;) {
-    const { jobs } = await api.request<{ jobs: RemoteTableJob[] }>('GET', `${tableRoute(table)}/jobs`);
+    const { jobs } = await api.getTableJobs({ table });
     const job = jobs.find((j) => j.id === started.id);
     if (!job) throw new CliError(`${doing} failed: job ${started.id} is no longer listed`);
     if (job.status === 'failed')
@@ -96,14 +100,14 @@ export async function tablesCommand(argv: string[]): Promise<number> {
   const [action, ...rest] = argv;
   if (action !== 'list' && action !== 'export' && action !== 'import') throw new CliError(TABLES_USAGE);
   const { api: files, flags, positionals } = connect(rest, TABLES_USAGE, FLAGS);
-  const { api } = files;
+  const api = files.tables;
 
   if (action === 'list') {
     if (positionals.length > 0) throw new CliError(TABLES_USAGE);
-    const tables = await listTables(api);
+    const { tables } = await api.listTables();
     const listed = [];
     for (const table of tables) {
-      const { rows } = await getTable(api, table.id);
+      const { rows } = await api.getTable({ table: table.id });
       listed.push({ id: table.id, name: table.name, rows, columns: columnsOf(table) });
     }
     if (flags.json === true) print(JSON.stringify(listed, null, 2));
@@ -122,10 +126,7 @@ export async function tablesCommand(argv: string[]): Promise<number> {
     if (format !== 'csv' && format !== 'json') throw new CliError('--format must be csv or json');
     const out = typeof flags.out === 'string' ? flags.out : undefined;
     const compress = flags.gzip === true;
-    const { job } = await api.request<{ job: RemoteTableJob }>(
-      'GET',
-      `${tableRoute(table)}/export?format=${format}&compress=${compress}`,
-    );
+    const { job } = await api.exportTable({ table, format, compress });
     const done = await jobCompleted(api, table, job, `exporting ${table}`);
     if (!done.outputFileId) throw new CliError(`exporting ${table} failed: the job names no file`);
     await download(files, done.outputFileId, out);
@@ -138,21 +139,19 @@ export async function tablesCommand(argv: string[]): Promise<number> {
   const file = userPath(local);
   if (!(await stat(file).catch(() => undefined))?.isFile()) throw new CliError(`${local} is not a file`);
   // The table first: a missing one is said before anything is uploaded.
-  const { table: target } = await getTable(api, table);
+  const { table: target } = await api.getTable({ table });
   const uploaded = await files.upload(
     `tables/${target.name}/import-${Date.now()}-${path.basename(file)}`,
     file,
   );
   try {
-    const { job } = await api.request<{ job: RemoteTableJob }>('POST', `${tableRoute(table)}/import`, {
-      fileId: uploaded.id,
-    });
+    const { job } = await api.importTable({ table, fileId: uploaded.id });
     await jobCompleted(api, table, job, `importing ${local} into ${target.name}`);
   } finally {
     // The uploaded copy served its purpose; a leftover one is no reason to fail the command.
     await files.delete(uploaded.id).catch(() => undefined);
   }
-  const { rows } = await getTable(api, table);
+  const { rows } = await api.getTable({ table });
   print(`Imported ${local} into ${target.name}: it has ${rowCount(rows)}`);
   return 0;
 }

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { createClient, initialize } from '@botpress/webchat-client';
 import type { Client, Conversation, Message, User } from '@botpress/webchat-client';
+import { parleyAdmin } from './parley-client.ts';
 import type { TestServer } from './server.ts';
 
 type Subscription = ReturnType<typeof initialize>;
@@ -25,12 +26,9 @@ export const webchatApiUrl = (t: TestServer) => `${t.url}/webchat`;
 
 /** A bot's webchat client id, as getBot shows it. */
 export async function webchatClientId(t: TestServer, botId: string): Promise<string> {
-  // A field of Parley's (the official client's types do not list it): read from the answer as sent.
-  const res = await fetch(`${t.url}/v1/admin/bots/${botId}`, {
-    headers: { authorization: `Bearer ${t.token}`, 'x-workspace-id': t.workspaceId },
-  });
-  const body = (await res.json()) as { bot: { integrations: { chat?: { webchatClientId?: unknown } } } };
-  const clientId = body.bot.integrations.chat?.webchatClientId;
+  // A field of Parley's (the official client's types do not list it): Parley's own client has it.
+  const { bot } = await parleyAdmin(t).getBot({ id: botId });
+  const clientId = bot.integrations.chat?.webchatClientId;
   assert.ok(typeof clientId === 'string', 'getBot shows the chat channel’s webchatClientId');
   return clientId;
 }

@@ -1,89 +1,51 @@
-// The Admin API operations the console uses (`/v1/admin`), named as in the official client.
-import { request } from './http.ts';
+// The Admin API operations the console uses, through the contract's client: named as in the official
+// client, with the console's page sizes.
+import { PAGE_SIZE_MAX } from '../../../src/domain/shared/page-size.ts';
+import { APIS, apiClient } from './client.ts';
 import type { Credentials } from './http.ts';
-import type {
-  AdminIn,
-  AnalyticsInterval,
-  AnalyticsRecord,
-  BotWebhook,
-  Out,
-  Role,
-  WebhookSubscription,
-} from './types.ts';
+import type { AdminIn, AnalyticsInterval, Role } from './types.ts';
 
-const base = '/v1/admin';
-const id = (value: string) => encodeURIComponent(value);
+/** As the session, or with other credentials (signing in, choosing a workspace). */
+const as = (credentials?: Credentials) => apiClient(APIS.admin, credentials ? { credentials } : {});
+const session = as();
 
 export const admin = {
-  getAccount: (credentials?: Credentials) =>
-    request<Out<'getAccount'>>('GET', `${base}/account/me`, { ...(credentials && { credentials }) }),
-  listWorkspaces: (credentials?: Credentials) =>
-    request<Out<'listWorkspaces'>>('GET', `${base}/workspaces`, {
-      query: { pageSize: 100 },
-      ...(credentials && { credentials }),
-    }),
-  getWorkspaceMember: (credentials?: Credentials) =>
-    request<Out<'getWorkspaceMember'>>('GET', `${base}/workspace-members/me`, {
-      ...(credentials && { credentials }),
-    }),
+  getAccount: (credentials?: Credentials) => as(credentials).getAccount(),
+  listWorkspaces: (credentials?: Credentials) => as(credentials).listWorkspaces({ pageSize: PAGE_SIZE_MAX }),
+  getWorkspaceMember: (credentials?: Credentials) => as(credentials).getWorkspaceMember(),
 
-  listBots: (query: { nextToken?: string }) =>
-    request<Out<'listBots'>>('GET', `${base}/bots`, { query: { pageSize: 100, ...query } }),
-  getBot: (botId: string) => request<Out<'getBot'>>('GET', `${base}/bots/${id(botId)}`),
-  createBot: (body: Omit<AdminIn<'createBot'>, never>) =>
-    request<Out<'createBot'>>('POST', `${base}/bots`, { body }),
+  listBots: (query: { nextToken?: string }) => session.listBots({ pageSize: PAGE_SIZE_MAX, ...query }),
+  getBot: (botId: string) => session.getBot({ id: botId }),
+  createBot: (body: AdminIn<'createBot'>) => session.createBot(body),
   updateBot: (botId: string, body: Omit<AdminIn<'updateBot'>, 'id'>) =>
-    request<Out<'updateBot'>>('PUT', `${base}/bots/${id(botId)}`, { body }),
-  deleteBot: (botId: string) => request<Out<'deleteBot'>>('DELETE', `${base}/bots/${id(botId)}`),
+    session.updateBot({ ...body, id: botId }),
+  deleteBot: (botId: string) => session.deleteBot({ id: botId }),
   getBotLogs: (botId: string, query: Omit<AdminIn<'getBotLogs'>, 'id'>, signal?: AbortSignal) =>
-    request<Out<'getBotLogs'>>('GET', `${base}/bots/${id(botId)}/logs`, { query, ...(signal && { signal }) }),
+    apiClient(APIS.admin, signal ? { signal } : {}).getBotLogs({ ...query, id: botId }),
   getBotAnalytics: (
     botId: string,
     query: { startDate: string; endDate: string; interval: AnalyticsInterval },
-  ) => request<{ records: AnalyticsRecord[] }>('GET', `${base}/bots/${id(botId)}/analytics`, { query }),
+  ) => session.getBotAnalytics({ ...query, id: botId }),
 
-  listBotApiKeys: (botId: string) =>
-    request<Out<'listBotApiKeys'>>('GET', `${base}/bots/baks`, { query: { botId } }),
-  createBotApiKey: (botId: string, note: string) =>
-    request<Out<'createBotApiKey'>>('POST', `${base}/bots/baks`, { body: { botId, note } }),
-  deleteBotApiKey: (keyId: string) =>
-    request<Out<'deleteBotApiKey'>>('DELETE', `${base}/bots/baks/${id(keyId)}`),
+  listBotApiKeys: (botId: string) => session.listBotApiKeys({ botId }),
+  createBotApiKey: (botId: string, note: string) => session.createBotApiKey({ botId, note }),
+  deleteBotApiKey: (keyId: string) => session.deleteBotApiKey({ id: keyId }),
 
-  getBotWebhook: (botId: string) =>
-    request<{ webhook: BotWebhook }>('GET', `${base}/bots/${id(botId)}/webhook`),
-  listWebhookSubscriptions: (botId: string) =>
-    request<{ subscriptions: WebhookSubscription[] }>(
-      'GET',
-      `${base}/bots/${id(botId)}/webhook-subscriptions`,
-    ),
+  getBotWebhook: (botId: string) => session.getBotWebhook({ id: botId }),
+  listWebhookSubscriptions: (botId: string) => session.listWebhookSubscriptions({ id: botId }),
   createWebhookSubscription: (botId: string, body: { url: string; eventTypes: string[] }) =>
-    request<{ subscription: WebhookSubscription; secret: string }>(
-      'POST',
-      `${base}/bots/${id(botId)}/webhook-subscriptions`,
-      { body },
-    ),
+    session.createWebhookSubscription({ ...body, id: botId }),
   deleteWebhookSubscription: (botId: string, subscriptionId: string) =>
-    request<Record<string, never>>(
-      'DELETE',
-      `${base}/bots/${id(botId)}/webhook-subscriptions/${id(subscriptionId)}`,
-    ),
+    session.deleteWebhookSubscription({ id: botId, subscriptionId }),
 
   listWorkspaceMembers: (query: { nextToken?: string }) =>
-    request<Out<'listWorkspaceMembers'>>('GET', `${base}/workspace-members`, {
-      query: { pageSize: 100, ...query },
-    }),
-  createWorkspaceMember: (email: string, role: Role) =>
-    request<Out<'createWorkspaceMember'>>('POST', `${base}/workspace-members`, { body: { email, role } }),
+    session.listWorkspaceMembers({ pageSize: PAGE_SIZE_MAX, ...query }),
+  createWorkspaceMember: (email: string, role: Role) => session.createWorkspaceMember({ email, role }),
   updateWorkspaceMember: (memberId: string, role: Role) =>
-    request<Out<'updateWorkspaceMember'>>('PUT', `${base}/workspace-members/${id(memberId)}`, {
-      body: { role },
-    }),
-  deleteWorkspaceMember: (memberId: string) =>
-    request<Out<'deleteWorkspaceMember'>>('DELETE', `${base}/workspace-members/${id(memberId)}`),
+    session.updateWorkspaceMember({ id: memberId, role }),
+  deleteWorkspaceMember: (memberId: string) => session.deleteWorkspaceMember({ id: memberId }),
 
-  listPersonalAccessTokens: () => request<Out<'listPersonalAccessTokens'>>('GET', `${base}/account/pats`),
-  createPersonalAccessToken: (note: string) =>
-    request<Out<'createPersonalAccessToken'>>('POST', `${base}/account/pats`, { body: { note } }),
-  deletePersonalAccessToken: (tokenId: string) =>
-    request<Out<'deletePersonalAccessToken'>>('DELETE', `${base}/account/pats/${id(tokenId)}`),
+  listPersonalAccessTokens: () => session.listPersonalAccessTokens(),
+  createPersonalAccessToken: (note: string) => session.createPersonalAccessToken({ note }),
+  deletePersonalAccessToken: (tokenId: string) => session.deletePersonalAccessToken({ id: tokenId }),
 };

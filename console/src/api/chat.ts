@@ -1,8 +1,12 @@
-// The Chat API of one bot's channel (`/chat/{webhookId}`), as an end user: what the try-it panel speaks.
-// Always same-origin: the console reaches the channel where it reaches the server.
+// The Chat API of one bot's channel, as an end user: what the try-it panel speaks. Always same-origin:
+// the console reaches the channel where it reaches the server.
+import { mountOf } from '../../../src/contract/apis.ts';
+import { listenConversation } from '../../../src/contract/chat/index.ts';
+import { requestOf, targetOf } from '../../../src/contract/client.ts';
 import { HEADERS } from '../../../src/contract/headers.ts';
-import { ApiError, request } from './http.ts';
-import type { ChatMessage, ChatOut } from './types.ts';
+import { APIS, apiClient } from './client.ts';
+import { ApiError } from './http.ts';
+import type { ChatMessage } from './types.ts';
 
 export interface ChatSession {
   webhookId: string;
@@ -11,30 +15,27 @@ export interface ChatSession {
   conversationId: string;
 }
 
-const base = (webhookId: string) => `/chat/${encodeURIComponent(webhookId)}`;
-/** The end user's key replaces the operator's token: these calls carry no session credentials. */
-const asUser = (userKey: string) => ({ credentials: null, headers: { [HEADERS.userKey]: userKey } });
+/**
+ * The channel's Chat API, as a visitor or as the end user a key names: these calls carry no session
+ * credentials (the user's key replaces the operator's token).
+ */
+const channel = (webhookId: string, userKey?: string) =>
+  apiClient(
+    APIS.chat,
+    { credentials: null, ...(userKey !== undefined && { headers: { [HEADERS.userKey]: userKey } }) },
+    { webhookId },
+  );
 
 export async function startChat(webhookId: string): Promise<ChatSession> {
-  const { user, key } = await request<ChatOut<'createUser'>>('POST', `${base(webhookId)}/users`, {
-    credentials: null,
-    body: { name: 'Console' },
-  });
-  const { conversation } = await request<ChatOut<'createConversation'>>(
-    'POST',
-    `${base(webhookId)}/conversations`,
-    {
-      ...asUser(key),
-      body: {},
-    },
-  );
+  const { user, key } = await channel(webhookId).createUser({ name: 'Console' });
+  const { conversation } = await channel(webhookId, key).createConversation();
   return { webhookId, userKey: key, userId: user.id, conversationId: conversation.id };
 }
 
 export async function sendText(chat: ChatSession, text: string): Promise<ChatMessage> {
-  const { message } = await request<ChatOut<'createMessage'>>('POST', `${base(chat.webhookId)}/messages`, {
-    ...asUser(chat.userKey),
-    body: { conversationId: chat.conversationId, payload: { type: 'text', text } },
+  const { message } = await channel(chat.webhookId, chat.userKey).createMessage({
+    conversationId: chat.conversationId,
+    payload: { type: 'text', text },
   });
   return message;
 }
@@ -56,13 +57,14 @@ export async function listen(
   signal: AbortSignal,
   position: StreamPosition,
 ): Promise<void> {
-  const response = await fetch(
-    `${base(chat.webhookId)}/conversations/${encodeURIComponent(chat.conversationId)}/listen?lastEventId=${position.lastEventId}`,
-    {
-      headers: { [HEADERS.userKey]: chat.userKey, accept: 'text/event-stream' },
-      signal,
-    },
-  );
+  const wire = requestOf(listenConversation, {
+    id: chat.conversationId,
+    lastEventId: String(position.lastEventId),
+  });
+  const response = await fetch(`${mountOf(APIS.chat, { webhookId: chat.webhookId })}${targetOf(wire)}`, {
+    headers: { [HEADERS.userKey]: chat.userKey, accept: 'text/event-stream' },
+    signal,
+  });
   if (!response.ok || !response.body)
     throw new ApiError(response.status, 'Unknown', 'The conversation cannot be listened to');
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

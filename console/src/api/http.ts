@@ -1,5 +1,5 @@
-// One way to call Parley's HTTP APIs from the browser: JSON in and out, query strings as the official
-// clients encode them, and every failure turned into an ApiError (the server's error body) or a
+// One way to call Parley's HTTP APIs from the browser (the transport of the contract's clients,
+// client.ts): JSON in and out, and every failure turned into an ApiError (the server's error body) or a
 // NetworkError (no answer at all), so every screen can tell the operator what went wrong.
 
 import { HEADERS } from '../../../src/contract/headers.ts';
@@ -25,25 +25,7 @@ export class ApiError extends Error {
 /** No answer: the server is down or the network is gone. Worth retrying. */
 export class NetworkError extends Error {}
 
-export type QueryValue = string | number | boolean | string[] | Record<string, string> | undefined;
-export type Query = Record<string, QueryValue>;
-
-/** `tags.k=v` for maps and repeated keys for arrays, as `@botpress/client` sends them. */
-export function encodeQuery(query: Query): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
-    if (value === undefined || value === '') continue;
-    if (Array.isArray(value)) for (const item of value) params.append(key, item);
-    else if (typeof value === 'object')
-      for (const [k, v] of Object.entries(value)) params.append(`${key}.${k}`, v);
-    else params.append(key, String(value));
-  }
-  const text = params.toString();
-  return text ? `?${text}` : '';
-}
-
 export interface RequestOptions {
-  query?: Query;
   body?: unknown;
   headers?: Record<string, string>;
   signal?: AbortSignal;
@@ -79,7 +61,7 @@ export async function request<T>(method: string, path: string, options: RequestO
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
   try {
-    response = await fetch(path + encodeQuery(options.query ?? {}), {
+    response = await fetch(path, {
       method,
       headers,
       ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
@@ -107,19 +89,4 @@ function errorOf(status: number, body: unknown): ApiError {
     typeof message === 'string' ? message : `The server answered HTTP ${status}`,
     typeof id === 'string' ? id : undefined,
   );
-}
-
-/** Walks a paginated list (`meta.nextToken`) until `max` items or the end. */
-export async function collect<T>(
-  page: (nextToken: string | undefined) => Promise<{ items: T[]; nextToken?: string | undefined }>,
-  max = 1000,
-): Promise<{ items: T[]; complete: boolean }> {
-  const items: T[] = [];
-  let nextToken: string | undefined;
-  do {
-    const result = await page(nextToken);
-    items.push(...result.items);
-    nextToken = result.nextToken;
-  } while (nextToken && items.length < max);
-  return { items, complete: nextToken === undefined };
 }

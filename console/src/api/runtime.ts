@@ -1,18 +1,16 @@
-// The Runtime API operations the console uses (`/v1/chat`): read as one bot (`x-bot-id`) with the
-// operator's personal token, which the server accepts for members of the bot's workspace.
+// The Runtime API operations the console uses, through the contract's client: read as one bot
+// (`x-bot-id`) with the operator's personal token, which the server accepts for members of the bot's
+// workspace.
 import { HEADERS } from '../../../src/contract/headers.ts';
-import { request } from './http.ts';
-import type { Query } from './http.ts';
-import type { Out } from './types.ts';
+import { PAGE_SIZE_MAX } from '../../../src/domain/shared/page-size.ts';
+import { APIS, apiClient } from './client.ts';
 
-const base = '/v1/chat';
+/** The Runtime API as `botId`, its calls cancelled by `signal`. */
+const asBot = (botId: string, signal?: AbortSignal) =>
+  apiClient(APIS.runtime, { headers: { [HEADERS.botId]: botId }, ...(signal && { signal }) });
 
-const asBot = <T>(botId: string, path: string, query: Query, signal?: AbortSignal) =>
-  request<T>('GET', `${base}${path}`, {
-    query,
-    headers: { [HEADERS.botId]: botId },
-    ...(signal && { signal }),
-  });
+/** A screenful of conversations: the filters are changed between loads. */
+const CONVERSATIONS_PAGE = 50;
 
 export interface ConversationFilters {
   participantIds?: string[];
@@ -23,24 +21,17 @@ export interface ConversationFilters {
 
 export const runtime = {
   listConversations: (botId: string, filters: ConversationFilters & { nextToken?: string }) =>
-    asBot<Out<'listConversations'>>(botId, '/conversations', { pageSize: 50, ...filters }),
+    asBot(botId).listConversations({ pageSize: CONVERSATIONS_PAGE, ...filters }),
   getConversation: (botId: string, conversationId: string) =>
-    asBot<Out<'getConversation'>>(botId, `/conversations/${encodeURIComponent(conversationId)}`, {}),
+    asBot(botId).getConversation({ id: conversationId }),
   listMessages: (
     botId: string,
     query: { conversationId: string; afterDate?: string; nextToken?: string },
     signal?: AbortSignal,
-  ) => asBot<Out<'listMessages'>>(botId, '/messages', { pageSize: 100, ...query }, signal),
-  getMessage: (botId: string, messageId: string) =>
-    asBot<Out<'getMessage'>>(botId, `/messages/${encodeURIComponent(messageId)}`, {}),
+  ) => asBot(botId, signal).listMessages({ pageSize: PAGE_SIZE_MAX, ...query }),
+  getMessage: (botId: string, messageId: string) => asBot(botId).getMessage({ id: messageId }),
   listEvents: (botId: string, query: { conversationId: string; nextToken?: string }, signal?: AbortSignal) =>
-    asBot<Out<'listEvents'>>(botId, '/events', { pageSize: 100, ...query }, signal),
+    asBot(botId, signal).listEvents({ pageSize: PAGE_SIZE_MAX, ...query }),
   listParticipants: (botId: string, conversationId: string) =>
-    asBot<Out<'listParticipants'>>(
-      botId,
-      `/conversations/${encodeURIComponent(conversationId)}/participants`,
-      {
-        pageSize: 100,
-      },
-    ),
+    asBot(botId).listParticipants({ id: conversationId, pageSize: PAGE_SIZE_MAX }),
 };

@@ -1,13 +1,15 @@
-// The wire types of the APIs the console calls, as the official clients declare them: the console speaks
-// the public APIs and nothing else, so their published types are the source of truth (types only: neither
-// client is bundled).
-import type { ClientInputs, ClientOutputs } from '@botpress/client';
-import type { ClientRequests, ClientResponses } from '@botpress/chat';
+// The wire types of the APIs the console calls: those of the contract's specs, the server's own.
+import type { APIS } from '../../../src/contract/apis.ts';
+import type { InputOf, OutputOf } from '../../../src/contract/client.ts';
 
-export type AdminIn<K extends keyof ClientInputs> = ClientInputs[K];
-export type Out<K extends keyof ClientOutputs> = ClientOutputs[K];
-export type ChatOut<K extends keyof ClientResponses> = ClientResponses[K];
-export type ChatIn<K extends keyof ClientRequests> = ClientRequests[K];
+type AdminOps = typeof APIS.admin.operations;
+type RuntimeOps = typeof APIS.runtime.operations;
+type ChatOps = typeof APIS.chat.operations;
+
+export type AdminIn<K extends AdminOps[number]['id']> = InputOf<AdminOps, K>;
+export type Out<K extends AdminOps[number]['id']> = OutputOf<AdminOps, K>;
+export type RuntimeOut<K extends RuntimeOps[number]['id']> = OutputOf<RuntimeOps, K>;
+export type ChatOut<K extends ChatOps[number]['id']> = OutputOf<ChatOps, K>;
 
 export type Bot = Out<'getBot'>['bot'];
 export type BotSummary = Out<'listBots'>['bots'][number];
@@ -18,38 +20,13 @@ export type Member = Out<'getWorkspaceMember'>;
 export type Account = Out<'getAccount'>['account'];
 export type PersonalAccessToken = Out<'listPersonalAccessTokens'>['pats'][number];
 export type NewPersonalAccessToken = Out<'createPersonalAccessToken'>['pat'];
-export type Conversation = Out<'getConversation'>['conversation'];
-export type Message = Out<'getMessage'>['message'];
-export type BotEvent = Out<'getEvent'>['event'];
+export type Conversation = RuntimeOut<'getConversation'>['conversation'];
+export type Message = RuntimeOut<'getMessage'>['message'];
+export type BotEvent = RuntimeOut<'getEvent'>['event'];
 export type BotLog = Out<'getBotLogs'>['logs'][number];
 export type Role = Member['role'];
-
-/** A `getBotAnalytics` record, with the `turns` figures Parley adds to the hosted product's fields. */
-export type AnalyticsRecord = Out<'getBotAnalytics'>['records'][number] & {
-  turns: { count: number; failed: number; durationMs: { p50: number | null; p99: number | null } };
-};
-export type AnalyticsInterval = 'hour' | 'day';
-
+export type AnalyticsRecord = Out<'getBotAnalytics'>['records'][number];
+export type AnalyticsInterval = AdminIn<'getBotAnalytics'>['interval'];
 export type ChatMessage = ChatOut<'createMessage'>['message'];
-
-/** A bot's webhook ingress (Parley's own `getBotWebhook`). */
-export interface BotWebhook {
-  id: string;
-  url: string;
-  verification: 'standard-webhooks' | 'none';
-}
-
-/** A URL the bot's events are posted to (Parley's own `listWebhookSubscriptions`). */
-export interface WebhookSubscription {
-  id: string;
-  url: string;
-  eventTypes: string[];
-  description: string;
-  lastDelivery?: {
-    status: 'delivered' | 'pending' | 'failed';
-    statusCode?: number;
-    error?: string;
-    at: string;
-  };
-  createdAt: string;
-}
+export type BotWebhook = Out<'getBotWebhook'>['webhook'];
+export type WebhookSubscription = Out<'listWebhookSubscriptions'>['subscriptions'][number];

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { admin } from '../api/admin.ts';
-import { collect } from '../api/http.ts';
+import { adminFields, MAX_LISTED } from '../api/client.ts';
+import { collect } from '../../../src/contract/client.ts';
 import { paths } from '../paths.ts';
 import { can } from '../roles.ts';
 import { useCurrentSession } from '../session.tsx';
@@ -21,14 +22,7 @@ import { useAction, useLoad } from '../hooks.ts';
 export function Bots() {
   const session = useCurrentSession();
   const { route } = useLocation();
-  const bots = useLoad(
-    () =>
-      collect(async (nextToken) => {
-        const page = await admin.listBots({ ...(nextToken && { nextToken }) });
-        return { items: page.bots, nextToken: page.meta.nextToken };
-      }),
-    [session.workspace.id],
-  );
+  const bots = useLoad(() => collect(admin.listBots, 'bots', {}, MAX_LISTED), [session.workspace.id]);
   const [creating, setCreating] = useState(false);
   const [name, setName] = useState('');
   const create = useAction(async () => {
@@ -60,7 +54,13 @@ export function Bots() {
           }}
         >
           <Field label="Name">
-            <input value={name} required autoFocus maxLength={200} onInput={(e) => setName(valueOf(e))} />
+            <input
+              value={name}
+              required
+              autoFocus
+              maxLength={adminFields.botName}
+              onInput={(e) => setName(valueOf(e))}
+            />
           </Field>
           <button type="submit" disabled={create.busy || name.trim() === ''}>
             Create bot

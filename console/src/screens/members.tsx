@@ -2,7 +2,8 @@
 // own) and remove members; everyone else reads.
 import { useState } from 'preact/hooks';
 import { admin } from '../api/admin.ts';
-import { collect } from '../api/http.ts';
+import { MAX_LISTED } from '../api/client.ts';
+import { collect } from '../../../src/contract/client.ts';
 import type { Member, Role } from '../api/types.ts';
 import { assignableBy, can } from '../roles.ts';
 import { useCurrentSession } from '../session.tsx';
@@ -24,11 +25,7 @@ export function Members() {
   const mayManage = can(session.role, 'members.manage');
   const assignable = assignableBy(session.role);
   const members = useLoad(
-    () =>
-      collect(async (nextToken) => {
-        const page = await admin.listWorkspaceMembers({ ...(nextToken && { nextToken }) });
-        return { items: page.members, nextToken: page.meta.nextToken };
-      }),
+    () => collect(admin.listWorkspaceMembers, 'members', {}, MAX_LISTED),
     [session.workspace.id],
   );
   const [email, setEmail] = useState('');

@@ -1,6 +1,7 @@
 // The operator's own personal access tokens: what the console, the CLI and scripts sign in with.
 import { useState } from 'preact/hooks';
 import { admin } from '../api/admin.ts';
+import { adminFields } from '../api/client.ts';
 import type { NewPersonalAccessToken } from '../api/types.ts';
 import { useCurrentSession } from '../session.tsx';
 import {
@@ -54,7 +55,7 @@ export function Tokens() {
           <input
             value={note}
             required
-            maxLength={500}
+            maxLength={adminFields.tokenNote}
             placeholder="what uses it, e.g. laptop CLI"
             onInput={(e) => setNote(valueOf(e))}
           />

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { CHAT_USER_HANDLERS, CHAT_VISITOR_HANDLERS } from '../../handlers/chat/index.ts';
+import { listenConversation } from '../../contract/chat/listen.ts';
 import type { ChatSession, ChatVisitor } from '../../domain/chat/chat.ts';
 import { channelRoutes, pathParam } from '../channel-routes.ts';
 import { allowCors } from '../cors.ts';
@@ -68,7 +69,6 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
             operationId: url === '/hello' ? 'helloNoSlash' : 'hello',
             tags,
             summary: 'Check that the channel answers',
-            hide: url === '/hello',
             params: Params,
           },
         },
@@ -105,15 +105,16 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
       });
       listening.withTypeProvider<TypeBoxTypeProvider>().route({
         method: 'GET',
-        url: '/conversations/:id/listen',
+        url: listenConversation.path,
         schema: {
-          operationId: 'listenConversation',
-          tags,
-          summary: 'Listen to a conversation (server-sent events or WebSocket)',
-          description:
-            'Server-sent events: `data: {"type","data"}` frames numbered by `id:`, and `data: ping`; reconnect with `Last-Event-ID` to receive what was missed. ' +
-            'WebSocket (`Upgrade: websocket`, the key as the `x-user-key` query parameter): one text message per signal, the same JSON plus its number as `id`, and `ping`; reconnect with `?lastEventId=`.',
-          params: Type.Object({ webhookId: Type.String(), id: Type.String() }),
+          operationId: listenConversation.id,
+          tags: [listenConversation.tag],
+          summary: listenConversation.summary,
+          ...(listenConversation.description !== undefined && {
+            description: listenConversation.description,
+          }),
+          params: Type.Object({ webhookId: Type.String(), ...listenConversation.params.properties }),
+          querystring: listenConversation.query,
         },
         // Before a WebSocket upgrade, so that a refused listener gets its status and error body.
         preHandler: async (request) => {

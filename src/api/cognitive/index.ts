@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
-import { Type } from 'typebox';
-import { GenerationBody } from '../../contract/cognitive/generation.ts';
+import { generateTextStream } from '../../contract/cognitive/index.ts';
 import { COGNITIVE_HANDLERS } from '../../handlers/cognitive/index.ts';
 import { errorResponses } from '../../contract/models.ts';
 import type { GenerationRequest } from '../../domain/llm/schemas.ts';
@@ -30,16 +29,15 @@ export const cognitiveApi: FastifyPluginAsync<PlatformApiOptions> = async (app, 
   routeOperations(app, COGNITIVE_HANDLERS, botActorOf);
 
   app.post<{ Body: GenerationRequest }>(
-    '/generate-text-stream',
+    generateTextStream.path,
     {
-      config: { access: 'write' },
+      config: { access: generateTextStream.access },
       schema: {
-        operationId: 'generateTextStream',
-        tags: ['Cognitive'],
-        summary: 'Generate text with a language model, as it is written',
-        description:
-          'The request of `generateText`; the answer is NDJSON (`application/x-ndjson`), one chunk per line as the provider streams it (`output`, `reasoning`), the last with `finished: true` and the `metadata`. An error before the first chunk is answered as an error; one after it ends the stream without that last chunk. A client that goes away cancels the provider’s request.',
-        body: Type.Object(GenerationBody),
+        operationId: generateTextStream.id,
+        tags: [generateTextStream.tag],
+        summary: generateTextStream.summary,
+        ...(generateTextStream.description !== undefined && { description: generateTextStream.description }),
+        ...(generateTextStream.body && { body: generateTextStream.body }),
         response: { ...errorResponses },
       },
     },

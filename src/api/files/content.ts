@@ -145,6 +145,7 @@ export const fileContentRoutes: FastifyPluginAsync = async (app) => {
       config: { auth: 'public', longBody: true },
       schema: {
         tags,
+        operationId: 'uploadFileContent',
         summary: 'Upload a file’s content (the file’s signed `uploadUrl`)',
         description:
           'The raw bytes, of any content type, exactly as many as the upsert declared; streamed to storage. An expired, altered or already used URL answers 403 and stores nothing: an upload URL stores one content (a failed upload may be retried).',
@@ -172,6 +173,7 @@ export const fileContentRoutes: FastifyPluginAsync = async (app) => {
       config: { auth: 'public' },
       schema: {
         tags,
+        operationId: 'downloadFileContent',
         summary: 'Download a file’s content (the file’s signed `url`)',
         description:
           'Range requests, ETag and If-None-Match are supported. Answers are nosniff and sandboxed (CSP), and attachments unless an image (not SVG), PDF, plain text, audio or video; on the content origin (PARLEY_CONTENT_URL) any declared type is inline. A link made before the file was upserted again answers 403.',
@@ -196,6 +198,7 @@ export const fileContentRoutes: FastifyPluginAsync = async (app) => {
       config: { auth: 'public' },
       schema: {
         tags,
+        operationId: 'downloadPublicFileContent',
         summary: 'Download the content of a file with the `public_content` policy (its permanent `url`)',
         params: FileIdParams,
         response: errorResponses,

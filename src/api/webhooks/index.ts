@@ -109,7 +109,7 @@ export const webhookIngressApi: FastifyPluginAsyncTypebox = async (app) => {
       method: METHODS,
       url,
       bodyLimit: PAYLOAD_LIMITS.webhook,
-      schema: url === '' ? schema : { ...schema, operationId: 'receiveWebhookPath', hide: true },
+      schema: url === '' ? schema : { ...schema, operationId: 'receiveWebhookPath' },
       handler: async (request, reply) => {
         const webhookId = pathParam(request, 'webhookId');
         const reached = request.reachedWebhook ?? unavailable('the webhook');

@@ -14,3 +14,6 @@ export const CHAT_USER_OPERATIONS = [
   ...chatConversationOperations,
   ...chatMessageOperations,
 ] as const;
+
+/** The Chat API's stream, declared as an operation but routed by hand: see listen.ts. */
+export { listenConversation } from './listen.ts';

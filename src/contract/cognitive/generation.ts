@@ -30,3 +30,20 @@ export const cognitiveOperations = [
     response: Type.Object({ models: Type.Array(ModelSchema) }),
   }),
 ] as const;
+
+/**
+ * The streamed `generateText`: declared here like every operation, but routed by hand
+ * (`api/cognitive/index.ts`), since its answer is NDJSON written as the provider streams it.
+ */
+export const generateTextStream = operation({
+  id: 'generateTextStream',
+  method: 'POST',
+  path: '/generate-text-stream',
+  access: 'write',
+  tag,
+  summary: 'Generate text with a language model, as it is written',
+  description:
+    'The request of `generateText`; the answer is NDJSON (`application/x-ndjson`), one chunk per line as the provider streams it (`output`, `reasoning`), the last with `finished: true` and the `metadata`. An error before the first chunk is answered as an error; one after it ends the stream without that last chunk. A client that goes away cancels the provider’s request.',
+  body: GenerationBody,
+  response: Type.String({ description: 'application/x-ndjson' }),
+});

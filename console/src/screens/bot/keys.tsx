@@ -2,6 +2,7 @@
 // once; a revoked key stops working at once.
 import { useState } from 'preact/hooks';
 import { admin } from '../../api/admin.ts';
+import { adminFields } from '../../api/client.ts';
 import type { BotApiKey, NewBotApiKey } from '../../api/types.ts';
 import { can } from '../../roles.ts';
 import { useCurrentSession } from '../../session.tsx';
@@ -75,7 +76,7 @@ export function Keys({ bot }: BotScreenProps) {
           <Field label="Note">
             <input
               value={note}
-              maxLength={500}
+              maxLength={adminFields.keyNote}
               placeholder="what uses it, e.g. production"
               onInput={(e) => setNote(valueOf(e))}
             />

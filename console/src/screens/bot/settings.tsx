@@ -10,15 +10,19 @@ import { ConfirmButton, CopyValue, Field, InlineError, Problem, valueOf } from '
 import { useAction } from '../../hooks.ts';
 import { ModelsChoice } from './models-choice.tsx';
 import type { BotScreenProps } from './screen-props.ts';
+import type { Bot } from '../../api/types.ts';
 
 type Row = { name: string; value: string };
+/** A configuration's values, as the bot's record holds them. */
+type ConfigurationData = Bot['configuration']['data'];
+type ConfigurationValue = ConfigurationData[string];
 
 /** Strings are edited as they are; other values (numbers, booleans, objects) as JSON. */
 const editable = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
-function parsed(row: Row, original: unknown): unknown {
+function parsed(row: Row, original: unknown): ConfigurationValue {
   if (typeof original === 'string' || original === undefined) return row.value;
   try {
-    return JSON.parse(row.value) as unknown;
+    return JSON.parse(row.value) as ConfigurationValue;
   } catch {
     throw new Problem(
       'Not saved',
@@ -28,13 +32,13 @@ function parsed(row: Row, original: unknown): unknown {
 }
 
 function Configuration({ bot, setBot, mayWrite }: BotScreenProps & { mayWrite: boolean }) {
-  const data = bot.configuration.data as Record<string, unknown>;
+  const data = bot.configuration.data;
   const initial = (): Row[] =>
     Object.entries(data).map(([name, value]) => ({ name, value: editable(value) }));
   const [rows, setRows] = useState<Row[]>(initial);
   const [saved, setSaved] = useState(false);
   const save = useAction(async () => {
-    const next: Record<string, unknown> = {};
+    const next: ConfigurationData = {};
     for (const row of rows) if (row.name.trim()) next[row.name.trim()] = parsed(row, data[row.name.trim()]);
     const { bot: updated } = await admin.updateBot(bot.id, {
       configuration: { data: next, schema: bot.configuration.schema },

@@ -2,7 +2,8 @@
 // each turn with its log lines beside it and a failed turn marked with its reason. Live: it polls the
 // Runtime API (messages, events) and the logs every second while the page is visible.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { collect } from '../../api/http.ts';
+import { collect } from '../../../../src/contract/client.ts';
+import { MAX_LISTED } from '../../api/client.ts';
 import { runtime } from '../../api/runtime.ts';
 import type { BotEvent, BotLog, Conversation, Message } from '../../api/types.ts';
 import { LogTail } from '../../log-tail.ts';
@@ -15,7 +16,6 @@ import type { BotScreenProps } from './screen-props.ts';
 const POLL_MS = 1000;
 /** Messages can be committed a little out of order: each poll reads again from this far back. */
 const MESSAGE_LOOKBACK_MS = 5000;
-const MAX_ITEMS = 1000;
 
 const byTime = <T extends { createdAt: string; id: string }>(a: T, b: T) =>
   a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
@@ -123,14 +123,18 @@ export function Transcript({ bot, conversationId }: BotScreenProps & { conversat
   const initial = useLoad(async () => {
     const { conversation } = await runtime.getConversation(bot.id, conversationId);
     const [allMessages, allEvents] = await Promise.all([
-      collect(async (nextToken) => {
-        const page = await runtime.listMessages(bot.id, { conversationId, ...(nextToken && { nextToken }) });
-        return { items: page.messages, nextToken: page.meta.nextToken };
-      }, MAX_ITEMS),
-      collect(async (nextToken) => {
-        const page = await runtime.listEvents(bot.id, { conversationId, ...(nextToken && { nextToken }) });
-        return { items: page.events, nextToken: page.meta.nextToken };
-      }, MAX_ITEMS),
+      collect(
+        (query: { conversationId: string; nextToken?: string }) => runtime.listMessages(bot.id, query),
+        'messages',
+        { conversationId },
+        MAX_LISTED,
+      ),
+      collect(
+        (query: { conversationId: string; nextToken?: string }) => runtime.listEvents(bot.id, query),
+        'events',
+        { conversationId },
+        MAX_LISTED,
+      ),
     ]);
     tail.current = new LogTail(bot.id, conversation.createdAt, { conversationId });
     await tail.current.poll();
@@ -188,7 +192,7 @@ export function Transcript({ bot, conversationId }: BotScreenProps & { conversat
           {pollError === undefined ? 'Live' : 'Reconnecting…'}
         </p>
       </div>
-      {truncated && <p class="muted">Only the latest {MAX_ITEMS} messages and events are shown.</p>}
+      {truncated && <p class="muted">Only the latest {MAX_LISTED} messages and events are shown.</p>}
       {turns.length === 0 ? (
         <p class="muted">No messages in this conversation yet. New ones appear here as they come.</p>
       ) : (

@@ -82,7 +82,10 @@ export function TryIt({ bot }: BotScreenProps) {
           return (
             <li key={m.id} class={`bubble ${fromMe ? 'from-user' : 'from-bot'}`}>
               <span class="who">{fromMe ? 'You' : 'Bot'}</span>
-              <Payload type={String(m.payload.type)} payload={m.payload} />
+              <Payload
+                type={typeof m.payload.type === 'string' ? m.payload.type : 'unknown'}
+                payload={m.payload}
+              />
             </li>
           );
         })}

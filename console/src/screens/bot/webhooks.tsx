@@ -3,6 +3,7 @@
 // subscription's secret is shown once.
 import { useState } from 'preact/hooks';
 import { admin } from '../../api/admin.ts';
+import { adminFields } from '../../api/client.ts';
 import type { Bot, WebhookSubscription } from '../../api/types.ts';
 import { can } from '../../roles.ts';
 import { useCurrentSession } from '../../session.tsx';
@@ -141,7 +142,7 @@ export function Webhooks({ bot }: BotScreenProps) {
               type="url"
               required
               value={url}
-              maxLength={2000}
+              maxLength={adminFields.webhookUrl}
               placeholder="https://example.com/parley-events"
               onInput={(e) => setUrl(valueOf(e))}
             />
