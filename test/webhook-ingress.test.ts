@@ -235,7 +235,15 @@ for (const store of await testStores()) {
       const bytes = Buffer.from('a secret of an earlier release!!');
       const { db } = t.server.store;
       // (Later migrations go too: a store of that release had none of them.)
-      const tables = ['llm_calls', 'channel_sends', 'bot_integrations', 'integrations', 'webhook_sends'];
+      const tables = [
+        'bot_llm_models',
+        'llm_providers',
+        'llm_calls',
+        'channel_sends',
+        'bot_integrations',
+        'integrations',
+        'webhook_sends',
+      ];
       for (const table of [...tables, 'webhook_subscriptions', 'webhook_deliveries', 'bot_webhooks'])
         await sql`drop table ${sql.table(table)}`.execute(db);
       for (const column of ['integration_id', 'process_owner'])

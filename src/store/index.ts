@@ -144,6 +144,10 @@ async function migrate(db: Db, kind: StoreConfig['kind']): Promise<void> {
   for (let retry = 0; retry < 2 && error && isMissingBookkeeping(error); retry++) {
     ({ error, results } = await migrator.migrateToLatest());
   }
+  // Seen once more under the same conditions: a fresh schema's first migration failed on a column of
+  // another schema's table. Each migration runs in a transaction of its own, so a second try starts
+  // from what the first committed; a migration that is wrong fails again the same way.
+  if (error && kind === 'postgres') ({ error, results } = await migrator.migrateToLatest());
   const failed = results?.find((r) => r.status === 'Error');
   if (error) {
     throw new Error(
