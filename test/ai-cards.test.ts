@@ -20,6 +20,8 @@ async function nodesOfTheDocs(): Promise<unknown[]> {
   return JSON.parse(block) as unknown[];
 }
 
+const say = (text: string) => ({ type: 'say', message: { type: 'text', text } });
+
 function aiBot(documentedNodes: unknown[]): Files {
   return {
     'bot.json': json({
@@ -35,6 +37,7 @@ function aiBot(documentedNodes: unknown[]): Files {
           next: [
             { when: "event.preview.startsWith('order')", to: 'order' },
             { when: "event.preview.startsWith('store')", to: 'store' },
+            { when: "event.preview.startsWith('route')", to: 'route' },
             { to: 'write' },
           ],
         },
@@ -63,6 +66,24 @@ function aiBot(documentedNodes: unknown[]): Files {
             { type: 'say', message: { type: 'text', text: 'Stored: {{ workflow.summary }}' } },
           ],
         },
+        {
+          id: 'route',
+          type: 'standard',
+          cards: [
+            {
+              type: 'aiTransition',
+              transitions: [
+                { label: 'refund', description: 'wants money back', to: 'refund' },
+                { label: 'shipping', description: 'asks where a parcel is', to: 'shipping' },
+              ],
+              onNone: 'unsure',
+              variable: 'workflow.intent',
+            },
+          ],
+        },
+        { id: 'refund', type: 'standard', cards: [say('Refunds ({{ workflow.intent }})')] },
+        { id: 'shipping', type: 'standard', cards: [say('Shipping')] },
+        { id: 'unsure', type: 'standard', cards: [say('Not sure ({{ workflow.intent }})')] },
         ...documentedNodes,
       ],
     }),
@@ -140,6 +161,23 @@ for (const store of await testStores()) {
           ['user', 'That answer does not match the schema: t'],
         ],
       );
+    });
+
+    test('aiTransition: the label the model chooses, among the descriptions it was given, is the node gone to', async () => {
+      models.replyWhen('route I want my money', { json: { label: 'refund' } });
+      assert.equal((await ask('route I want my money')).reply, 'Refunds (refund)');
+      const body = callsAbout('route I want my money')[0]?.body as { messages: { content: string }[] };
+      assert.match(
+        body.messages[0]?.content ?? '',
+        /- refund: wants money back\n- shipping: asks where a parcel is/,
+      );
+    });
+
+    test('aiTransition: "none", or twice no label, goes to onNone with a null label', async () => {
+      models.reply('garbage', { json: { label: 'none' } });
+      assert.equal((await ask('route hello there')).reply, 'Not sure ()');
+      models.reply({ json: { label: 'weather' } }, { json: { label: 'sports' } });
+      assert.equal((await ask('route what now')).reply, 'Not sure ()');
     });
 
     test('aiTask: two answers that do not match take onFailure, with the reason', async () => {

@@ -345,7 +345,7 @@ describe('bot package: loading and compiling', () => {
       [
         [
           '/nodes/1/cards/7/type',
-          'must be one of "say", "code", "expression", "capture", "set", "action", "goto", "end", "knowledge", "tableFind", "tableInsert", "tableUpdate", "tableUpsert", "tableDelete", "aiGenerate", "aiTask"',
+          'must be one of "say", "code", "expression", "capture", "set", "action", "goto", "end", "knowledge", "tableFind", "tableInsert", "tableUpdate", "tableUpsert", "tableDelete", "aiGenerate", "aiTask", "aiTransition"',
         ],
         ['/nodes/1/cards/8/colour', 'unknown property (allowed: type, id, message)'],
         ['/nodes/1/cards/9/workflow', 'is required'],
@@ -437,6 +437,31 @@ describe('bot package: loading and compiling', () => {
       problems[0]?.message ?? '',
       /^is not a JSON Schema: schema\/type must be equal to one of the allowed values/,
     );
+  });
+
+  test('an aiTransition card with a label twice, a label "none" or a missing node is reported', async () => {
+    const files = withMain((main) => {
+      const ask = main.nodes[1] as Record<string, unknown>;
+      cardsOf(ask).push({
+        type: 'aiTransition',
+        transitions: [
+          { label: 'refund', description: 'money back', to: 'ask' },
+          { label: 'refund', description: 'again', to: 'ask' },
+          { label: 'none', description: 'nothing', to: 'limbo' },
+        ],
+      });
+    });
+    const card =
+      cardsOf(
+        (JSON.parse(files['workflows/main.json'] as string) as { nodes: Record<string, unknown>[] })
+          .nodes[1] ?? {},
+      ).length - 1;
+    const problems = (await problemsOf(files)).map((p) => [p.field, p.message]);
+    assert.deepEqual(problems, [
+      [`/nodes/1/cards/${card}/transitions/1/label`, 'the label "refund" is given twice'],
+      [`/nodes/1/cards/${card}/transitions/2/label`, '"none" is the answer when no label applies'],
+      [`/nodes/1/cards/${card}/transitions/2/to`, 'no node "limbo" in workflow main'],
+    ]);
   });
 
   test('an action without its code file, or code without its JSON, is reported', async () => {

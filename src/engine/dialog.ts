@@ -1,3 +1,4 @@
+import { AI_TRANSITION_NONE } from '../package/cards.ts';
 import type { TableCard } from '../package/cards.ts';
 import type { Card, CompiledPackage, WorkflowNode } from '../package/format.ts';
 import { unitIds } from '../package/format.ts';
@@ -55,12 +56,17 @@ export class DialogError extends BotFailure {}
 const MAX_STEPS = 1000;
 
 /** The `meta.promptSource` of each AI card's model calls: the hosted platform's names. */
-const AI_PROMPT_SOURCES = { aiGenerate: 'cards/ai-generate', aiTask: 'cards/ai-task' } as const;
+const AI_PROMPT_SOURCES = {
+  aiGenerate: 'cards/ai-generate',
+  aiTask: 'cards/ai-task',
+  // The hosted platform's AI Transition is "a specific type of AI Task".
+  aiTransition: 'cards/ai-task',
+} as const;
 /** Answers an aiTask card asks for: the first, and one more shown the error. */
 const AI_TASK_ATTEMPTS = 2;
 const aiTaskAjv = createAjv({ strict: false });
 
-type AiCard = Extract<Card, { type: 'aiGenerate' | 'aiTask' }>;
+type AiCard = Extract<Card, { type: 'aiGenerate' | 'aiTask' | 'aiTransition' }>;
 
 /** A model's JSON answer, or undefined when it is not JSON. */
 function parsedJson(text: string): Json | undefined {
@@ -244,6 +250,8 @@ export class DialogRunner {
         return this.aiGenerate(frame, card);
       case 'aiTask':
         return this.aiTask(frame, card);
+      case 'aiTransition':
+        return this.aiTransition(frame, card);
     }
   }
 
@@ -334,6 +342,62 @@ export class DialogRunner {
       throw new DialogError(`The aiTask card into ${card.variable} failed: ${reason}`);
     if (card.reason) await this.host.setVariable(card.reason, reason);
     return { kind: 'goto', node: card.onFailure };
+  }
+
+  /**
+   * Chooses a transition: the model answers one of the labels (their descriptions its only vocabulary),
+   * or `none`; an answer that is neither is asked again once, then taken as `none`, with a warning.
+   */
+  private async aiTransition(
+    frame: Frame,
+    card: Extract<Card, { type: 'aiTransition' }>,
+  ): Promise<CardResult> {
+    const instructions =
+      card.instructions === undefined
+        ? ''
+        : textOf(await this.field(frame, 'instructions', card.instructions));
+    const input =
+      card.input === undefined ? this.host.userText() : textOf(await this.field(frame, 'input', card.input));
+    const labels = card.transitions.map((t) => t.label);
+    const systemPrompt = [
+      instructions,
+      'Choose the one label that fits the message, from this list (a label: what it means):',
+      ...card.transitions.map((t) => `- ${t.label}: ${t.description}`),
+      `Answer "${AI_TRANSITION_NONE}" when none of them fits. Answer with one JSON object and nothing else: {"label": "<the label>"}`,
+    ]
+      .filter((line) => line !== '')
+      .join('\n');
+    const messages: JsonObject[] = [{ role: 'user', type: 'text', content: input }];
+    let chosen: string | undefined;
+    for (let attempt = 0; attempt < AI_TASK_ATTEMPTS && chosen === undefined; attempt++) {
+      const output = await this.generate(card, AI_PROMPT_SOURCES.aiTransition, {
+        systemPrompt,
+        messages,
+        responseFormat: 'json_object',
+      });
+      const value = parsedJson(output);
+      const label = isJsonObject(value) ? value.label : undefined;
+      if (typeof label === 'string' && (label === AI_TRANSITION_NONE || labels.includes(label)))
+        chosen = label;
+      else
+        messages.push(
+          { role: 'assistant', type: 'text', content: output },
+          {
+            role: 'user',
+            type: 'text',
+            content: `That is not one of the labels. Answer {"label": …} with one of: ${[...labels, AI_TRANSITION_NONE].join(', ')}.`,
+          },
+        );
+    }
+    if (chosen === undefined)
+      this.host.log(
+        'warn',
+        `The aiTransition card: the model named no label in ${AI_TASK_ATTEMPTS} tries; none applies`,
+      );
+    const transition = card.transitions.find((t) => t.label === chosen);
+    if (card.variable) await this.host.setVariable(card.variable, transition?.label ?? null);
+    if (transition) return { kind: 'goto', node: transition.to };
+    return card.onNone !== undefined ? { kind: 'goto', node: card.onNone } : { kind: 'next' };
   }
 
   private validatorOf(schema: object): ValidateFunction {

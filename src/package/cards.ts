@@ -25,7 +25,8 @@ export type TypedCard =
   | Branch<12, 'tableUpsert'>
   | Branch<13, 'tableDelete'>
   | Branch<14, 'aiGenerate'>
-  | Branch<15, 'aiTask'>;
+  | Branch<15, 'aiTask'>
+  | Branch<16, 'aiTransition'>;
 
 /** The cards that call the Tables API. */
 export type TableCard = Extract<Card, { table: string }>;
@@ -33,3 +34,6 @@ export const isTableCard = (card: Card): card is TableCard => 'table' in card;
 
 /** A card that matched CardSchema, whose `type` therefore names its branch. */
 export const typedCard = (card: Card) => card;
+
+/** What a model answers an aiTransition card when none of its labels applies (so no label may be it). */
+export const AI_TRANSITION_NONE = 'none';

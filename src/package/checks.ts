@@ -1,6 +1,6 @@
 import type { ActionDefinition, BotManifest, Workflow } from './format.ts';
 import type { JsonDocument, LoadedJson } from './json-document.ts';
-import { isTableCard, typedCard } from './cards.ts';
+import { AI_TRANSITION_NONE, isTableCard, typedCard } from './cards.ts';
 import type { Problem } from './problems.ts';
 import { pointer } from './problems.ts';
 import { checkTableCard } from './tables.ts';
@@ -248,6 +248,24 @@ function checkWorkflow(
           }
           if (card.onNotFound !== undefined) nodeRef(card.onNotFound, cardAt('onNotFound'));
           break;
+        case 'aiTransition': {
+          const labels = new Set<string>();
+          card.transitions.forEach((transition, j) => {
+            nodeRef(transition.to, at('cards', i, 'transitions', j, 'to'));
+            if (labels.has(transition.label) || transition.label === AI_TRANSITION_NONE)
+              problems.push(
+                doc.problem(
+                  at('cards', i, 'transitions', j, 'label'),
+                  transition.label === AI_TRANSITION_NONE
+                    ? `"${AI_TRANSITION_NONE}" is the answer when no label applies`
+                    : `the label "${transition.label}" is given twice`,
+                ),
+              );
+            labels.add(transition.label);
+          });
+          if (card.onNone !== undefined) nodeRef(card.onNone, cardAt('onNone'));
+          break;
+        }
         case 'aiTask': {
           if (card.onFailure !== undefined) nodeRef(card.onFailure, cardAt('onFailure'));
           const problem = jsonSchemaProblem(card.schema);

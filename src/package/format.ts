@@ -358,6 +358,28 @@ export const CardSchema = Type.Union([
     },
     'Extracts an object that matches `schema` from `input` (default: the user’s last message) with a language model into `variable`; an answer that does not match is asked again once with the error, then `onFailure` is taken (or the turn fails)',
   ),
+  card(
+    'aiTransition',
+    {
+      instructions: Type.Optional(AiInstructions),
+      input: Type.Optional(Template),
+      transitions: Type.Array(
+        Type.Object(
+          {
+            label: Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9_-]{0,63}$' }),
+            description: Type.String({ minLength: 1, maxLength: 1000 }),
+            to: NodeRef,
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1, maxItems: 20 },
+      ),
+      onNone: Type.Optional(NodeRef),
+      ...AiModelFields,
+      variable: Type.Optional(VariableRef),
+    },
+    'Goes to the node of the transition whose label a language model chooses for `input` (default: the user’s last message), the descriptions its only vocabulary; when none applies, to `onNone` (or the next card); the label (or null) goes into `variable`',
+  ),
 ]);
 export type Card = Static<typeof CardSchema>;
 

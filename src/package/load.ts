@@ -45,6 +45,7 @@ const TEMPLATE_FIELDS: Record<string, string[]> = {
   tableDelete: ['filter'],
   aiGenerate: ['instructions', 'context'],
   aiTask: ['instructions', 'input'],
+  aiTransition: ['instructions', 'input'],
 };
 
 const at = (file: string, message: string, line = 1, column = 1): Problem => ({
