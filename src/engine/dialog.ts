@@ -62,7 +62,7 @@ const AI_PROMPT_SOURCES = {
   // The hosted platform's AI Transition is "a specific type of AI Task".
   aiTransition: 'cards/ai-task',
 } as const;
-/** Answers an aiTask card asks for: the first, and one more shown the error. */
+/** Answers an aiTask or aiTransition card asks for: the first, and one more shown the error. */
 const AI_TASK_ATTEMPTS = 2;
 const aiTaskAjv = createAjv({ strict: false });
 
@@ -304,39 +304,29 @@ export class DialogRunner {
    */
   private async aiTask(frame: Frame, card: Extract<Card, { type: 'aiTask' }>): Promise<CardResult> {
     const instructions = textOf(await this.field(frame, 'instructions', card.instructions));
-    const input =
-      card.input === undefined ? this.host.userText() : textOf(await this.field(frame, 'input', card.input));
     const validate = this.validatorOf(card.schema);
-    const systemPrompt = `${instructions}\n\nAnswer with one JSON object that matches this JSON Schema, and nothing else:\n${JSON.stringify(card.schema)}`;
-    const messages: JsonObject[] = [{ role: 'user', type: 'text', content: input }];
-    let problem = '';
-    for (let attempt = 0; attempt < AI_TASK_ATTEMPTS; attempt++) {
-      const output = await this.generate(card, AI_PROMPT_SOURCES.aiTask, {
-        systemPrompt,
-        messages,
-        responseFormat: 'json_object',
-      });
-      const value = parsedJson(output);
-      if (value !== undefined && validate(value)) {
-        await this.host.setVariable(card.variable, value);
-        return { kind: 'next' };
-      }
-      problem =
-        value === undefined
-          ? 'the answer is not JSON'
-          : (validate.errors ?? [])
-              .map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`)
-              .join('; ');
-      messages.push(
-        { role: 'assistant', type: 'text', content: output },
-        {
-          role: 'user',
-          type: 'text',
-          content: `That answer does not match the schema: ${problem}. Answer again with the JSON object only.`,
-        },
-      );
+    const answer = await this.askForJson(card, AI_PROMPT_SOURCES.aiTask, {
+      systemPrompt: `${instructions}\n\nAnswer with one JSON object that matches this JSON Schema, and nothing else:\n${JSON.stringify(card.schema)}`,
+      input: await this.aiInput(frame, card),
+      check: (value) => {
+        if (value !== undefined && validate(value)) return { value };
+        const problem =
+          value === undefined
+            ? 'the answer is not JSON'
+            : (validate.errors ?? [])
+                .map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`)
+                .join('; ');
+        return {
+          problem,
+          again: `That answer does not match the schema: ${problem}. Answer again with the JSON object only.`,
+        };
+      },
+    });
+    if ('value' in answer) {
+      await this.host.setVariable(card.variable, answer.value);
+      return { kind: 'next' };
     }
-    const reason = `the model's answer did not match the schema after ${AI_TASK_ATTEMPTS} tries: ${problem}`;
+    const reason = `the model's answer did not match the schema after ${AI_TASK_ATTEMPTS} tries: ${answer.problem}`;
     this.host.log('warn', `The aiTask card into ${card.variable}: ${reason}`);
     if (card.onFailure === undefined)
       throw new DialogError(`The aiTask card into ${card.variable} failed: ${reason}`);
@@ -356,8 +346,6 @@ export class DialogRunner {
       card.instructions === undefined
         ? ''
         : textOf(await this.field(frame, 'instructions', card.instructions));
-    const input =
-      card.input === undefined ? this.host.userText() : textOf(await this.field(frame, 'input', card.input));
     const labels = card.transitions.map((t) => t.label);
     const systemPrompt = [
       instructions,
@@ -367,37 +355,68 @@ export class DialogRunner {
     ]
       .filter((line) => line !== '')
       .join('\n');
-    const messages: JsonObject[] = [{ role: 'user', type: 'text', content: input }];
-    let chosen: string | undefined;
-    for (let attempt = 0; attempt < AI_TASK_ATTEMPTS && chosen === undefined; attempt++) {
-      const output = await this.generate(card, AI_PROMPT_SOURCES.aiTransition, {
-        systemPrompt,
-        messages,
-        responseFormat: 'json_object',
-      });
-      const value = parsedJson(output);
-      const label = isJsonObject(value) ? value.label : undefined;
-      if (typeof label === 'string' && (label === AI_TRANSITION_NONE || labels.includes(label)))
-        chosen = label;
-      else
-        messages.push(
-          { role: 'assistant', type: 'text', content: output },
-          {
-            role: 'user',
-            type: 'text',
-            content: `That is not one of the labels. Answer {"label": …} with one of: ${[...labels, AI_TRANSITION_NONE].join(', ')}.`,
-          },
-        );
-    }
-    if (chosen === undefined)
+    const answer = await this.askForJson(card, AI_PROMPT_SOURCES.aiTransition, {
+      systemPrompt,
+      input: await this.aiInput(frame, card),
+      check: (value) => {
+        const label = isJsonObject(value) ? value.label : undefined;
+        if (typeof label === 'string' && (label === AI_TRANSITION_NONE || labels.includes(label)))
+          return { value: label };
+        return {
+          problem: 'no label',
+          again: `That is not one of the labels. Answer {"label": …} with one of: ${[...labels, AI_TRANSITION_NONE].join(', ')}.`,
+        };
+      },
+    });
+    if (!('value' in answer))
       this.host.log(
         'warn',
         `The aiTransition card: the model named no label in ${AI_TASK_ATTEMPTS} tries; none applies`,
       );
-    const transition = card.transitions.find((t) => t.label === chosen);
+    const transition = 'value' in answer ? card.transitions.find((t) => t.label === answer.value) : undefined;
     if (card.variable) await this.host.setVariable(card.variable, transition?.label ?? null);
     if (transition) return { kind: 'goto', node: transition.to };
     return card.onNone !== undefined ? { kind: 'goto', node: card.onNone } : { kind: 'next' };
+  }
+
+  /** What an aiTask or aiTransition card reads: its `input`, else the user's message. */
+  private async aiInput(frame: Frame, card: { input?: Json }): Promise<string> {
+    return card.input === undefined
+      ? this.host.userText()
+      : textOf(await this.field(frame, 'input', card.input));
+  }
+
+  /**
+   * Asks the model for a JSON answer that `check` accepts (undefined: the answer is not JSON). One it
+   * refuses is shown to the model with `check`'s words, and asked once more (AI_TASK_ATTEMPTS in all).
+   * Answers the accepted value, or the last problem.
+   */
+  private async askForJson<T extends Json>(
+    card: AiCard,
+    promptSource: string,
+    ask: {
+      systemPrompt: string;
+      input: string;
+      check: (value: Json | undefined) => { value: T } | { problem: string; again: string };
+    },
+  ): Promise<{ value: T } | { problem: string }> {
+    const messages: JsonObject[] = [{ role: 'user', type: 'text', content: ask.input }];
+    let problem = '';
+    for (let attempt = 0; attempt < AI_TASK_ATTEMPTS; attempt++) {
+      const output = await this.generate(card, promptSource, {
+        systemPrompt: ask.systemPrompt,
+        messages,
+        responseFormat: 'json_object',
+      });
+      const checked = ask.check(parsedJson(output));
+      if ('value' in checked) return checked;
+      problem = checked.problem;
+      messages.push(
+        { role: 'assistant', type: 'text', content: output },
+        { role: 'user', type: 'text', content: checked.again },
+      );
+    }
+    return { problem };
   }
 
   private validatorOf(schema: object): ValidateFunction {
