@@ -7,19 +7,12 @@
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { isPublicAddress, listedAddress } from '../domain/shared/public-addresses.ts';
-import type { AddressList } from '../domain/shared/public-addresses.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
-import { checkedLookup } from '../domain/shared/public-lookup.ts';
-import type { AddressRule } from '../domain/shared/public-lookup.ts';
+import { botTargetRule, checkedLookup } from '../domain/shared/public-lookup.ts';
+import type { BotTargets } from '../domain/shared/public-lookup.ts';
 
-/** The operator's policy for Parley bots' `fetch` (PARLEY_BOT_FETCH, PARLEY_BOT_FETCH_PRIVATE_TARGETS). */
-export interface BotFetchPolicy {
-  /** Public addresses may be reached. */
-  internet: boolean;
-  /** Non-public addresses (and ports) that may be reached nonetheless. */
-  allowed: AddressList;
-}
+/** The settings of Parley bots' `fetch`, named in what a refusal says. */
+const BOT_FETCH_SETTINGS = { internet: 'PARLEY_BOT_FETCH', allowed: 'PARLEY_BOT_FETCH_PRIVATE_TARGETS' };
 
 /** The bounds of one `fetch`: what a bot may send and read, and for how long. */
 export const BOT_FETCH_LIMITS = {
@@ -133,7 +126,7 @@ function answerOf(
 }
 
 export class BotFetch {
-  constructor(private readonly policy: BotFetchPolicy) {}
+  constructor(private readonly policy: BotTargets) {}
 
   /**
    * A `fetch` of bot code, `inFlight` counting its call's requests (at most `inFlightPerCall` at once).
@@ -191,12 +184,12 @@ export class BotFetch {
   ): Promise<{ response: http.IncomingMessage; body: Buffer }> {
     const host = request.url.hostname.replace(/^\[|\]$/g, '');
     const port = Number(request.url.port) || (request.url.protocol === 'https:' ? 443 : 80);
+    const rule = botTargetRule(this.policy, port, BOT_FETCH_SETTINGS);
     // A literal address is connected to without a lookup: it is checked here, with its port.
     if (net.isIP(host) !== 0) {
-      const refused = this.refusal(host, port);
+      const refused = rule(host);
       if (refused !== undefined) return Promise.reject(new FetchFailure(`fetch: ${host} is ${refused}`));
     }
-    const rule: AddressRule = (address) => this.refusal(address, port);
     const left = deadline - performance.now();
     if (left <= 0) return Promise.reject(new FetchFailure(this.timedOut()));
     return new Promise((resolve, reject) => {
@@ -236,14 +229,5 @@ export class BotFetch {
 
   private timedOut(): string {
     return `fetch: no answer within ${BOT_FETCH_LIMITS.timeoutMs / 1000} s`;
-  }
-
-  private refusal(address: string, port?: number): string | undefined {
-    if (port !== undefined && listedAddress(this.policy.allowed, address, port)) return undefined;
-    if (isPublicAddress(address))
-      return this.policy.internet
-        ? undefined
-        : 'on the internet, closed to bots here (PARLEY_BOT_FETCH is off)';
-    return 'not a public address (PARLEY_BOT_FETCH_PRIVATE_TARGETS does not list it)';
   }
 }

@@ -7,7 +7,7 @@ import { Dispatcher } from './dispatcher.ts';
 import type { TurnEnd } from './dispatcher.ts';
 import type { Metrics } from '../metrics.ts';
 import { BotFetch } from './bot-fetch.ts';
-import type { BotFetchPolicy } from './bot-fetch.ts';
+import type { BotTargets } from '../domain/shared/public-lookup.ts';
 import { BotClient } from './bot-client.ts';
 import { CallChain } from './call-chain.ts';
 import { LoadedBots } from './loaded-bot.ts';
@@ -40,7 +40,7 @@ export interface EngineOptions {
   /** How SDK bundles (bots' and integrations') are run. */
   sdkBots: BundleHostOptions;
   /** Where Parley bots' `fetch` may go. */
-  botFetch: BotFetchPolicy;
+  botFetch: BotTargets;
 }
 
 /**

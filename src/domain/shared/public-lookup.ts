@@ -5,7 +5,8 @@
  */
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { isPublicAddress } from './public-addresses.ts';
+import { isPublicAddress, listedAddress } from './public-addresses.ts';
+import type { AddressList } from './public-addresses.ts';
 
 /** A name that resolves to an address the rule refuses (not a failure of the network). */
 export class AddressRefused extends Error {}
@@ -37,5 +38,31 @@ export function checkedLookup(rule: AddressRule): LookupFunction {
       if (!first) return callback(new Error(`${hostname} has no address`), '', 0);
       callback(null, first.address, first.family);
     });
+  };
+}
+
+/** Where bots' own connections may go: public addresses while `internet`, and the `allowed` ones either way. */
+export interface BotTargets {
+  internet: boolean;
+  /** Non-public addresses (and ports) that may be reached nonetheless. */
+  allowed: AddressList;
+}
+
+/**
+ * The rule of `targets` for a connection to `port`: an allowed address first, then a public one if the
+ * internet is open. `settings` name what the operator sets, for the refusals to say.
+ */
+export function botTargetRule(
+  targets: BotTargets,
+  port: number,
+  settings: { internet: string; allowed: string },
+): AddressRule {
+  return (address) => {
+    if (listedAddress(targets.allowed, address, port)) return undefined;
+    if (isPublicAddress(address))
+      return targets.internet
+        ? undefined
+        : `on the internet, closed to bots here (${settings.internet} is off)`;
+    return `not a public address (${settings.allowed} does not list it)`;
   };
 }

@@ -11,15 +11,13 @@ import https from 'node:https';
 import net from 'node:net';
 import type { Socket } from 'node:net';
 import { chmod } from 'node:fs/promises';
-import { isPublicAddress, listedAddress } from '../../domain/shared/public-addresses.ts';
-import type { AddressList } from '../../domain/shared/public-addresses.ts';
-import { AddressRefused, checkedLookup } from '../../domain/shared/public-lookup.ts';
-import type { AddressRule } from '../../domain/shared/public-lookup.ts';
+import { AddressRefused, botTargetRule, checkedLookup } from '../../domain/shared/public-lookup.ts';
+import type { BotTargets } from '../../domain/shared/public-lookup.ts';
 
-export interface EgressPolicy {
-  /** Public addresses may be reached. */
-  internet: boolean;
-  allowed: AddressList;
+/** The settings that open SDK bots' connections, named in what a refusal says. */
+const SDK_BOT_SETTINGS = { internet: 'PARLEY_SDK_BOT_INTERNET', allowed: 'PARLEY_SDK_BOT_PRIVATE_TARGETS' };
+
+export interface EgressPolicy extends BotTargets {
   /**
    * `host:port` of this server itself (its listening address, its public URL): reached through the
    * sandbox's own API socket, as BP_API_URL is (so only what bot code may call answers).
@@ -218,19 +216,10 @@ export class EgressProxy {
   private routeOf(target: { host: string; port: number }): Route {
     const host = target.host.toLowerCase();
     if (this.policy.ownOrigins.includes(`${host}:${target.port}`)) return { kind: 'own' };
-    const rule: AddressRule = (address) => this.refusal(address, target.port);
+    const rule = botTargetRule(this.policy, target.port, SDK_BOT_SETTINGS);
     if (net.isIP(host) === 0) return { kind: 'checked', lookup: checkedLookup(rule) };
     const refused = rule(host);
     return refused === undefined ? { kind: 'checked' } : { kind: 'refused', reason: refused };
-  }
-
-  private refusal(address: string, port: number): string | undefined {
-    if (listedAddress(this.policy.allowed, address, port)) return undefined;
-    if (isPublicAddress(address))
-      return this.policy.internet
-        ? undefined
-        : 'the internet is closed to bots here (PARLEY_SDK_BOT_INTERNET is off)';
-    return 'not a public address (PARLEY_SDK_BOT_PRIVATE_TARGETS does not list it)';
   }
 
   private refuse(
