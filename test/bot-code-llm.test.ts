@@ -8,6 +8,7 @@ import { deployPackage, json, sendAndWait, startChat } from './helpers/deployed-
 import type { DeployedBot, Files } from './helpers/deployed-bots.ts';
 import { parleySettings, startModelServer } from './helpers/model-server.ts';
 import type { ModelServer } from './helpers/model-server.ts';
+import { rawRuntime } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
@@ -99,10 +100,8 @@ for (const store of await testStores()) {
         .filter((m) => m.direction === 'outgoing')
         .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
         .map((m): unknown => m.payload.text);
-      const listed = await fetch(`${t.url}/v2/cognitive/models`, {
-        headers: { authorization: `Bearer ${bot.key}`, 'x-bot-id': bot.botId },
-      });
-      const { models: served } = (await listed.json()) as { models: unknown[] };
+      const listed = await rawRuntime(t, bot, 'GET', '/v2/cognitive/models');
+      const { models: served } = listed.body as { models: unknown[] };
       assert.deepEqual(replies, [
         `echo: what time is it (default:test-fast of ${served.length})`,
         'echo: what time is it (default:test-best)',

@@ -2,11 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { isApiError } from '@botpress/client';
 import { BOT_OPERATIONS } from '../src/contract/bot-operations.ts';
+import { APIS, mountOf } from '../src/contract/apis.ts';
 import { COGNITIVE_OPERATIONS } from '../src/contract/cognitive/index.ts';
 import { ApiError } from '../src/domain/shared/errors.ts';
 import { BotClient } from '../src/engine/bot-client.ts';
 import type { Json } from '../src/engine/sandbox/types.ts';
-import { createTestBot, unique, unknownId } from './helpers/runtime.ts';
+import { createTestBot, rawRuntime, unique, unknownId } from './helpers/runtime.ts';
 import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
@@ -642,19 +643,10 @@ for (const store of await testStores()) {
     };
     /** The operation's route called with the bot's key: the body, or the query of a GET. */
     const viaRoute = (op: { method: string; path: string }) => (args: Args) => async (): Promise<unknown> => {
-      const url = new URL(`${t.url}/v2/cognitive${op.path}`);
-      const res = await fetch(url, {
-        method: op.method,
-        headers: {
-          authorization: `Bearer ${bot.key}`,
-          'x-bot-id': bot.botId,
-          'content-type': 'application/json',
-        },
-        ...(op.method !== 'GET' && { body: JSON.stringify(args) }),
-      });
-      const body: unknown = await res.json();
-      if (!res.ok) throw new RouteError(res.status, body);
-      return body;
+      const body = op.method === 'GET' ? undefined : args;
+      const res = await rawRuntime(t, bot, op.method, `${mountOf(APIS.cognitive)}${op.path}`, body);
+      if (res.status >= 400) throw new RouteError(res.status, res.body);
+      return res.body;
     };
 
     test('every operation bot code can call has a case here', () => {
