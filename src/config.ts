@@ -87,6 +87,13 @@ export const SETTINGS = {
     description:
       'Turns of one workspace this process runs at once while other workspaces have turns running or waiting: the rest of `PARLEY_ENGINE_CONCURRENCY` is theirs, so that one with a backlog or slow turns cannot hold them all. A workspace alone may use them all. Unset: three quarters of `PARLEY_ENGINE_CONCURRENCY`, rounded up.',
   },
+  engineWaitingTurns: {
+    env: 'PARLEY_ENGINE_WAITING_TURNS',
+    flag: 'engine-waiting-turns',
+    default: '256',
+    description:
+      'Turns that may wait on a model’s answer (an AI card’s call) without holding one of the `PARLEY_ENGINE_CONCURRENCY` places, so that other turns run meanwhile; one workspace may hold its share of them (as of the places) while others have turns too. Past it a turn waits in its place.',
+  },
   engineWorkspaceBacklog: {
     env: 'PARLEY_ENGINE_WORKSPACE_BACKLOG',
     flag: 'engine-workspace-backlog',
@@ -439,6 +446,8 @@ export interface Config {
   engineConcurrency: number;
   /** Turns of one workspace at once while others run or wait (alone: all of `engineConcurrency`). */
   engineWorkspaceConcurrency: number;
+  /** Turns that may wait on a model without holding a place of `engineConcurrency`. */
+  engineWaitingTurns: number;
   /** Pending events one workspace may have before more are refused. */
   engineWorkspaceBacklog: number;
   /** Origins allowed to call the Admin and Runtime APIs from a browser; undefined: none. */
@@ -602,6 +611,7 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
     llmPrivateTargets: onOff(values, 'llmPrivateTargets'),
     engineConcurrency,
     engineWorkspaceConcurrency: workspaceConcurrency(values, engineConcurrency),
+    engineWaitingTurns: positiveInteger(values, 'engineWaitingTurns'),
     engineWorkspaceBacklog: positiveInteger(values, 'engineWorkspaceBacklog'),
     corsOrigins: originsFrom(values.corsOrigins),
     files: {

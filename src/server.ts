@@ -156,6 +156,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       sandboxMaxMemoryMb: config.sandboxMaxMemoryMb,
       concurrency: config.engineConcurrency,
       workspaceConcurrency: config.engineWorkspaceConcurrency,
+      waitingTurns: config.engineWaitingTurns,
       metrics,
       botFetch: config.botFetch,
       sdkBots: {

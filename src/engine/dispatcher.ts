@@ -9,6 +9,7 @@ import {
 import type { ClaimedEvent } from '../domain/queue/event-queue.ts';
 import { isPermanentFailure, reasonOf } from './failures.ts';
 import { LeasedWork } from './leased-work.ts';
+import type { WorkPlace } from './leased-work.ts';
 
 /**
  * How long a claim on an event holds without renewal: another process takes over the events of one that
@@ -33,8 +34,10 @@ export interface DispatcherOptions {
   workspaceConcurrency: number;
   /** Where each turn's time is recorded, by outcome. */
   turns: Histogram<'outcome'>;
-  /** Runs one event's turn; resolves with its end, rejects with the failure. */
-  process(event: ClaimedEvent): Promise<TurnEnd>;
+  /** Turns that may wait on a model away from their places at once (see WorkPlace). */
+  waitingTurns: number;
+  /** Runs one event's turn in its place; resolves with its end, rejects with the failure. */
+  process(event: ClaimedEvent, place: WorkPlace): Promise<TurnEnd>;
 }
 
 /**
@@ -56,6 +59,7 @@ export class Dispatcher {
       name: 'event',
       concurrency: options.concurrency,
       groupConcurrency: options.workspaceConcurrency,
+      awayLimit: options.waitingTurns,
       leaseMs: LEASE_MS,
       renewMs: RENEW_MS,
       pollMs: POLL_MS,
@@ -63,8 +67,10 @@ export class Dispatcher {
         domain.queue.onQueued((queued) =>
           wake(queued?.map(({ id, workspaceId, claimed }) => ({ id, group: workspaceId, claimed }))),
         ),
-      work: (event) =>
-        interruptedDeliveries(event) >= MAX_INTERRUPTED_DELIVERIES ? this.giveUp(event) : this.runOne(event),
+      work: (event, _owner, place) =>
+        interruptedDeliveries(event) >= MAX_INTERRUPTED_DELIVERIES
+          ? this.giveUp(event)
+          : this.runOne(event, place),
       // An event whose turn was interrupted may be what stopped the process: if it stops this one too,
       // no other turn goes down with it (and comes closer to being given up for it).
       alone: (event) => interruptedDeliveries(event) > 0,
@@ -80,10 +86,10 @@ export class Dispatcher {
     return this.work.stop();
   }
 
-  private async runOne(row: ClaimedEvent): Promise<void> {
+  private async runOne(row: ClaimedEvent, place: WorkPlace): Promise<void> {
     const timer = this.options.turns.startTimer();
     try {
-      const { status, recorded } = await this.options.process(row);
+      const { status, recorded } = await this.options.process(row, place);
       if (!recorded) await this.domain.queue.finish(row.id, status);
       timer({ outcome: status });
       return;

@@ -4,6 +4,7 @@ import type { BotActionRunner, ResolvedAction } from '../domain/runtime/actions.
 import type { Domain } from '../domain/index.ts';
 import type { ClaimedEvent } from '../domain/queue/event-queue.ts';
 import { Dispatcher } from './dispatcher.ts';
+import type { WorkPlace } from './leased-work.ts';
 import type { TurnEnd } from './dispatcher.ts';
 import type { Metrics } from '../metrics.ts';
 import { BotFetch } from './bot-fetch.ts';
@@ -36,6 +37,8 @@ export interface EngineOptions {
   concurrency: number;
   /** Turns of one workspace worked on at once, at most. */
   workspaceConcurrency: number;
+  /** Turns that may wait on a model without holding a place of `concurrency`. */
+  waitingTurns: number;
   metrics: Metrics;
   /** How SDK bundles (bots' and integrations') are run. */
   sdkBots: BundleHostOptions;
@@ -85,8 +88,9 @@ export class Engine implements BotActionRunner {
     this.dispatcher = new Dispatcher(domain, log, {
       concurrency: options.concurrency,
       workspaceConcurrency: options.workspaceConcurrency,
+      waitingTurns: options.waitingTurns,
       turns: options.metrics.turns,
-      process: (row) => this.process(row),
+      process: (row, place) => this.process(row, place),
     });
     this.bundles = new BundleHost(domain, log, options.sdkBots);
     this.sdkBots = new SdkBots(domain, this.bundles);
@@ -132,11 +136,11 @@ export class Engine implements BotActionRunner {
   }
 
   /** One event's turn: a Parley package's, or an SDK bundle's handler. */
-  private async process(row: ClaimedEvent): Promise<TurnEnd> {
+  private async process(row: ClaimedEvent, place: WorkPlace): Promise<TurnEnd> {
     const loaded = await this.bots.get(row.botId);
     if (!loaded) return { status: await this.sdkBots.deliver(row), recorded: false };
     const turn = new Turn(
-      { domain: this.domain, sandbox: this.sandbox, client: this.client, serverLog: this.log },
+      { domain: this.domain, sandbox: this.sandbox, client: this.client, serverLog: this.log, place },
       loaded,
       row,
     );

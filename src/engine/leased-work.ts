@@ -91,6 +91,18 @@ function isShared<Item extends { id: string }>(
   return 'claimShared' in queue;
 }
 
+/**
+ * The place an item's work holds among the `concurrency` places, which it may leave while it only waits
+ * on something outside (a model's answer): others work meanwhile, and it takes a place again to go on.
+ */
+export interface WorkPlace {
+  /**
+   * Runs `wait` with the item's place given up while it runs (when fewer than `awayLimit` items are
+   * away already), then waits for a place again, before the places taken by new items.
+   */
+  away<T>(wait: () => Promise<T>): Promise<T>;
+}
+
 export interface LeasedWorkOptions<Item> {
   /** What the work is, for the log lines: "event", "indexing". */
   name: string;
@@ -108,8 +120,13 @@ export interface LeasedWorkOptions<Item> {
   pollMs: number;
   /** Calls `wake` when items are queued (with what is known of them); answers how to stop. */
   subscribe(wake: (queued?: Queued<Item>[]) => void): () => void;
+  /**
+   * Items whose work may be away from their places at once (waiting outside: see WorkPlace), and of one
+   * group while others are there too (`groupConcurrency`'s share of it); none when unset.
+   */
+  awayLimit?: number;
   /** Works on one claimed item; never rejects (it records its own failures). */
-  work(item: Item, owner: string): Promise<void>;
+  work(item: Item, owner: string, place: WorkPlace): Promise<void>;
   /**
    * Whether the item must be worked on alone, with nothing else in flight: an item whose earlier work
    * ended with its process (it may be what ended it), so that, if it ends this one too, it ends nothing
@@ -164,6 +181,11 @@ export class LeasedWork<Item extends { id: string }> {
   /** When each group last had an item started (a count of starts), for the round robin. */
   private readonly served = new Map<string, number>();
   private starts = 0;
+  /** Items whose work is away from its place: waiting outside, or for a place to go on. */
+  private readonly away = new Map<string, number>();
+  private awayCount = 0;
+  /** Work back from outside, in order, waiting for a place to go on (before any new item starts). */
+  private readonly returning: { group: string; resume: () => void }[] = [];
   private readonly shares: Shares = {
     roomOf: (group) => this.roomOf(group),
     pick: (candidates, limit) => this.pick(candidates, limit),
@@ -290,7 +312,12 @@ export class LeasedWork<Item extends { id: string }> {
 
   private room(): number {
     if (this.blocked()) return 0;
-    return this.options.concurrency - this.inFlight.size - this.ready.length;
+    return this.options.concurrency - this.active() - this.ready.length - this.returning.length;
+  }
+
+  /** Items whose work holds a place now (those away from theirs are in flight too, without one). */
+  private active(): number {
+    return this.inFlight.size - this.awayCount;
   }
 
   /** Some group that waits has room now. */
@@ -306,9 +333,10 @@ export class LeasedWork<Item extends { id: string }> {
     const { owner } = this;
     const { leaseMs } = this.options;
     try {
+      this.resumeReturning();
       await this.takeUpAside();
       // Claimed already: they only wait for room (they were within their group's share when claimed).
-      while (!this.blocked() && this.ready.length > 0 && this.inFlight.size < this.options.concurrency) {
+      while (!this.blocked() && this.ready.length > 0 && this.active() < this.options.concurrency) {
         const next = this.ready.shift() as Item;
         this.hold(this.queue.groupOf(next), -1);
         this.begin(next);
@@ -362,7 +390,7 @@ export class LeasedWork<Item extends { id: string }> {
     while (this.solo === undefined && this.aside.length > 0) {
       const next = this.aside[0] as Item;
       const alone = this.isAlone(next);
-      if (alone ? this.inFlight.size > 0 : this.inFlight.size >= this.options.concurrency) return;
+      if (alone ? this.inFlight.size > 0 : this.active() >= this.options.concurrency) return;
       // Counted again before it begins: a process that stops while it runs must count against it.
       await this.queue.takeUp?.(this.owner, [next.id]);
       this.aside.shift();
@@ -393,14 +421,64 @@ export class LeasedWork<Item extends { id: string }> {
     if (alone) this.solo = item.id;
     this.hold(group, 1);
     this.served.set(group, ++this.starts);
-    const work = this.options.work(item, this.owner).finally(() => {
+    const place: WorkPlace = { away: (wait) => this.awayFrom(item, group, wait) };
+    const work = this.options.work(item, this.owner, place).finally(() => {
       this.inFlight.delete(item.id);
       if (this.solo === item.id) this.solo = undefined;
       this.hold(group, -1);
       if (this.queue.claimNext) this.finished.push(item);
       else this.waiting.add(group);
+      this.resumeReturning();
       this.wake();
     });
     this.inFlight.set(item.id, work);
+  }
+
+  /**
+   * Runs `wait` away from the item's place, if it may leave it: not the item working alone (nothing
+   * else may start while it runs), and within the away limits; then takes a place again.
+   */
+  private async awayFrom<T>(item: Item, group: string, wait: () => Promise<T>): Promise<T> {
+    if (!this.mayLeave(item, group)) return wait();
+    this.awayCount++;
+    this.away.set(group, (this.away.get(group) ?? 0) + 1);
+    this.hold(group, -1);
+    this.wake();
+    try {
+      return await wait();
+    } finally {
+      await new Promise<void>((resume) => {
+        this.returning.push({ group, resume });
+        this.resumeReturning();
+      });
+    }
+  }
+
+  private mayLeave(item: Item, group: string): boolean {
+    const { awayLimit = 0, concurrency, groupConcurrency = concurrency } = this.options;
+    if (this.solo === item.id || this.awayCount >= awayLimit) return false;
+    const groupLimit = this.othersThan(group)
+      ? Math.ceil((awayLimit * groupConcurrency) / concurrency)
+      : awayLimit;
+    return (this.away.get(group) ?? 0) < groupLimit;
+  }
+
+  /**
+   * Work back from outside goes on as places free up, first come first served: before new items (the
+   * room for those leaves them out), and while an item waits to work alone (it waits for them to end);
+   * not while one works alone (none was away when it began, so none can be back). The place is taken as
+   * the work is resumed, before it goes on.
+   */
+  private resumeReturning(): void {
+    while (this.solo === undefined && this.active() < this.options.concurrency) {
+      const back = this.returning.shift();
+      if (!back) return;
+      this.awayCount--;
+      const away = (this.away.get(back.group) ?? 1) - 1;
+      if (away > 0) this.away.set(back.group, away);
+      else this.away.delete(back.group);
+      this.hold(back.group, 1);
+      back.resume();
+    }
   }
 }

@@ -22,6 +22,8 @@ import { unitIds } from '../package/format.ts';
 import type { HookType, VariableScope, WorkflowNode } from '../package/format.ts';
 import type { CallContext, HostHandler, Json, JsonObject, Sandbox, Scopes } from './sandbox/types.ts';
 import type { User, Conversation, Message } from '../domain/runtime/schemas.ts';
+import { COGNITIVE_OPERATIONS } from '../contract/cognitive/index.ts';
+import type { WorkPlace } from './leased-work.ts';
 
 export type TurnResult = 'processed' | 'ignored';
 
@@ -32,7 +34,12 @@ export interface TurnServices {
   client: BotClient;
   /** The server's own log, for what cannot be told to the bot's. */
   serverLog: FastifyBaseLogger;
+  /** The turn's place among those of the engine, which it leaves while it waits on a model. */
+  place: WorkPlace;
 }
+
+/** Bot code's operations that wait on a model's answer: a turn waits for them away from its place. */
+const MODEL_OPERATIONS: ReadonlySet<string> = new Set(COGNITIVE_OPERATIONS.map((op) => op.id));
 
 /**
  * One event's turn: the incoming hooks, the workflows, the outgoing hooks on each reply, then
@@ -377,7 +384,8 @@ export class Turn implements DialogHost, TurnScope {
   async callClient(operation: string, args: JsonObject): Promise<JsonObject> {
     // A side effect: the checkpoint before it, as before an action.
     await this.checkpoint();
-    const answer = await this.s.client.call(this.caller, operation, args);
+    const call = () => this.s.client.call(this.caller, operation, args);
+    const answer = MODEL_OPERATIONS.has(operation) ? await this.s.place.away(call) : await call();
     return isJsonObject(answer) ? answer : {};
   }
 
