@@ -108,9 +108,9 @@ class Replies {
       });
     });
   }
-  /** Called with the text of each bot message: `You said: <marker>`. */
+  /** Called with the text of each bot message: `You said: <marker>` (the echo bot's), `echo: <marker>` (a model's). */
   received(text: string): void {
-    const marker = text.startsWith('You said: ') ? text.slice(10) : text;
+    const marker = text.replace(/^(You said|echo): /, '');
     const done = this.waiting.get(marker);
     if (done) {
       this.waiting.delete(marker);

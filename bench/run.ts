@@ -2,10 +2,11 @@
 // machine's ceiling, everything started here on 127.0.0.1 and stopped at the end. Parley's chat round
 // trip and live fan-out run with SSE listeners and again with WebSocket ones (rows named `…, WebSocket`).
 // Prints one table and writes bench/results/latest.json. Options: --quick, --no-pin, --profile,
-// --scenarios chat,sdk,held,actions,fanout,search,tables,llm, --stores sqlite,postgres. `sdk` is the chat
-// round trip of the echo bot of `bp init`, deployed as `bp deploy` does, and its cold start. `llm` is
-// what the LLM gateway adds to a streamed completion (first token, last byte), 1 and 64 streams at a
-// time, beside the same streams asked of the provider directly.
+// --scenarios chat,sdk,held,actions,fanout,search,tables,llm,aiturn, --stores sqlite,postgres. `sdk` is
+// the chat round trip of the echo bot of `bp init`, deployed as `bp deploy` does, and its cold start.
+// `llm` is what the LLM gateway adds to a streamed completion (first token, last byte), 1 and 64 streams
+// at a time, beside the same streams asked of the provider directly. `aiturn` is the held load on a bot
+// whose replies come from an AI card's model answering in a fixed 1 s: what Parley adds to it.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
@@ -32,6 +33,7 @@ import {
   ROOT,
   startParley,
   uncachedActionBot,
+  aiTurnBot,
 } from './lib/parley.ts';
 import type { ParleyServer, StoreName } from './lib/parley.ts';
 import type { LlmStreamsJob, LlmStreamsResult, LlmWire } from './lib/llm-load.ts';
@@ -92,6 +94,7 @@ const plan = quick
       webSocketListeners: [1000],
       deliveries: { 1000: 10 } as Record<number, number>,
       held: { conversations: 500, intervalMs: 5000, warmupMs: 5000, durationMs: 15_000, graceMs: 5000 },
+      aiTurns: { conversations: 200, intervalMs: 2000, warmupMs: 4000, durationMs: 10_000, graceMs: 5000 },
       tables: { rows: 10_000, finds: 1000, findWarmup: 100, upserts: 10, upsertWarmup: 2 },
       llm: { concurrency: [1, 64], rounds: 4, streams: { 1: 10, 64: 128 } as Record<number, number> },
       timeLimitMs: 180_000,
@@ -107,11 +110,14 @@ const plan = quick
       webSocketListeners: [1000, 10_000],
       deliveries: { 1000: 10, 10_000: 5 } as Record<number, number>,
       held: { conversations: 2000, intervalMs: 5000, warmupMs: 5000, durationMs: 30_000, graceMs: 5000 },
+      aiTurns: { conversations: 200, intervalMs: 2000, warmupMs: 4000, durationMs: 30_000, graceMs: 5000 },
       tables: { rows: 100_000, finds: 5000, findWarmup: 500, upserts: 30, upsertWarmup: 2 },
       llm: { concurrency: [1, 64], rounds: 8, streams: { 1: 20, 64: 256 } as Record<number, number> },
       timeLimitMs: 18 * 60_000,
     };
-const scenarios = new Set((options.scenarios ?? 'chat,sdk,held,actions,fanout,search,tables,llm').split(','));
+const scenarios = new Set(
+  (options.scenarios ?? 'chat,sdk,held,actions,fanout,search,tables,llm,aiturn').split(','),
+);
 const notes: string[] = [];
 const note = (text: string) => {
   notes.push(text);
@@ -235,6 +241,12 @@ interface FanoutFigure {
 }
 const fanoutFigures: FanoutFigure[] = [];
 const heldFigures: (HeldRunResult & { store: StoreName; intervalMs: number; open: FanoutOpenResult })[] = [];
+const aiTurnFigures: (HeldRunResult & {
+  store: StoreName;
+  intervalMs: number;
+  modelMs: number;
+  open: FanoutOpenResult;
+})[] = [];
 const profiles: Record<string, ProfileSummary[]> = {};
 
 function mediansOf(runs: RunResult[]): Figures {
@@ -1230,22 +1242,38 @@ async function firstReplyMs(chatUrl: string, since?: number): Promise<number> {
   }
 }
 
-async function heldScenario(store: StoreName, server: ParleyServer, chatUrl: string): Promise<void> {
-  const { intervalMs, warmupMs, durationMs, graceMs } = plan.held;
-  let conversations = plan.held.conversations;
+interface HeldPlan {
+  conversations: number;
+  intervalMs: number;
+  warmupMs: number;
+  durationMs: number;
+  graceMs: number;
+}
+
+/**
+ * The held load (bench/load.ts `held-run`) of `held.conversations` on the bot of `chatUrl`, each sending
+ * every `held.intervalMs`; `what` names it in the log lines.
+ */
+async function runHeld(
+  what: string,
+  server: ParleyServer,
+  chatUrl: string,
+  held: HeldPlan,
+): Promise<(HeldRunResult & { open: FanoutOpenResult }) | undefined> {
+  const { intervalMs, warmupMs, durationMs, graceMs } = held;
+  let conversations = held.conversations;
   // The load process holds a listener per conversation and the sends' connections; the server as many.
   const limit = openFilesLimit();
   if (limit < conversations + HELD_CONNECTIONS + 500) {
     conversations = Math.max(0, limit - HELD_CONNECTIONS - 500);
-    note(`open files are limited to ${limit} here: held load with ${conversations} conversations`);
+    note(`open files are limited to ${limit} here: ${what} with ${conversations} conversations`);
   }
   try {
     const open = await load.run<FanoutOpenResult>({ kind: 'held-open', chatUrl, conversations });
-    if (open.failed > 0)
-      note(`held load ${store}: ${open.failed} conversations failed to open (${open.firstError})`);
-    if (open.open === 0) throw new Error(`held load ${store}: no conversation opened (${open.firstError})`);
+    if (open.failed > 0) note(`${what}: ${open.failed} conversations failed to open (${open.firstError})`);
+    if (open.open === 0) throw new Error(`${what}: no conversation opened (${open.firstError})`);
     log(
-      `held load ${store}: ${open.open} conversations with their listeners open (${(open.openMs / 1000).toFixed(1)} s)`,
+      `${what}: ${open.open} conversations with their listeners open (${(open.openMs / 1000).toFixed(1)} s)`,
     );
     await sleep(1000);
     const result = await measured<HeldRunResult>(server.pids(), {
@@ -1258,17 +1286,47 @@ async function heldScenario(store: StoreName, server: ParleyServer, chatUrl: str
       maxConnections: HELD_CONNECTIONS,
     });
     if (result.sendErrors > 0)
-      note(`held load ${store}: ${result.sendErrors} sends failed (first: ${result.firstError})`);
+      note(`${what}: ${result.sendErrors} sends failed (first: ${result.firstError})`);
     if (result.missing > 0)
-      note(
-        `held load ${store}: ${result.missing} of ${result.sent} replies missing after ${graceMs / 1000} s`,
-      );
-    heldFigures.push({ ...result, store, intervalMs, open });
+      note(`${what}: ${result.missing} of ${result.sent} replies missing after ${graceMs / 1000} s`);
     log(
-      `held load ${store}: ${result.conversations} conversations, offered ${result.offeredRate.toFixed(0)} msg/s, ${result.rate.toFixed(0)} replies/s, p50 ${ms(result.latency.p50)} ms, p99 ${ms(result.latency.p99)} ms, ${result.missing} missing, ${result.connections} send connections, server ${(result.serverCores ?? 0).toFixed(2)} cores, load ${(result.loadCores ?? 0).toFixed(2)}`,
+      `${what}: ${result.conversations} conversations, offered ${result.offeredRate.toFixed(0)} msg/s, ${result.rate.toFixed(0)} replies/s, p50 ${ms(result.latency.p50)} ms, p99 ${ms(result.latency.p99)} ms, ${result.missing} missing, ${result.connections} send connections, server ${(result.serverCores ?? 0).toFixed(2)} cores, load ${(result.loadCores ?? 0).toFixed(2)}`,
     );
+    return { ...result, open };
   } finally {
     await load.run({ kind: 'held-close' });
+  }
+}
+
+async function heldScenario(store: StoreName, server: ParleyServer, chatUrl: string): Promise<void> {
+  const result = await runHeld(`held load ${store}`, server, chatUrl, plan.held);
+  if (result) heldFigures.push({ ...result, store, intervalMs: plan.held.intervalMs });
+}
+
+/**
+ * AI turns: the held load on a bot whose every reply is an aiGenerate card's call of a model that answers
+ * in a fixed time. What Parley adds is the round trip less the model's time; the turns waiting on the
+ * model hold no engine place meanwhile (PARLEY_ENGINE_WAITING_TURNS), so 100 of them in flight need no
+ * more than the engine's 16.
+ */
+async function aiTurnScenario(
+  store: StoreName,
+  server: ParleyServer,
+  provider: ProviderReady,
+): Promise<void> {
+  const bot = await aiTurnBot(`default:${provider.slowModel}`);
+  try {
+    const { chatUrl } = await deploy(server, bot.dir);
+    const result = await runHeld(`AI turns ${store}`, server, chatUrl, plan.aiTurns);
+    if (result)
+      aiTurnFigures.push({
+        ...result,
+        store,
+        intervalMs: plan.aiTurns.intervalMs,
+        modelMs: provider.slowModelMs,
+      });
+  } finally {
+    await bot.remove();
   }
 }
 
@@ -1630,6 +1688,33 @@ function buildRows(): Row[] {
       met: ok ? 'yes' : 'no',
     });
   }
+  for (const a of aiTurnFigures) {
+    // What Parley adds to the model's fixed time; no reply at all has no latency (null over IPC): not met.
+    const added = a.latency.p99 - a.modelMs;
+    const ok = Number.isFinite(added) && added < 50 && a.missing === 0;
+    const target = 'p99 added < 50 ms, none missing';
+    const conversations = a.conversations.toLocaleString('en-US');
+    targets.push({
+      name: `AI turns, ${conversations} conversations, model ${a.modelMs / 1000} s: p99 added, missing`,
+      store: a.store,
+      value: `+${ms(added)} ms at p99, ${num(a.missing)} missing`,
+      target,
+      met: ok,
+    });
+    rows.push({
+      scenario: `AI turns (aiGenerate, a model answering in ${a.modelMs / 1000} s), ${conversations} conversations, a message every ${a.intervalMs / 1000} s each`,
+      store: a.store,
+      system: 'Parley',
+      rate: `${num(a.rate)} msg/s`,
+      p50: ms(a.latency.p50),
+      p95: ms(a.latency.p95),
+      p99: ms(a.latency.p99),
+      ratio: `+${ms(added)} ms at p99 over the model, ${num(a.missing)} missing`,
+      cost: `${(a.serverCores ?? 0).toFixed(2)} server cores`,
+      target,
+      met: ok ? 'yes' : 'no',
+    });
+  }
   // Store by store, the WebSocket row after the SSE row of as many listeners (it runs later, on its own server).
   const storeOrder = [...new Set(fanoutFigures.map((f) => f.store))];
   const fanoutOrder = [...fanoutFigures].sort(
@@ -1765,7 +1850,7 @@ async function main(): Promise<number> {
       'node:http echo',
       path.join(BENCH_DIR, 'peers', 'http-echo.mjs'),
     );
-  const provider = scenarios.has('llm') ? await startModelProvider() : undefined;
+  const provider = scenarios.has('llm') || scenarios.has('aiturn') ? await startModelProvider() : undefined;
   if (havePeers) {
     peers.botkit = await startServerProcess('Botkit echo', path.join(BENCH_DIR, 'peers', 'botkit-echo.mjs'));
     peers.directline = await startServerProcess(
@@ -1842,6 +1927,10 @@ async function main(): Promise<number> {
           if (!provider) throw new Error('the model provider is not running');
           await llmScenario(store, server, provider);
         }
+        if (scenarios.has('aiturn')) {
+          if (!provider) throw new Error('the model provider is not running');
+          await aiTurnScenario(store, server, provider);
+        }
         // Last: a server that falls behind is still working through the backlog when the run ends, and
         // would slow whatever came after it.
         if (scenarios.has('held')) await heldScenario(store, server, echo.chatUrl);
@@ -1895,6 +1984,7 @@ async function main(): Promise<number> {
     llm: llmFigures,
     fanout: fanoutFigures,
     held: heldFigures,
+    aiTurns: aiTurnFigures,
     rows,
     table,
     ...(options.profile && { profiles }),

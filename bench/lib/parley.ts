@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { HEADERS } from '../../src/contract/headers.ts';
@@ -149,6 +149,26 @@ export async function uncachedActionBot(): Promise<{ dir: string; remove(): Prom
   delete action.cacheable;
   delete action.$schema;
   await writeFile(actionFile, JSON.stringify(action, null, 2));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A bot whose every message is answered by an `aiGenerate` card calling `model` (the AI-turn scenario):
+ * the reply is the model's text, `echo: <the message>` from the bench's provider.
+ */
+export async function aiTurnBot(model: string): Promise<{ dir: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'parley-bench-ai-bot-'));
+  await writeFile(path.join(dir, 'bot.json'), JSON.stringify({ formatVersion: 1, name: 'ai-turn-bot' }));
+  await mkdir(path.join(dir, 'workflows'));
+  const nodes = [
+    { id: 'start', type: 'start', next: [{ to: 'answer' }] },
+    {
+      id: 'answer',
+      type: 'standard',
+      cards: [{ type: 'aiGenerate', instructions: 'Answer in one line.', model }],
+    },
+  ];
+  await writeFile(path.join(dir, 'workflows', 'main.json'), JSON.stringify({ nodes }));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
