@@ -3,13 +3,10 @@
 // through the gateway to the tests' model server, driven over the Chat API on both stores.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, test } from 'node:test';
-import { deployPackage, json, replies, sendAndWait, startChat } from './helpers/deployed-bots.ts';
-import type { Chatter, DeployedBot, Files } from './helpers/deployed-bots.ts';
-import { parleySettings, startModelServer } from './helpers/model-server.ts';
-import type { ModelServer } from './helpers/model-server.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
+import { describe, test } from 'node:test';
+import { json } from './helpers/deployed-bots.ts';
+import type { Files } from './helpers/deployed-bots.ts';
+import { completionsAbout, firstExchange, modelBotSuite } from './helpers/model-bots.ts';
 import { testStores } from './helpers/stores.ts';
 
 /** docs/llm.md's nodes (an aiTask card and its onFailure), as the page shows them. */
@@ -92,32 +89,11 @@ function aiBot(documentedNodes: unknown[]): Files {
 
 for (const store of await testStores()) {
   describe(`AI cards (${store.name})`, { skip: store.skip }, () => {
-    let models: ModelServer;
-    let t: TestServer;
-    let bot: DeployedBot;
-    before(async () => {
-      models = await startModelServer();
-      t = await startTestServer(store, parleySettings(models));
-      bot = await deployPackage(t, aiBot(await nodesOfTheDocs()));
-    });
-    after(async () => {
-      await t?.close();
-      await models?.close();
-    });
+    const suite = modelBotSuite(store, async () => aiBot(await nodesOfTheDocs()));
 
     /** A new conversation's first message, and the bot's last reply to it. */
-    async function ask(text: string): Promise<{ reply: string | undefined; chatter: Chatter }> {
-      const chatter = await startChat(bot);
-      const event = await sendAndWait(bot, chatter, text);
-      assert.equal(event.status, 'processed', JSON.stringify(event.failureReason));
-      return { reply: (await replies(bot, chatter)).at(-1), chatter };
-    }
-
-    /** The chat completions the model server received for a message containing `text`. */
-    const callsAbout = (text: string) =>
-      models.requests.filter(
-        (r) => r.path.endsWith('/chat/completions') && JSON.stringify(r.body).includes(text),
-      );
+    const ask = async (text: string) => ({ reply: (await firstExchange(suite.bot, text)).replies.at(-1) });
+    const callsAbout = (text: string) => completionsAbout(suite.models, text);
 
     test('aiGenerate: the instructions (templates rendered) and the user’s message go to the card’s model; the text is the reply', async () => {
       const { reply } = await ask('write a greeting');
@@ -139,7 +115,7 @@ for (const store of await testStores()) {
     });
 
     test('aiTask: the object the model extracts, checked against the schema, is the variable', async () => {
-      models.replyWhen('order number 42', { json: { orderId: 42 } });
+      suite.models.replyWhen('order number 42', { json: { orderId: 42 } });
       const { reply } = await ask('order number 42 please');
       assert.equal(reply, 'Order 42');
       const [call] = callsAbout('order number 42');
@@ -149,7 +125,7 @@ for (const store of await testStores()) {
     });
 
     test('aiTask: an answer that does not match is asked again once, with the error', async () => {
-      models.reply('not json at all', { json: { orderId: 7 } });
+      suite.models.reply('not json at all', { json: { orderId: 7 } });
       const { reply } = await ask('order seven');
       assert.equal(reply, 'Order 7');
       const retry = callsAbout('order seven')[1]?.body as { messages: { role: string; content: string }[] };
@@ -164,7 +140,7 @@ for (const store of await testStores()) {
     });
 
     test('aiTransition: the label the model chooses, among the descriptions it was given, is the node gone to', async () => {
-      models.replyWhen('route I want my money', { json: { label: 'refund' } });
+      suite.models.replyWhen('route I want my money', { json: { label: 'refund' } });
       assert.equal((await ask('route I want my money')).reply, 'Refunds (refund)');
       const body = callsAbout('route I want my money')[0]?.body as { messages: { content: string }[] };
       assert.match(
@@ -174,14 +150,14 @@ for (const store of await testStores()) {
     });
 
     test('aiTransition: "none", or twice no label, goes to onNone with a null label', async () => {
-      models.reply('garbage', { json: { label: 'none' } });
+      suite.models.reply('garbage', { json: { label: 'none' } });
       assert.equal((await ask('route hello there')).reply, 'Not sure ()');
-      models.reply({ json: { label: 'weather' } }, { json: { label: 'sports' } });
+      suite.models.reply({ json: { label: 'weather' } }, { json: { label: 'sports' } });
       assert.equal((await ask('route what now')).reply, 'Not sure ()');
     });
 
     test('aiTask: two answers that do not match take onFailure, with the reason', async () => {
-      models.reply({ json: { orderId: 'x' } }, { json: {} });
+      suite.models.reply({ json: { orderId: 'x' } }, { json: {} });
       const { reply } = await ask('order something');
       assert.equal(
         reply,

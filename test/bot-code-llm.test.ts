@@ -3,14 +3,11 @@
 // integration), answered by the test's model server through the gateway.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, test } from 'node:test';
-import { deployPackage, json, sendAndWait, startChat } from './helpers/deployed-bots.ts';
-import type { DeployedBot, Files } from './helpers/deployed-bots.ts';
-import { parleySettings, startModelServer } from './helpers/model-server.ts';
-import type { ModelServer } from './helpers/model-server.ts';
+import { describe, test } from 'node:test';
+import { json, sendAndWait, startChat } from './helpers/deployed-bots.ts';
+import type { Files } from './helpers/deployed-bots.ts';
+import { modelBotSuite } from './helpers/model-bots.ts';
 import { rawRuntime } from './helpers/runtime.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
 
 const free = { input: { type: 'object' }, output: { type: 'object' } };
@@ -78,20 +75,10 @@ async function modelBot(): Promise<Files> {
 
 for (const store of await testStores()) {
   describe(`bot code calls models (${store.name})`, { skip: store.skip }, () => {
-    let models: ModelServer;
-    let t: TestServer;
-    let bot: DeployedBot;
-    before(async () => {
-      models = await startModelServer();
-      t = await startTestServer(store, parleySettings(models));
-      bot = await deployPackage(t, await modelBot());
-    });
-    after(async () => {
-      await t?.close();
-      await models?.close();
-    });
+    const suite = modelBotSuite(store, modelBot);
 
     test('client.generateText, client.listModels and actions.llm.generateContent answer a code card', async () => {
+      const { t, bot, models } = suite;
       const chatter = await startChat(bot);
       const event = await sendAndWait(bot, chatter, 'what time is it');
       assert.equal(event.status, 'processed', JSON.stringify(event.failureReason));

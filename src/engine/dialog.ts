@@ -8,6 +8,8 @@ import type { DialogState, Frame } from './dialog-state.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
 import { previewOf } from './event-object.ts';
 import type { KnowledgeResult } from './event-object.ts';
+import { answerPrompt, readAnswer, replyText } from './knowledge-answer.ts';
+import type { Source } from './knowledge-answer.ts';
 import { isJsonObject } from '../domain/shared/json.ts';
 import { createAjv } from '../domain/shared/json-schema.ts';
 import type { ValidateFunction } from 'ajv';
@@ -30,11 +32,11 @@ export interface DialogHost {
   setVariable(ref: string, value: Json): Promise<void>;
   callAction(type: string, input: JsonObject): Promise<Json>;
   /**
-   * Searches a knowledge base (name or id) for a question (undefined: the user's last message), best
+   * Searches knowledge bases (names or ids) for a question (undefined: the user's last message), best
    * passages first; what it found is added to `event.kb` for the rest of the turn.
    */
   searchKnowledge(
-    knowledgeBase: string,
+    knowledgeBases: string[],
     question: string | undefined,
     limit: number,
   ): Promise<KnowledgeResult[]>;
@@ -61,12 +63,14 @@ const AI_PROMPT_SOURCES = {
   aiTask: 'cards/ai-task',
   // The hosted platform's AI Transition is "a specific type of AI Task".
   aiTransition: 'cards/ai-task',
+  // The hosted platform names no source for knowledge answers: an answer is text a model generates.
+  knowledgeAnswer: 'cards/ai-generate',
 } as const;
 /** Answers an aiTask or aiTransition card asks for: the first, and one more shown the error. */
 const AI_TASK_ATTEMPTS = 2;
 const aiTaskAjv = createAjv({ strict: false });
 
-type AiCard = Extract<Card, { type: 'aiGenerate' | 'aiTask' | 'aiTransition' }>;
+type AiCard = Extract<Card, { type: 'aiGenerate' | 'aiTask' | 'aiTransition' | 'knowledgeAnswer' }>;
 
 /** A model's JSON answer, or undefined when it is not JSON. */
 function parsedJson(text: string): Json | undefined {
@@ -252,6 +256,8 @@ export class DialogRunner {
         return this.aiTask(frame, card);
       case 'aiTransition':
         return this.aiTransition(frame, card);
+      case 'knowledgeAnswer':
+        return this.knowledgeAnswer(frame, card);
     }
   }
 
@@ -509,7 +515,7 @@ export class DialogRunner {
   private async knowledge(frame: Frame, card: Extract<Card, { type: 'knowledge' }>): Promise<CardResult> {
     const question =
       card.question === undefined ? undefined : textOf(await this.field(frame, 'question', card.question));
-    const results = await this.host.searchKnowledge(card.knowledgeBase, question, card.limit ?? 3);
+    const results = await this.host.searchKnowledge([card.knowledgeBase], question, card.limit ?? 3);
     if (card.variable) await this.host.setVariable(card.variable, results);
     const best = results[0];
     if (card.answer && best) {
@@ -518,15 +524,103 @@ export class DialogRunner {
         text: `${best.text}\n\nSource: ${best.file.title ?? best.file.key}`,
       });
     } else if (card.answer && (card.notFound !== undefined || card.onNotFound === undefined)) {
-      const notFound =
-        card.notFound === undefined ? NOT_FOUND : await this.field(frame, 'notFound', card.notFound);
-      if (typeof notFound === 'string') await this.host.reply({ type: 'text', text: notFound });
-      else if (isJsonObject(notFound)) await this.host.reply(notFound);
-      else throw new DialogError('The notFound of a knowledge card must be text or a message');
+      await this.sayInstead(frame, card, 'notFound', NOT_FOUND);
     }
     return !best && card.onNotFound !== undefined
       ? { kind: 'goto', node: card.onNotFound }
       : { kind: 'next' };
+  }
+
+  /**
+   * Answers the question from the passages the knowledge bases' search finds at `minScore` or more: the
+   * model is given them numbered, answers from them alone citing their numbers, and the reply lists the
+   * cited passages' files. Without such a passage the model is not called; without an answer in them
+   * (the model says so), the card says `noAnswer` and goes to `onNoAnswer`.
+   */
+  private async knowledgeAnswer(
+    frame: Frame,
+    card: Extract<Card, { type: 'knowledgeAnswer' }>,
+  ): Promise<CardResult> {
+    const question =
+      card.question === undefined ? undefined : textOf(await this.field(frame, 'question', card.question));
+    const bases = Array.isArray(card.knowledgeBase) ? card.knowledgeBase : [card.knowledgeBase];
+    const found = await this.host.searchKnowledge(bases, question, card.limit ?? 5);
+    const passages = found.filter((p) => p.score >= (card.minScore ?? 0));
+    const answer =
+      passages.length === 0
+        ? undefined
+        : await this.answerFrom(frame, card, question ?? this.host.userText(), passages);
+    if (answer !== undefined) {
+      if (card.variable) await this.host.setVariable(card.variable, answer);
+      else await this.host.reply({ type: 'text', text: answer });
+      return { kind: 'next' };
+    }
+    if (card.variable) await this.host.setVariable(card.variable, null);
+    if (card.noAnswer !== undefined || card.onNoAnswer === undefined)
+      await this.sayInstead(frame, card, 'noAnswer', NO_ANSWER);
+    return card.onNoAnswer !== undefined ? { kind: 'goto', node: card.onNoAnswer } : { kind: 'next' };
+  }
+
+  /** The reply to the question from the passages, with its sources; undefined when they hold no answer. */
+  private async answerFrom(
+    frame: Frame,
+    card: Extract<Card, { type: 'knowledgeAnswer' }>,
+    question: string,
+    passages: KnowledgeResult[],
+  ): Promise<string | undefined> {
+    const instructions =
+      card.instructions === undefined
+        ? ''
+        : textOf(await this.field(frame, 'instructions', card.instructions));
+    const output = await this.generate(card, AI_PROMPT_SOURCES.knowledgeAnswer, {
+      systemPrompt: answerPrompt(instructions, passages),
+      messages: [{ role: 'user', type: 'text', content: question }],
+    });
+    const answer = readAnswer(output, passages.length);
+    if (!answer) return undefined;
+    const links = new Map<string, string | undefined>();
+    const sources: Source[] = [];
+    for (const number of answer.cited) {
+      const file = passages[number - 1]?.file;
+      if (!file) continue;
+      if (!links.has(file.id)) links.set(file.id, await this.fileLink(file.id));
+      const url = links.get(file.id);
+      sources.push({ number, title: file.title ?? file.key, ...(url !== undefined && { url }) });
+    }
+    return replyText(answer.text, sources);
+  }
+
+  /**
+   * Where a cited file is read: the page it came from (`metadata.url`, a web address, as the hosted
+   * knowledge bases keep it), else its download URL as the Files API gives it (lasting for a file with
+   * `public_content`, signed for about an hour otherwise). None when the file is gone.
+   */
+  private async fileLink(fileId: string): Promise<string | undefined> {
+    let file: Json | undefined;
+    try {
+      ({ file } = await this.host.callClient('getFile', { id: fileId }));
+    } catch (err) {
+      if (err instanceof ApiError && err.code < 500) return undefined;
+      throw err;
+    }
+    if (!isJsonObject(file)) return undefined;
+    const page = isJsonObject(file.metadata) ? file.metadata.url : undefined;
+    if (typeof page === 'string' && /^https?:\/\//i.test(page)) return page;
+    return typeof file.url === 'string' ? file.url : undefined;
+  }
+
+  /** A card's message for when it found nothing (text or a whole message), or its default. */
+  private async sayInstead<F extends string>(
+    frame: Frame,
+    card: { type: string } & Partial<Record<F, Json>>,
+    field: F,
+    fallback: string,
+  ): Promise<void> {
+    const given = card[field];
+    const message = given === undefined ? fallback : await this.field(frame, field, given);
+    if (typeof message === 'string') await this.host.reply({ type: 'text', text: message });
+    else if (isJsonObject(message)) await this.host.reply(message);
+    else throw new DialogError(`The ${field} of a ${card.type} card must be text or a message`);
   }
 
   private async endConversation(): Promise<void> {
@@ -588,6 +682,7 @@ export class DialogRunner {
 }
 
 const NOT_FOUND = 'Sorry, I found nothing about that.';
+const NO_ANSWER = "Sorry, I don't know: I found no answer to that in what I know.";
 
 /** A row id from a template's value: a whole number, or text that is one. */
 function rowId(value: Json): number | undefined {

@@ -396,45 +396,55 @@ export class Turn implements DialogHost, TurnScope {
   }
 
   async searchKnowledge(
-    knowledgeBase: string,
+    knowledgeBases: string[],
     question: string | undefined,
     limit: number,
   ): Promise<KnowledgeResult[]> {
     const { domain } = this.s;
-    const kb = await domain.knowledgeBases.find(this.actor, knowledgeBase);
-    if (!kb) {
-      throw new DialogError(
-        `No knowledge base "${knowledgeBase}": deploy the package to create it (parley deploy)`,
-      );
+    const bases = new Map<string, { id: string; name: string }>();
+    for (const knowledgeBase of knowledgeBases) {
+      const kb = await domain.knowledgeBases.find(this.actor, knowledgeBase);
+      if (!kb) {
+        throw new DialogError(
+          `No knowledge base "${knowledgeBase}": deploy the package to create it (parley deploy)`,
+        );
+      }
+      bases.set(kb.id, { id: kb.id, name: kb.name });
     }
     const query = question ?? this.userText();
+    // One search over them all: one ranking, one limit.
     const passages = query.trim()
       ? await domain.fileSearch.search(this.actor, {
           query,
-          tags: { kbId: kb.id },
+          tags: { kbId: [...bases.keys()] },
           limit,
           contextDepth: 0,
           answersOnly: true,
         })
       : [];
-    const results = passages.map((p): KnowledgeResult => ({
-      text: p.content,
-      score: p.score,
-      file: {
-        id: p.file.id,
-        key: p.file.key,
-        ...(p.file.tags.title !== undefined && { title: p.file.tags.title }),
-      },
-      knowledgeBase: { id: kb.id, name: kb.name },
-      ...(p.meta.pageNumber !== undefined && { pageNumber: p.meta.pageNumber }),
-      ...(p.meta.position !== undefined && { position: p.meta.position }),
-    }));
+    const results = passages.flatMap((p): KnowledgeResult[] => {
+      const kb = bases.get(p.file.tags.kbId ?? '');
+      if (!kb) return [];
+      return [
+        {
+          text: p.content,
+          score: p.score,
+          file: {
+            id: p.file.id,
+            key: p.file.key,
+            ...(p.file.tags.title !== undefined && { title: p.file.tags.title }),
+          },
+          knowledgeBase: kb,
+          ...(p.meta.pageNumber !== undefined && { pageNumber: p.meta.pageNumber }),
+          ...(p.meta.position !== undefined && { position: p.meta.position }),
+        },
+      ];
+    });
     // `event.kb` for the hooks and cards after this one; kept with the turn, for a resumed turn.
     const current = this.kb;
+    const known = new Set(current.included.map((k) => k.id));
     this.kb = {
-      included: current.included.some((k) => k.id === kb.id)
-        ? current.included
-        : [...current.included, { id: kb.id, name: kb.name }],
+      included: [...current.included, ...[...bases.values()].filter((kb) => !known.has(kb.id))],
       results: [...current.results, ...results],
     };
     this.eventObject.kb = this.kb;

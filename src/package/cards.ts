@@ -26,7 +26,8 @@ export type TypedCard =
   | Branch<13, 'tableDelete'>
   | Branch<14, 'aiGenerate'>
   | Branch<15, 'aiTask'>
-  | Branch<16, 'aiTransition'>;
+  | Branch<16, 'aiTransition'>
+  | Branch<17, 'knowledgeAnswer'>;
 
 /** The cards that call the Tables API. */
 export type TableCard = Extract<Card, { table: string }>;

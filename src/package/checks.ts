@@ -148,6 +148,11 @@ function checkWorkflow(
   const nodeRef = (target: string, field: string) => {
     if (!ids.has(target)) problems.push(doc.problem(field, `no node "${target}" in workflow ${name}`));
   };
+  // An id names a knowledge base made through the API; a name must be one of the package's.
+  const knowledgeRef = (kb: string, field: string) => {
+    if (!kb.startsWith('kb_') && !parts.knowledge.has(kb))
+      problems.push(doc.problem(field, `no knowledge base "${kb}" (knowledge/${kb}.json), nor an id (kb_…)`));
+  };
 
   const first = name === 'main' ? 'start' : 'entry';
   const count = value.nodes.filter((node) => nodeShape(node).type === first).length;
@@ -237,16 +242,14 @@ function checkWorkflow(
           }
           break;
         case 'knowledge':
-          // An id names a knowledge base made through the API; a name must be one of the package's.
-          if (!card.knowledgeBase.startsWith('kb_') && !parts.knowledge.has(card.knowledgeBase)) {
-            problems.push(
-              doc.problem(
-                cardAt('knowledgeBase'),
-                `no knowledge base "${card.knowledgeBase}" (knowledge/${card.knowledgeBase}.json), nor an id (kb_…)`,
-              ),
-            );
-          }
+          knowledgeRef(card.knowledgeBase, cardAt('knowledgeBase'));
           if (card.onNotFound !== undefined) nodeRef(card.onNotFound, cardAt('onNotFound'));
+          break;
+        case 'knowledgeAnswer':
+          if (Array.isArray(card.knowledgeBase))
+            card.knowledgeBase.forEach((kb, j) => knowledgeRef(kb, at('cards', i, 'knowledgeBase', j)));
+          else knowledgeRef(card.knowledgeBase, cardAt('knowledgeBase'));
+          if (card.onNoAnswer !== undefined) nodeRef(card.onNoAnswer, cardAt('onNoAnswer'));
           break;
         case 'aiTransition': {
           const labels = new Set<string>();

@@ -179,6 +179,12 @@ const TableRef = Type.String({
   description:
     'A table of the package (tables/<name>.json, by file name or table name), or any table’s name or id',
 });
+const KnowledgeBaseRef = Type.String({
+  minLength: 1,
+  description: 'A knowledge base of the package (knowledge/<name>.json), or the id of one (kb_…)',
+});
+/** The most knowledge bases one knowledgeAnswer card searches. */
+const MAX_ANSWER_KNOWLEDGE_BASES = 10;
 /** What an AI card tells the model (its system prompt); templates allowed. */
 const AiInstructions = Type.String({ minLength: 1, maxLength: 20_000 });
 /** The model of an AI card and its sampling. */
@@ -256,10 +262,7 @@ export const CardSchema = Type.Union([
   card(
     'knowledge',
     {
-      knowledgeBase: Type.String({
-        minLength: 1,
-        description: 'A knowledge base of the package (knowledge/<name>.json), or the id of one (kb_…)',
-      }),
+      knowledgeBase: KnowledgeBaseRef,
       question: Type.Optional(Template),
       limit: Type.Optional(
         Type.Integer({ minimum: 1, maximum: 20, description: 'Passages kept (default 3)' }),
@@ -380,6 +383,32 @@ export const CardSchema = Type.Union([
     },
     'Goes to the node of the transition whose label a language model chooses for `input` (default: the user’s last message), the descriptions its only vocabulary; when none applies, to `onNone` (or the next card); the label (or null) goes into `variable`',
   ),
+  card(
+    'knowledgeAnswer',
+    {
+      knowledgeBase: Type.Union([
+        KnowledgeBaseRef,
+        Type.Array(KnowledgeBaseRef, { minItems: 1, maxItems: MAX_ANSWER_KNOWLEDGE_BASES }),
+      ]),
+      question: Type.Optional(Template),
+      instructions: Type.Optional(AiInstructions),
+      ...AiModelFields,
+      limit: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 20, description: 'Passages searched for (default 5)' }),
+      ),
+      minScore: Type.Optional(
+        Type.Number({
+          minimum: 0,
+          description:
+            'Passages scoring under it do not count as support, on the search’s scale (searchFiles’ `score`; default 0: every passage found)',
+        }),
+      ),
+      variable: Type.Optional(VariableRef),
+      noAnswer: Type.Optional(Template),
+      onNoAnswer: Type.Optional(NodeRef),
+    },
+    'Answers `question` (default: the user’s last message) with a language model from the passages a search of the knowledge bases finds, citing them (their title and link); the answer goes to the user, or into `variable`. Without a passage scoring `minScore` or more, or when the model finds no answer in them, says `noAnswer` (by default, when there is no `onNoAnswer`, that it does not know) and goes to `onNoAnswer` (or the next card)',
+  ),
 ]);
 export type Card = Static<typeof CardSchema>;
 
@@ -493,7 +522,7 @@ export type TableDefinition = Static<typeof TableDefinitionSchema>;
  *   cond:<workflow>:<node>:<i>             card i's condition: an expression card's `condition`, a capture's `validation`
  *   when:<workflow>:<node>:<j>             the `when` of transition j of a node
  *   tpl:<workflow>:<node>:<i>:<field>      card i's field (message, prompt, retryMessage, value, input, question, notFound,
- *                                          filter, row, rowId, values, instructions, context) when it holds `{{ }}`:
+ *                                          filter, row, rowId, values, instructions, context, noAnswer) when it holds `{{ }}`:
  *                                          the unit returns the field's JSON with every template rendered
  * Fields without templates get no unit: the engine uses their JSON as is.
  */
