@@ -46,6 +46,7 @@ const TEMPLATE_FIELDS: Record<string, string[]> = {
   aiGenerate: ['instructions', 'context'],
   aiTask: ['instructions', 'input'],
   aiTransition: ['instructions', 'input'],
+  autonomous: ['instructions', 'limitMessage'],
 };
 
 const at = (file: string, message: string, line = 1, column = 1): Problem => ({
