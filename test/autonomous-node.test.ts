@@ -15,10 +15,8 @@ import {
   json,
   logsSince,
   replies,
-  send,
   sendAndWait,
   startChat,
-  waitForTurn,
   writePackage,
 } from './helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot, Files } from './helpers/deployed-bots.ts';
@@ -294,4 +292,209 @@ for (const store of await testStores()) {
       );
     });
   });
+}
+
+test('parley validate reports an autonomous card’s unknown action, node, workflow and knowledge base, its caps out of range, a tool name twice and a card after it, each at its line', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'parley-autonomous-'));
+  try {
+    await writePackage(dir, {
+      'bot.json': json({ formatVersion: 1, name: 'bad-agent' }),
+      'actions/known.json': json({ input: { type: 'object' }, output: { type: 'object' } }),
+      'actions/known.ts': 'return {};',
+      'workflows/main.json': json({
+        nodes: [
+          { id: 'start', type: 'start', next: 'agent' },
+          {
+            id: 'agent',
+            type: 'standard',
+            cards: [
+              {
+                type: 'autonomous',
+                instructions: 'Help.',
+                tools: [
+                  { type: 'action', action: 'missing' },
+                  { type: 'node', node: 'nowhere', description: 'away' },
+                  { type: 'workflow', workflow: 'billing', description: 'bills' },
+                  { type: 'knowledge', knowledgeBase: 'faq' },
+                  { type: 'action', action: 'known', name: 'send_message' },
+                  { type: 'sendMessage' },
+                ],
+                onLimit: 'gone',
+              },
+              say('never said'),
+            ],
+          },
+          {
+            id: 'capped',
+            type: 'standard',
+            cards: [
+              {
+                type: 'autonomous',
+                instructions: 'Help.',
+                tools: [],
+                maxIterations: 0,
+                maxTokens: 2_000_000,
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    const proc = runParley(['validate', dir]);
+    assert.equal(await proc.exited, 1);
+    const output = proc.output();
+    const page = await readFile(path.join(dir, 'workflows/main.json'), 'utf8');
+    /** The line of the file where `text` first appears. */
+    const lineOf = (text: string) => page.split('\n').findIndex((l) => l.includes(text)) + 1;
+    const cards = '/nodes/1/cards';
+    for (const [text, field, message] of [
+      ['"missing"', `${cards}/0/tools/0/action`, 'no action "missing" (actions/missing.json)'],
+      ['"nowhere"', `${cards}/0/tools/1/node`, 'no node "nowhere" in workflow main'],
+      ['"billing"', `${cards}/0/tools/2/workflow`, 'no workflow "billing" (workflows/billing.json)'],
+      [
+        '"faq"',
+        `${cards}/0/tools/3/knowledgeBase`,
+        'no knowledge base "faq" (knowledge/faq.json), nor an id (kb_…)',
+      ],
+      ['"sendMessage"', `${cards}/0/tools/5`, 'two tools are named "send_message"'],
+      ['"gone"', `${cards}/0/onLimit`, 'no node "gone" in workflow main'],
+      [
+        '"type": "say"',
+        `${cards}/1`,
+        'no card runs after an autonomous card: it holds the node until one of its tools goes elsewhere',
+      ],
+      ['"maxIterations"', '/nodes/2/cards/0/maxIterations', 'must be >= 1'],
+      ['"maxTokens"', '/nodes/2/cards/0/maxTokens', 'must be <= 1000000'],
+    ] as const) {
+      assert.ok(output.includes(`${field}: ${message}`), `${field}: ${message} in\n${output}`);
+      const line = new RegExp(`workflows/main\\.json:(\\d+):\\d+ ${field}:`).exec(output)?.[1];
+      // A problem about a whole tool or card is at its opening brace, the line before its `type`.
+      const expected = lineOf(text) - (/\/\d+$/.test(field) ? 1 : 0);
+      assert.equal(Number(line), expected, `${field} at line ${line}`);
+    }
+    assert.match(output, /has 9 problems/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+/** A bot whose agent sends a message and records a call (a table row, then 1.5 s of work) for the model. */
+const crashBot: Files = {
+  'bot.json': json({ formatVersion: 1, name: 'crash-agent' }),
+  'tables/calls.json': json({ schema: { type: 'object', properties: { orderId: { type: 'number' } } } }),
+  'actions/recordCall.json': json({
+    description: 'Records a call about an order',
+    input: {
+      type: 'object',
+      properties: { orderId: { type: 'integer' } },
+      required: ['orderId'],
+    },
+    output: { type: 'object', properties: { recorded: { type: 'boolean' } } },
+  }),
+  'actions/recordCall.ts': [
+    "await client.createTableRows({ table: 'calls', rows: [{ orderId: input.orderId }] });",
+    'const end = Date.now() + 1500;',
+    'while (Date.now() < end) {}',
+    'return { recorded: true };',
+  ].join('\n'),
+  'workflows/main.json': json({
+    nodes: [
+      { id: 'start', type: 'start', next: 'agent' },
+      {
+        id: 'agent',
+        type: 'standard',
+        cards: [
+          {
+            type: 'autonomous',
+            instructions: 'Record the calls.',
+            tools: [{ type: 'action', action: 'recordCall' }, { type: 'sendMessage' }],
+          },
+        ],
+      },
+    ],
+  }),
+};
+
+for (const store of await testStores()) {
+  describe(
+    `an autonomous turn interrupted by a crash of parley serve (${store.name})`,
+    { skip: store.skip },
+    () => {
+      const servers = new ServeProcesses(store, 'autonomous-crash');
+      const { token } = servers;
+      const sessions: ChatSession[] = [];
+      let models: ModelServer | undefined;
+      const dirs: string[] = [];
+      after(async () => {
+        for (const session of sessions) await session.close();
+        await servers.close();
+        await models?.close();
+        for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+      });
+
+      test('SIGKILL after a tool answered: after a restart no tool is called again and no reply is sent twice', async () => {
+        models = await startModelServer();
+        const env = {
+          PARLEY_LLM_BASE_URL: models.url,
+          PARLEY_LLM_BEST_MODEL: 'test-best',
+          PARLEY_LLM_FAST_MODEL: 'test-fast',
+        };
+        const first = await servers.serve({ env });
+        const [, workspaceId] = await first.proc.waitFor(/workspace id: (\S+)/);
+        assert.ok(workspaceId);
+        const dir = await mkdtemp(path.join(os.tmpdir(), 'parley-crash-agent-'));
+        dirs.push(dir);
+        await writePackage(dir, crashBot);
+        const { botId, webhookUrl } = await deployWithCli({ url: first.url, token, workspaceId }, dir);
+        const runtime = (url: string) => new Client({ apiUrl: url, token, workspaceId, botId });
+        const rows = async (url: string) => (await runtime(url).findTableRows({ table: 'calls' })).rows;
+
+        models.reply({
+          toolCalls: [
+            { name: 'send_message', arguments: { text: 'Looking it up.' } },
+            { name: 'recordCall', arguments: { orderId: 9 } },
+          ],
+        });
+        const s = await ChatSession.open(webhookUrl);
+        sessions.push(s);
+        const messageId = await s.say('please record order 9');
+        // The action is running (its row is written, 1.5 s of work follow): the model's next call hangs.
+        await waitFor('the action’s row', async () => (await rows(first.url)).length === 1, 15_000);
+        models.fail({ kind: 'hang' });
+        const calls = () =>
+          models?.requests.filter(
+            (r) => r.path.endsWith('/chat/completions') && JSON.stringify(r.body).includes('record order 9'),
+          ) ?? [];
+        await waitFor('the model call after the tool’s result', async () => calls().length === 2, 15_000);
+        first.proc.child.kill('SIGKILL');
+        await first.proc.exited;
+        await s.close();
+
+        models.reply('Order 9 is recorded.');
+        const second = await servers.serve({ env });
+        const chatUrl = second.url + new URL(webhookUrl).pathname;
+        const again = await ChatSession.resume(chatUrl, s.userKey, s.conversationId);
+        sessions.push(again);
+        const botTexts = (messages: ChatMessage[]) => messages.filter((m) => m.userId === botId).map(textOf);
+        await waitFor(
+          'the turn’s last reply',
+          async () => botTexts(await again.history()).includes('Order 9 is recorded.'),
+          30_000,
+        );
+        assert.deepEqual(await turnOutcome(runtime(second.url), messageId), {
+          status: 'processed',
+          failureReason: null,
+        });
+        assert.deepEqual(botTexts(await again.history()), ['Looking it up.', 'Order 9 is recorded.']);
+        assert.equal((await rows(second.url)).length, 1, 'the action ran once');
+        const [, hung, retried, more] = calls();
+        assert.equal(more, undefined);
+        assert.deepEqual(
+          (retried?.body as SentBody).messages,
+          (hung?.body as SentBody).messages,
+          'the turn tried again asks the model what the interrupted one asked, from the recorded results',
+        );
+      });
+    },
+  );
 }
