@@ -54,6 +54,12 @@ async function agentBot(): Promise<Files> {
     'actions/lookupOrder.ts': await snippet('lookupOrder.ts'),
     'knowledge/faq.json': json({ files: ['docs/faq.md'] }),
     'docs/faq.md': '# Returns\n\nReturns are accepted within 30 days of delivery, in their original box.\n',
+    'workflows/billing.json': json({
+      nodes: [
+        { id: 'entry', type: 'entry', cards: [say('Billing here.')], next: 'exit' },
+        { id: 'exit', type: 'exit' },
+      ],
+    }),
     'workflows/main.json': json({
       nodes: [
         {
@@ -74,10 +80,14 @@ async function agentBot(): Promise<Files> {
               type: 'autonomous',
               instructions: 'You work for {{ env.shop }}.',
               model: 'fast',
-              tools: [{ type: 'action', action: 'lookupOrder', name: 'order_status' }],
+              tools: [
+                { type: 'action', action: 'lookupOrder', name: 'order_status' },
+                { type: 'workflow', workflow: 'billing', description: 'Questions about invoices' },
+              ],
               maxIterations: 2,
             },
           ],
+          next: 'billed',
         },
         {
           id: 'budget',
@@ -93,6 +103,7 @@ async function agentBot(): Promise<Files> {
           ],
         },
         { id: 'limited', type: 'standard', cards: [say('Out of budget')] },
+        { id: 'billed', type: 'standard', cards: [say('Back from billing')] },
       ],
     }),
   };
@@ -265,6 +276,13 @@ for (const store of await testStores()) {
       models.reply('Done now.');
       const { replies: after } = await turn('try again', chatter);
       assert.equal(after.at(-1), 'Done now.');
+    });
+
+    test('a workflow tool runs the workflow from its entry; at its exit the node’s next is followed', async () => {
+      models.reply({ toolCalls: [{ name: 'start_billing', arguments: {} }] });
+      const { replies: said } = await turn('tight: my invoice is wrong');
+      assert.deepEqual(said, ['Billing here.', 'Back from billing']);
+      assert.equal(callsAbout('tight: my invoice is wrong').length, 1);
     });
 
     test('maxTokens: past the tokens of the turn no model call is made, and onLimit is taken', async () => {
