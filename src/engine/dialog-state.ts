@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import { createAjv } from '../domain/shared/json-schema.ts';
 import { EventKbSchema } from './event-object.ts';
+import { JsonObject } from '../domain/shared/schemas.ts';
 
 const FrameSchema = Type.Object({
   workflow: Type.String(),
@@ -19,6 +20,28 @@ const TriggerSchema = Type.Object({
   nodeId: Type.String(),
   eventName: Type.Optional(Type.String()),
 });
+
+/**
+ * The loop of an autonomous card: its messages as the model is given them, written after each model
+ * answer and each tool result, so that a turn tried again goes on from there instead of calling a tool
+ * (or sending a reply) again.
+ */
+const AutonomousStateSchema = Type.Object({
+  /** The card it belongs to: its workflow run, node and place in the node. */
+  recordId: Type.String(),
+  node: Type.String(),
+  card: Type.Integer({ minimum: 0 }),
+  /** The conversation so far, in the Cognitive API's messages (tool calls and results included). */
+  messages: Type.Array(JsonObject),
+  /** The turn the counts are of: the next turn counts from 0 again. */
+  eventId: Type.String(),
+  /** Model calls made, and tokens they used (input and output), in that turn. */
+  calls: Type.Integer({ minimum: 0 }),
+  tokens: Type.Integer({ minimum: 0 }),
+  /** It waits for the user's next message, which goes on with the loop. */
+  waiting: Type.Boolean(),
+});
+export type AutonomousState = Static<typeof AutonomousStateSchema>;
 
 /**
  * A conversation's dialog context, checkpointed (as a conversation state) after every card, so that a
@@ -47,6 +70,8 @@ const DialogStateSchema = Type.Object({
    * variables are first stored, so a workflow without variables costs no record.
    */
   recorded: Type.Optional(Type.Array(Type.String())),
+  /** The loop of the autonomous card the dialog stands at, if it stands at one. */
+  autonomous: Type.Optional(AutonomousStateSchema),
 });
 export type DialogState = Static<typeof DialogStateSchema>;
 

@@ -1,10 +1,13 @@
 import { AI_TRANSITION_NONE } from '../package/cards.ts';
 import type { TableCard } from '../package/cards.ts';
-import type { Card, CompiledPackage, WorkflowNode } from '../package/format.ts';
+import type { Card, WorkflowNode } from '../package/format.ts';
 import { unitIds } from '../package/format.ts';
 import { findPackageTable } from '../package/tables.ts';
 import { ApiError } from '../domain/shared/errors.ts';
 import type { DialogState, Frame } from './dialog-state.ts';
+import { DialogError, generateText } from './dialog-host.ts';
+import type { DialogHost } from './dialog-host.ts';
+import { runAutonomous } from './autonomous.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
 import { previewOf } from './event-object.ts';
 import type { KnowledgeResult } from './event-object.ts';
@@ -13,46 +16,7 @@ import type { Source } from './knowledge-answer.ts';
 import { isJsonObject } from '../domain/shared/json.ts';
 import { createAjv } from '../domain/shared/json-schema.ts';
 import type { ValidateFunction } from 'ajv';
-import { BotFailure } from './failures.ts';
 import type { Message } from '../domain/runtime/schemas.ts';
-
-/** What the dialog needs from the turn that runs it. */
-export interface DialogHost {
-  pkg: CompiledPackage;
-  dialog: DialogState;
-  /** Runs a unit of the bot's code and answers its value; variable changes are kept by the host. */
-  run(unit: string, extra?: { input?: Json }): Promise<Json>;
-  /** Sends a message from the bot (through the outgoing hooks). */
-  reply(message: JsonObject): Promise<void>;
-  /** A checkpoint of the dialog and the variables changed so far: called after every card. */
-  save(): Promise<void>;
-  /** Starts a workflow run (a runtime workflow record with its variables); answers its record id. */
-  startWorkflow(name: string): Promise<string>;
-  finishWorkflow(frame: Frame, status: 'completed' | 'cancelled'): Promise<void>;
-  setVariable(ref: string, value: Json): Promise<void>;
-  callAction(type: string, input: JsonObject): Promise<Json>;
-  /**
-   * Searches knowledge bases (names or ids) for a question (undefined: the user's last message), best
-   * passages first; what it found is added to `event.kb` for the rest of the turn.
-   */
-  searchKnowledge(
-    knowledgeBases: string[],
-    question: string | undefined,
-    limit: number,
-  ): Promise<KnowledgeResult[]>;
-  /**
-   * An operation of bot code's `client` (the Tables API's, for the table cards), run as the bot the way
-   * bot code's calls run: its answer, as JSON.
-   */
-  callClient(operation: string, args: JsonObject): Promise<JsonObject>;
-  /** The text of the user's message this turn handles ('' when the turn is not a message's). */
-  userText(): string;
-  /** The conversation ends: the after_conversation_end hook runs and the dialog is cleared. */
-  endConversation(): Promise<void>;
-  log(level: 'info' | 'warn' | 'error', message: string): void;
-}
-
-export class DialogError extends BotFailure {}
 
 /** Transitions a turn may take before it is stopped as a loop in the workflow graph. */
 const MAX_STEPS = 1000;
@@ -102,6 +66,7 @@ export class DialogRunner {
     for (const frame of [...this.dialog.frames].reverse()) await this.host.finishWorkflow(frame, 'cancelled');
     this.dialog.frames = [{ workflow, node, card: 0, recordId: await this.host.startWorkflow(workflow) }];
     this.dialog.waiting = undefined;
+    this.dialog.autonomous = undefined;
     this.dialog.started = true;
     await this.host.save();
   }
@@ -178,6 +143,7 @@ export class DialogRunner {
       // Nowhere to go: this dialog is over; the next message starts from the beginning.
       for (const f of [...this.dialog.frames].reverse()) await this.host.finishWorkflow(f, 'completed');
       this.dialog.frames = [];
+      this.dialog.autonomous = undefined;
       return true;
     }
     this.moveTo(frame, next);
@@ -226,19 +192,9 @@ export class DialogRunner {
         if (card.output) await this.host.setVariable(card.output, output);
         return { kind: 'next' };
       }
-      case 'goto': {
-        const target = this.host.pkg.workflows[card.workflow];
-        const entry = card.node ?? target?.nodes.find((n) => n.type === 'entry' || n.type === 'start')?.id;
-        if (!entry) throw new DialogError(`Workflow "${card.workflow}" has no entry node`);
-        frame.card++;
-        this.dialog.frames.push({
-          workflow: card.workflow,
-          node: entry,
-          card: 0,
-          recordId: await this.host.startWorkflow(card.workflow),
-        });
+      case 'goto':
+        await this.enterWorkflow(frame, card.workflow, card.node);
         return { kind: 'next' };
-      }
       case 'end':
         await this.endConversation();
         return { kind: 'stop' };
@@ -258,14 +214,35 @@ export class DialogRunner {
         return this.aiTransition(frame, card);
       case 'knowledgeAnswer':
         return this.knowledgeAnswer(frame, card);
+      case 'autonomous': {
+        const outcome = await runAutonomous({
+          host: this.host,
+          frame,
+          card,
+          field: (name, value) => this.field(frame, name, value),
+        });
+        if (outcome.kind !== 'workflow') return outcome;
+        await this.enterWorkflow(frame, outcome.workflow);
+        return { kind: 'next' };
+      }
     }
   }
 
-  /**
-   * A model call of an AI card through bot code's `client.generateText`, as the bot (the gateway's
-   * models, metering and caps). A call the API refuses fails the turn, naming the card; a fault of the
-   * server or the provider (5xx) is not the card's: the turn is tried again.
-   */
+  /** Runs a workflow from its entry node (or `node`) above `frame`, which goes on past its card after. */
+  private async enterWorkflow(frame: Frame, workflow: string, node?: string): Promise<void> {
+    const target = this.host.pkg.workflows[workflow];
+    const entry = node ?? target?.nodes.find((n) => n.type === 'entry' || n.type === 'start')?.id;
+    if (!entry) throw new DialogError(`Workflow "${workflow}" has no entry node`);
+    frame.card++;
+    this.dialog.frames.push({
+      workflow,
+      node: entry,
+      card: 0,
+      recordId: await this.host.startWorkflow(workflow),
+    });
+  }
+
+  /** A model call of an AI card (see generateText). */
   private async generate(
     card: AiCard,
     promptSource: string,
@@ -278,14 +255,8 @@ export class DialogRunner {
       ...(card.temperature !== undefined && { temperature: card.temperature }),
       meta: { promptSource },
     };
-    try {
-      const { output } = await this.host.callClient('generateText', args);
-      return typeof output === 'string' ? output : '';
-    } catch (err) {
-      if (err instanceof ApiError && err.code < 500)
-        throw new DialogError(`The ${card.type} card's model call failed: ${err.type}: ${err.message}`);
-      throw err;
-    }
+    const { output } = await generateText(this.host, `The ${card.type} card`, args);
+    return typeof output === 'string' ? output : '';
   }
 
   private async aiGenerate(frame: Frame, card: Extract<Card, { type: 'aiGenerate' }>): Promise<CardResult> {
@@ -627,6 +598,7 @@ export class DialogRunner {
     for (const frame of [...this.dialog.frames].reverse()) await this.host.finishWorkflow(frame, 'completed');
     this.dialog.frames = [];
     this.dialog.waiting = undefined;
+    this.dialog.autonomous = undefined;
     await this.host.save();
     await this.host.endConversation();
   }

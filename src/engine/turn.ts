@@ -7,11 +7,12 @@ import { stateKeyText } from '../domain/runtime/states.ts';
 import type { StateEntry, StateKey } from '../domain/runtime/states.ts';
 import { derivedId, newId } from '../domain/shared/ids.ts';
 import { CONVERSATION_STARTED_EVENT } from '../domain/webchat/webchat.ts';
-import { DialogError, DialogRunner } from './dialog.ts';
+import { DialogRunner } from './dialog.ts';
+import { DialogError } from './dialog-host.ts';
 import { UnitFailure } from './failures.ts';
 import { unlessMissing } from '../domain/shared/errors.ts';
 import { isJsonObject, toJsonValue } from '../domain/shared/json.ts';
-import type { DialogHost } from './dialog.ts';
+import type { DialogHost } from './dialog-host.ts';
 import { DIALOG_STATE, emptyDialog, isDialogState, VARIABLES_STATE } from './dialog-state.ts';
 import type { DialogState, Frame } from './dialog-state.ts';
 import { buildEventObject, previewOf } from './event-object.ts';
@@ -313,7 +314,10 @@ export class Turn implements DialogHost, TurnScope {
     this.checkpointDue = true;
   }
 
-  /** Writes the dialog and the variables at once (what a turn that failed for good leaves behind). */
+  /**
+   * Writes the dialog and the variables at once: what a turn that failed for good leaves behind, and
+   * what an autonomous card must not do twice when the turn is tried again.
+   */
   async saveNow(): Promise<void> {
     await this.persist();
   }

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { Card, CardSchema } from './format.ts';
+import type { AutonomousTool, Card, CardSchema } from './format.ts';
 
 /**
  * format.ts builds each card with `Type.Literal(type)` where `type` is a plain string, so `Card`'s
@@ -27,7 +27,8 @@ export type TypedCard =
   | Branch<14, 'aiGenerate'>
   | Branch<15, 'aiTask'>
   | Branch<16, 'aiTransition'>
-  | Branch<17, 'knowledgeAnswer'>;
+  | Branch<17, 'knowledgeAnswer'>
+  | Branch<18, 'autonomous'>;
 
 /** The cards that call the Tables API. */
 export type TableCard = Extract<Card, { table: string }>;
@@ -38,3 +39,22 @@ export const typedCard = (card: Card) => card;
 
 /** What a model answers an aiTransition card when none of its labels applies (so no label may be it). */
 export const AI_TRANSITION_NONE = 'none';
+
+/** The name a model calls an autonomous card's tool by: the one the author gave, else one from its target. */
+export function toolName(tool: AutonomousTool): string {
+  if (tool.name !== undefined) return tool.name;
+  switch (tool.type) {
+    case 'action':
+      return tool.action;
+    case 'node':
+      return `goto_${tool.node}`;
+    case 'workflow':
+      return `start_${tool.workflow}`;
+    case 'knowledge':
+      return `search_${tool.knowledgeBase}`;
+    case 'sendMessage':
+      return 'send_message';
+    case 'waitForUser':
+      return 'wait_for_user';
+  }
+}

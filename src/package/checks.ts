@@ -1,6 +1,7 @@
 import type { ActionDefinition, BotManifest, Workflow } from './format.ts';
 import type { JsonDocument, LoadedJson } from './json-document.ts';
-import { AI_TRANSITION_NONE, isTableCard, typedCard } from './cards.ts';
+import { AI_TRANSITION_NONE, isTableCard, toolName, typedCard } from './cards.ts';
+import { TOOL_NAME } from './format.ts';
 import type { Problem } from './problems.ts';
 import { pointer } from './problems.ts';
 import { checkTableCard } from './tables.ts';
@@ -149,9 +150,14 @@ function checkWorkflow(
     if (!ids.has(target)) problems.push(doc.problem(field, `no node "${target}" in workflow ${name}`));
   };
   // An id names a knowledge base made through the API; a name must be one of the package's.
-  const knowledgeRef = (kb: string, field: string) => {
-    if (!kb.startsWith('kb_') && !parts.knowledge.has(kb))
-      problems.push(doc.problem(field, `no knowledge base "${kb}" (knowledge/${kb}.json), nor an id (kb_…)`));
+  const knowledgeRef = (knowledgeBase: string, field: string) => {
+    if (!knowledgeBase.startsWith('kb_') && !parts.knowledge.has(knowledgeBase))
+      problems.push(
+        doc.problem(
+          field,
+          `no knowledge base "${knowledgeBase}" (knowledge/${knowledgeBase}.json), nor an id (kb_…)`,
+        ),
+      );
   };
 
   const first = name === 'main' ? 'start' : 'entry';
@@ -273,6 +279,55 @@ function checkWorkflow(
           if (card.onFailure !== undefined) nodeRef(card.onFailure, cardAt('onFailure'));
           const problem = jsonSchemaProblem(card.schema);
           if (problem) problems.push(doc.problem(cardAt('schema'), `is not a JSON Schema: ${problem}`));
+          break;
+        }
+        case 'autonomous': {
+          if (i !== (node.cards ?? []).length - 1)
+            problems.push(
+              doc.problem(
+                at('cards', i + 1),
+                'no card runs after an autonomous card: it holds the node until one of its tools goes elsewhere',
+              ),
+            );
+          if (card.onLimit !== undefined) nodeRef(card.onLimit, cardAt('onLimit'));
+          const names = new Set<string>();
+          card.tools.forEach((tool, j) => {
+            const toolAt = (field: string) => at('cards', i, 'tools', j, field);
+            switch (tool.type) {
+              case 'action':
+                if (!parts.actions.has(tool.action))
+                  problems.push(
+                    doc.problem(toolAt('action'), `no action "${tool.action}" (actions/${tool.action}.json)`),
+                  );
+                break;
+              case 'node':
+                nodeRef(tool.node, toolAt('node'));
+                break;
+              case 'workflow':
+                if (!parts.workflows.has(tool.workflow))
+                  problems.push(
+                    doc.problem(
+                      toolAt('workflow'),
+                      `no workflow "${tool.workflow}" (workflows/${tool.workflow}.json)`,
+                    ),
+                  );
+                break;
+              case 'knowledge':
+                knowledgeRef(tool.knowledgeBase, toolAt('knowledgeBase'));
+                break;
+            }
+            const name = toolName(tool);
+            if (!TOOL_NAME.test(name))
+              problems.push(
+                doc.problem(
+                  at('cards', i, 'tools', j),
+                  `"${name}" cannot be a tool's name (letters, digits, _ and -, at most 64): give the tool a name`,
+                ),
+              );
+            else if (names.has(name))
+              problems.push(doc.problem(at('cards', i, 'tools', j), `two tools are named "${name}"`));
+            names.add(name);
+          });
           break;
         }
         case 'goto': {

@@ -199,6 +199,90 @@ const AiModelFields = {
   maxTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 32_768 })),
   temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
 };
+/** The caps of an autonomous card, per turn: the model calls it makes, and the tokens they use. */
+export const AUTONOMOUS_LIMITS = {
+  maxIterations: { default: 10, maximum: 50 },
+  maxTokens: { default: 50_000, maximum: 1_000_000 },
+  tools: { maximum: 64 },
+} as const;
+/** The names a model calls tools by (what OpenAI-compatible providers accept). */
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const toolFields = (description: string) => ({
+  name: Type.Optional(
+    Type.String({ pattern: TOOL_NAME.source, description: `The name the model calls it by; ${description}` }),
+  ),
+  description: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 2000, description: 'What the model is told the tool does' }),
+  ),
+});
+/** A tool of an autonomous card: what the model may do, besides answering. */
+export const AutonomousToolSchema = Type.Union([
+  Type.Object(
+    {
+      type: Type.Literal('action'),
+      action: Type.String({
+        pattern: '^[a-zA-Z][a-zA-Z0-9_-]{0,63}$',
+        description: 'An action of the package',
+      }),
+      ...toolFields('default: the action’s name; its input schema is the tool’s parameters'),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('node'),
+      node: NodeRef,
+      name: toolFields('default: goto_<node>').name,
+      description: Type.String({
+        minLength: 1,
+        maxLength: 2000,
+        description: 'When the model should go there',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('workflow'),
+      workflow: Name,
+      name: toolFields('default: start_<workflow>').name,
+      description: Type.String({
+        minLength: 1,
+        maxLength: 2000,
+        description: 'When the model should go there',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('knowledge'),
+      knowledgeBase: Type.String({
+        minLength: 1,
+        description: 'A knowledge base of the package (knowledge/<name>.json), or the id of one (kb_…)',
+      }),
+      limit: Type.Optional(
+        Type.Integer({ minimum: 1, maximum: 20, description: 'Passages answered (default 3)' }),
+      ),
+      ...toolFields('default: search_<knowledgeBase>'),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { type: Type.Literal('sendMessage'), ...toolFields('default: send_message') },
+    {
+      additionalProperties: false,
+    },
+  ),
+  Type.Object(
+    { type: Type.Literal('waitForUser'), ...toolFields('default: wait_for_user') },
+    {
+      additionalProperties: false,
+    },
+  ),
+]);
+export type AutonomousTool = Static<typeof AutonomousToolSchema>;
+
 /** Where a table card stores its result. */
 const TableResult = (what: string) =>
   Type.Optional(Type.String({ pattern: VARIABLE_REF, description: what }));
@@ -409,6 +493,32 @@ export const CardSchema = Type.Union([
     },
     'Answers `question` (default: the user’s last message) with a language model from the passages a search of the knowledge bases finds, citing them (their title and link); the answer goes to the user, or into `variable`. Without a passage scoring `minScore` or more, or when the model finds no answer in them, says `noAnswer` (by default, when there is no `onNoAnswer`, that it does not know) and goes to `onNoAnswer` (or the next card)',
   ),
+  card(
+    'autonomous',
+    {
+      instructions: AiInstructions,
+      model: AiModelFields.model,
+      temperature: AiModelFields.temperature,
+      tools: Type.Array(AutonomousToolSchema, { maxItems: AUTONOMOUS_LIMITS.tools.maximum }),
+      maxIterations: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: AUTONOMOUS_LIMITS.maxIterations.maximum,
+          description: `Model calls per turn at most (default ${AUTONOMOUS_LIMITS.maxIterations.default})`,
+        }),
+      ),
+      maxTokens: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: AUTONOMOUS_LIMITS.maxTokens.maximum,
+          description: `Tokens per turn at most, input and output of every model call (default ${AUTONOMOUS_LIMITS.maxTokens.default}); no call is made past them`,
+        }),
+      ),
+      onLimit: Type.Optional(NodeRef),
+      limitMessage: Type.Optional(Template),
+    },
+    'A language model told `instructions` holds the node: it answers the user, calls its `tools` (actions, knowledge search, messages, waiting for the user, going to a node or a workflow) and goes on from the user’s next message, until a tool takes it elsewhere; past `maxIterations` or `maxTokens` in a turn it goes to `onLimit`, or sends `limitMessage` and waits for the user. It is the last card of its node',
+  ),
 ]);
 export type Card = Static<typeof CardSchema>;
 
@@ -522,7 +632,7 @@ export type TableDefinition = Static<typeof TableDefinitionSchema>;
  *   cond:<workflow>:<node>:<i>             card i's condition: an expression card's `condition`, a capture's `validation`
  *   when:<workflow>:<node>:<j>             the `when` of transition j of a node
  *   tpl:<workflow>:<node>:<i>:<field>      card i's field (message, prompt, retryMessage, value, input, question, notFound,
- *                                          filter, row, rowId, values, instructions, context, noAnswer) when it holds `{{ }}`:
+ *                                          filter, row, rowId, values, instructions, context, noAnswer, limitMessage) when it holds `{{ }}`:
  *                                          the unit returns the field's JSON with every template rendered
  * Fields without templates get no unit: the engine uses their JSON as is.
  */

@@ -47,6 +47,7 @@ const TEMPLATE_FIELDS: Record<string, string[]> = {
   aiTask: ['instructions', 'input'],
   aiTransition: ['instructions', 'input'],
   knowledgeAnswer: ['question', 'instructions', 'noAnswer'],
+  autonomous: ['instructions', 'limitMessage'],
 };
 
 const at = (file: string, message: string, line = 1, column = 1): Problem => ({

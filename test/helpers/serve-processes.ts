@@ -57,11 +57,17 @@ export class ServeProcesses {
     return this.schema.url;
   }
 
-  /** Starts `parley serve` with `args` besides its port and data folder; answers once it listens. */
-  async serve(options: { dataDir?: string; args?: string[] } = {}): Promise<ServedProcess> {
+  /**
+   * Starts `parley serve` with `args` besides its port and data folder (and `env` besides the owner's
+   * token and the database); answers once it listens.
+   */
+  async serve(
+    options: { dataDir?: string; args?: string[]; env?: Record<string, string> } = {},
+  ): Promise<ServedProcess> {
     const dataDir = options.dataDir ?? (await this.dataDir());
     const databaseUrl = await this.databaseUrl();
     const proc = runParley(['serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])], {
+      ...options.env,
       PARLEY_ADMIN_TOKEN: this.token,
       ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }),
     });

@@ -1,0 +1,64 @@
+import type { CompiledPackage } from '../package/format.ts';
+import { ApiError } from '../domain/shared/errors.ts';
+import type { DialogState, Frame } from './dialog-state.ts';
+import type { Json, JsonObject } from './sandbox/types.ts';
+import type { KnowledgeResult } from './event-object.ts';
+import { BotFailure } from './failures.ts';
+
+/** What the dialog needs from the turn that runs it. */
+export interface DialogHost {
+  pkg: CompiledPackage;
+  dialog: DialogState;
+  /** Runs a unit of the bot's code and answers its value; variable changes are kept by the host. */
+  run(unit: string, extra?: { input?: Json }): Promise<Json>;
+  /** Sends a message from the bot (through the outgoing hooks). */
+  reply(message: JsonObject): Promise<void>;
+  /** A checkpoint of the dialog and the variables changed so far: called after every card. */
+  save(): Promise<void>;
+  /**
+   * Writes the checkpoint at once: after what must not be done twice when the turn is tried again (an
+   * autonomous card's tool that answered, or its model's answer).
+   */
+  saveNow(): Promise<void>;
+  /** Starts a workflow run (a runtime workflow record with its variables); answers its record id. */
+  startWorkflow(name: string): Promise<string>;
+  finishWorkflow(frame: Frame, status: 'completed' | 'cancelled'): Promise<void>;
+  setVariable(ref: string, value: Json): Promise<void>;
+  callAction(type: string, input: JsonObject): Promise<Json>;
+  /**
+   * Searches knowledge bases (names or ids) for a question (undefined: the user's last message), best
+   * passages first; what it found is added to `event.kb` for the rest of the turn.
+   */
+  searchKnowledge(
+    knowledgeBases: string[],
+    question: string | undefined,
+    limit: number,
+  ): Promise<KnowledgeResult[]>;
+  /**
+   * An operation of bot code's `client` (the Tables API's, for the table cards), run as the bot the way
+   * bot code's calls run: its answer, as JSON.
+   */
+  callClient(operation: string, args: JsonObject): Promise<JsonObject>;
+  /** The text of the user's message this turn handles ('' when the turn is not a message's). */
+  userText(): string;
+  /** The conversation ends: the after_conversation_end hook runs and the dialog is cleared. */
+  endConversation(): Promise<void>;
+  log(level: 'info' | 'warn' | 'error', message: string): void;
+}
+
+export class DialogError extends BotFailure {}
+
+/**
+ * A model call of a card through bot code's `client.generateText`, as the bot (the gateway's models,
+ * metering and caps): its answer. A call the API refuses fails the turn, naming the card (`what`); a
+ * fault of the server or the provider (5xx) is not the card's: the turn is tried again.
+ */
+export async function generateText(host: DialogHost, what: string, args: JsonObject): Promise<JsonObject> {
+  try {
+    return await host.callClient('generateText', args);
+  } catch (err) {
+    if (err instanceof ApiError && err.code < 500)
+      throw new DialogError(`${what}'s model call failed: ${err.type}: ${err.message}`);
+    throw err;
+  }
+}
