@@ -435,3 +435,38 @@ export async function transcribe(
     durationSeconds: typeof answer.duration === 'number' ? answer.duration : undefined,
   };
 }
+
+/** The vectors of texts, in their order (`POST /embeddings`, one request for all of them). */
+export async function embeddings(
+  provider: Provider,
+  request: { model: string; input: string[] },
+  signals: RequestSignals,
+): Promise<number[][]> {
+  const answer = await requestJson(provider, '/embeddings', json(request), signals);
+  const data = isObject(answer) && Array.isArray(answer.data) ? answer.data : undefined;
+  const vectors: number[][] = [];
+  for (const item of data ?? []) {
+    if (!isObject(item) || typeof item.index !== 'number') continue;
+    const vector = vectorOf(item.embedding);
+    if (vector) vectors[item.index] = vector;
+  }
+  const complete = vectors.length === request.input.length && [...vectors].every((v) => v !== undefined);
+  if (!complete) {
+    throw new ProviderFailure(
+      'unavailable',
+      `The provider "${provider.name}" answered ${data?.length ?? 0} embeddings for ${request.input.length} texts`,
+    );
+  }
+  return vectors;
+}
+
+/** An embedding as answered: numbers, or (`encoding_format: base64`) little-endian float32 bytes. */
+function vectorOf(embedding: unknown): number[] | undefined {
+  if (Array.isArray(embedding) && embedding.length > 0 && embedding.every((n) => typeof n === 'number'))
+    return embedding;
+  if (typeof embedding !== 'string' || embedding === '') return undefined;
+  const bytes = Buffer.from(embedding, 'base64');
+  const floats: number[] = [];
+  for (let at = 0; at + 4 <= bytes.length; at += 4) floats.push(bytes.readFloatLE(at));
+  return floats.length > 0 ? floats : undefined;
+}
