@@ -13,6 +13,7 @@ import type {
   PassageType,
   WebhookVerification,
   WebhookSendStatus,
+  EmbeddingJobStatus,
   InstallationStatus,
   TableJobType,
   TableJobStatus,
@@ -486,6 +487,31 @@ export interface FilePassagesTable {
   content: string;
 }
 
+/** A passage's embedding by one model: unit length, little-endian float32 bytes. */
+export interface PassageVectorsTable {
+  passage_id: string;
+  file_id: string;
+  model: string;
+  dimension: number;
+  vector: Uint8Array;
+  /** The hash of the text embedded (the passage under its headings). */
+  content_hash: string;
+}
+
+/** A file whose passages wait to be embedded with `model` (its id is the file's). */
+export interface EmbeddingJobsTable {
+  id: string;
+  model: string;
+  status: EmbeddingJobStatus;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface KnowledgeBasesTable {
   id: string;
   bot_id: string;
@@ -588,6 +614,8 @@ export interface Database {
   bot_llm_models: BotLlmModelsTable;
   files: FilesTable;
   file_passages: FilePassagesTable;
+  passage_vectors: PassageVectorsTable;
+  embedding_jobs: EmbeddingJobsTable;
   knowledge_bases: KnowledgeBasesTable;
   file_blobs: FileBlobsTable;
   file_blob_chunks: FileBlobChunksTable;
