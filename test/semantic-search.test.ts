@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@botpress/client';
+import { buildConfig, ConfigError } from '../src/config.ts';
 import { fileSettled } from './helpers/files.ts';
 import { isRecord } from './helpers/model-request.ts';
 import { parleySettings, startModelServer } from './helpers/model-server.ts';
@@ -24,6 +25,7 @@ Vehicles may be left in the north lot, free of charge, during opening hours.
 
 Dogs on a leash are welcome in the garden.
 `;
+const API_KEY = 'sk-test-embeddings-key';
 const NOTES = [
   'The cafeteria serves lunch between noon and two. Vegetarian dishes are available every day.',
   'Printers are on every floor. Report paper jams to the facilities team.',
@@ -60,6 +62,17 @@ async function embeddedFile(t: TestServer, client: Client, fileId: string): Prom
   });
 }
 
+test('PARLEY_EMBEDDINGS_MODEL names a model of the server provider, and needs one', () => {
+  const provider = { llmBaseUrl: 'http://127.0.0.1:9/v1', llmBestModel: 'best' };
+  const modelOf = (embeddingsModel: string) =>
+    buildConfig({ ...provider, embeddingsModel }).llm.provider?.embeddingsModel;
+  assert.equal(modelOf('default:text-embedding-3-small'), 'text-embedding-3-small');
+  assert.equal(modelOf('nomic-embed-text:latest'), 'nomic-embed-text:latest');
+  assert.equal(buildConfig(provider).llm.provider?.embeddingsModel, undefined);
+  assert.throws(() => buildConfig({ embeddingsModel: 'text-embedding-3-small' }), ConfigError);
+  assert.throws(() => buildConfig({ ...provider, embeddingsModel: 'default:' }), ConfigError);
+});
+
 for (const store of await testStores()) {
   describe(`semantic search: embeddings and hybrid ranking (${store.name})`, { skip: store.skip }, () => {
     let models: ModelServer;
@@ -76,12 +89,10 @@ for (const store of await testStores()) {
     };
 
     before(async () => {
-      models = await startModelServer();
-      semantic = await startTestServer(store, {
-        ...parleySettings(models),
-        embeddingsModel: 'test-embeddings',
-      });
-      plain = await startTestServer(store, parleySettings(models));
+      models = await startModelServer({ apiKey: API_KEY });
+      const settings = { ...parleySettings(models), llmApiKey: API_KEY };
+      semantic = await startTestServer(store, { ...settings, embeddingsModel: 'test-embeddings' });
+      plain = await startTestServer(store, settings);
       bot = await createTestBot(semantic, 'semantic-bot');
       plainBot = await createTestBot(plain, 'plain-bot');
       ({
@@ -204,7 +215,11 @@ for (const store of await testStores()) {
     });
 
     test('the provider down: search answers by words; indexing completes and embeds once it is back', async () => {
-      models.fail({ kind: 'status', status: 503 }, { path: '/v1/embeddings', times: Infinity });
+      // A provider that repeats the key in its error: it is never kept nor logged.
+      models.fail(
+        { kind: 'status', status: 503, error: { message: `overloaded (key ${API_KEY})` } },
+        { path: '/v1/embeddings', times: Infinity },
+      );
       try {
         const mark = models.requests.length;
         const lunch = await bot.client.searchFiles({ query: 'when is lunch served', contextDepth: 0 });
@@ -224,6 +239,18 @@ for (const store of await testStores()) {
           embedded(models, mark).includes('Replacement badges carry a fee of ten euros.'),
         );
         assert.equal(await vectorsOf(semantic, id), 0);
+        const job = await waitFor('the failure recorded on the job', () =>
+          semantic.server.store.db
+            .selectFrom('embedding_jobs')
+            .selectAll()
+            .where('id', '=', id)
+            .where('attempts', '>', 0)
+            .executeTakeFirst(),
+        );
+        assert.equal(job.status, 'pending');
+        assert.match(job.last_error ?? '', /answered 503: overloaded \(key \[redacted\]\)/);
+        assert.ok(!(job.last_error ?? '').includes(API_KEY));
+        assert.ok(job.next_attempt_at > job.updated_at, 'due again after a backoff');
         models.clearFailures();
         // Tried again after the backoff (5 s after a first failure).
         await waitFor(
