@@ -14,6 +14,8 @@ import type { PassageEmbedder } from './vectors.ts';
 export const MAX_EMBEDDING_ATTEMPTS = 8;
 /** Hashes looked up in one statement. */
 const LOOKUP_BATCH = 500;
+/** Texts given to the embedder at once (it sends its own batches within): vectors are written per call. */
+const BATCH = 256;
 
 type EmbeddingJob = Row<'embedding_jobs'>;
 type Vector = { passage_id: string; content_hash: string; dimension: number; vector: Uint8Array };
@@ -72,6 +74,8 @@ export class EmbeddingQueue implements EmbeddingJobs {
     leaseMs: number,
     limit: number,
   ): Promise<{ items: EmbeddingJob[]; more: boolean }> {
+    // Jobs queued by a server that had a model wait for one that has one again.
+    if (this.embedder.model === undefined) return { items: [], more: false };
     const { ids, more } = await this.rows.claim(owner, leaseMs, limit);
     if (ids.length === 0) return { items: [], more };
     const items = await this.store.db
@@ -94,7 +98,9 @@ export class EmbeddingQueue implements EmbeddingJobs {
    * Embeds the passages of a claimed job's file that have no vector yet. A provider's failure (or the
    * store's) is recorded on the job, which is due again after the backoff; answers that failure.
    */
-  async embed(owner: string, job: EmbeddingJob): Promise<Error | undefined> {
+  async embed(owner: string, claimed: EmbeddingJob): Promise<Error | undefined> {
+    const job = await this.withCurrentModel(owner, claimed);
+    if (!job) return undefined;
     try {
       const missing = await this.missing(job);
       const known = await this.known(job, [...new Set(missing.map((m) => m.hash))]);
@@ -124,6 +130,24 @@ export class EmbeddingQueue implements EmbeddingJobs {
       await this.failed(owner, job, failure);
       return failure;
     }
+  }
+
+  /**
+   * The job, to be done with the model configured now: one queued under another (the setting changed
+   * since) is moved to it, so that no vector is recorded under a model that did not make it. Undefined
+   * when the claim no longer holds, or no model is configured.
+   */
+  private async withCurrentModel(owner: string, job: EmbeddingJob): Promise<EmbeddingJob | undefined> {
+    const { model } = this.embedder;
+    if (model === undefined) return undefined;
+    if (job.model === model) return job;
+    const moved = await this.store.db
+      .updateTable('embedding_jobs')
+      .set({ model, updated_at: nowIso() })
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', owner)
+      .executeTakeFirst();
+    return Number(moved.numUpdatedRows) === 0 ? undefined : { ...job, model };
   }
 
   /** The passages of the job's file without a vector of its model, with the text to embed. */
@@ -208,9 +232,6 @@ export class EmbeddingQueue implements EmbeddingJobs {
       .execute();
   }
 }
-
-/** Texts embedded per call of the embedder (which batches its own requests within). */
-const BATCH = 256;
 
 /** A rate limit's `Retry-After`, in milliseconds, when the provider gave one. */
 function retryAfterOf(failure: Error): number | undefined {
