@@ -288,18 +288,25 @@ export interface WebhookSubscriptionsTable {
   updated_at: string;
 }
 
-export interface WebhookSendsTable {
+/**
+ * The columns of a queue of durable work whose rows are due at `next_attempt_at` while `pending`, and
+ * claimed with a lease (`domain/shared/leased-rows.ts`).
+ */
+export interface LeasedWorkColumns {
   id: string;
-  subscription_id: string;
-  /** The JSON body, as signed. */
-  body: string;
-  status: WebhookSendStatus;
   attempts: number;
   next_attempt_at: string;
   lease_owner: string | null;
   lease_until: string | null;
   created_at: string;
   updated_at: string;
+}
+
+export interface WebhookSendsTable extends LeasedWorkColumns {
+  subscription_id: string;
+  /** The JSON body, as signed. */
+  body: string;
+  status: WebhookSendStatus;
 }
 
 export interface IntegrationsTable {
@@ -333,19 +340,12 @@ export interface BotIntegrationsTable {
   updated_at: string;
 }
 
-export interface ChannelSendsTable {
-  id: string;
+export interface ChannelSendsTable extends LeasedWorkColumns {
   bot_id: string;
   integration_id: string;
   message_id: string;
   status: WebhookSendStatus;
-  attempts: number;
   last_error: string | null;
-  next_attempt_at: string;
-  lease_owner: string | null;
-  lease_until: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 export interface ChatChannelsTable {
@@ -499,17 +499,10 @@ export interface PassageVectorsTable {
 }
 
 /** A file whose passages wait to be embedded with `model` (its id is the file's). */
-export interface EmbeddingJobsTable {
-  id: string;
+export interface EmbeddingJobsTable extends LeasedWorkColumns {
   model: string;
   status: EmbeddingJobStatus;
-  attempts: number;
   last_error: string | null;
-  next_attempt_at: string;
-  lease_owner: string | null;
-  lease_until: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 export interface KnowledgeBasesTable {
