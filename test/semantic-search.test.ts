@@ -180,6 +180,20 @@ for (const store of await testStores()) {
       assert.match(consolidated?.content ?? '', /Vehicles/);
     });
 
+    test('a long file is embedded 64 passages a request at most, every passage once', async () => {
+      const id = await upload(bot, 'long.md', 'A long file.');
+      await embeddedFile(semantic, bot.client, id);
+      const mark = models.requests.length;
+      const passages = Array.from({ length: 70 }, (_, i) => ({ content: `Room ${i} is on floor ${i % 7}.` }));
+      await bot.client.setFilePassages({ id, passages });
+      await embeddedFile(semantic, bot.client, id);
+      const requests = models.requests.slice(mark).filter((r) => inputsOf(r).length > 0);
+      assert.ok(requests.length >= 2, `${requests.length} requests`);
+      assert.ok(requests.every((r) => inputsOf(r).length <= 64));
+      assert.deepEqual(embedded(models, mark).sort(), passages.map((p) => p.content).sort());
+      await bot.client.deleteFile({ id });
+    });
+
     test('the same text is embedded once per bot: a copy under another key sends nothing', async () => {
       const mark = models.requests.length;
       const id = await upload(bot, 'visitors-again.md', VISITORS);

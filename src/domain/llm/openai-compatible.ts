@@ -460,13 +460,9 @@ export async function embeddings(
   return vectors;
 }
 
-/** An embedding as answered: numbers, or (`encoding_format: base64`) little-endian float32 bytes. */
+/** An embedding as answered (as numbers: the request asks for no other encoding). */
 function vectorOf(embedding: unknown): number[] | undefined {
-  if (Array.isArray(embedding) && embedding.length > 0 && embedding.every((n) => typeof n === 'number'))
-    return embedding;
-  if (typeof embedding !== 'string' || embedding === '') return undefined;
-  const bytes = Buffer.from(embedding, 'base64');
-  const floats: number[] = [];
-  for (let at = 0; at + 4 <= bytes.length; at += 4) floats.push(bytes.readFloatLE(at));
-  return floats.length > 0 ? floats : undefined;
+  const numbers =
+    Array.isArray(embedding) && embedding.length > 0 && embedding.every((n) => typeof n === 'number');
+  return numbers ? embedding : undefined;
 }
