@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
-import type { SearchEngine, SearchHit, Store } from '../../store/index.ts';
+import type { SearchEngine, SearchHit, SearchRequest, Store } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { fromJson } from '../shared/json.ts';
@@ -47,10 +47,39 @@ export class FileSearch {
   ) {}
 
   /**
-   * The passages of these files closest to the query's meaning, by exact cosine similarity over their
-   * vectors of `model` (none when they have none yet: the query is then not embedded at all).
+   * The passages the search may answer, ranked: by their words; with an embedding model, by their words
+   * and their meaning together (reciprocal rank fusion), once the passages have vectors.
    */
-  private async byMeaning(q: SearchFilesQuery, model: string, fileIds: string[]): Promise<SearchHit[]> {
+  private async ranked(
+    actor: BotActor,
+    q: SearchFilesQuery,
+    candidate: SearchRequest['candidate'],
+    fileIds: string[],
+    wanted: number,
+  ): Promise<SearchHit[]> {
+    const { model } = this.embedder;
+    const byWords = await this.engine.search(this.store.db, {
+      query: q.query,
+      candidate,
+      limit: model === undefined ? wanted : Math.max(wanted, FUSED_DEPTH),
+    });
+    // A query of no word has no meaning to rank by either.
+    if (model === undefined || !/[\p{L}\p{N}]/u.test(q.query)) return byWords.slice(0, wanted);
+    const byMeaning = await this.byMeaning(actor, q, model, fileIds);
+    return byMeaning.length === 0 ? byWords.slice(0, wanted) : fused([byWords, byMeaning], wanted);
+  }
+
+  /**
+   * The passages of these files closest to the query's meaning, by exact cosine similarity over their
+   * vectors of `model`: none when they have none yet (the query is then not embedded at all), or when
+   * the query cannot be embedded (the provider is down or slow: `onFallback` is told).
+   */
+  private async byMeaning(
+    actor: BotActor,
+    q: SearchFilesQuery,
+    model: string,
+    fileIds: string[],
+  ): Promise<SearchHit[]> {
     let query = this.store.db
       .selectFrom('passage_vectors')
       .select(['passage_vectors.passage_id', 'passage_vectors.vector'])
@@ -63,7 +92,13 @@ export class FileSearch {
     }
     const rows = await query.execute();
     if (rows.length === 0) return [];
-    const [vector] = await this.embedder.embed([q.query], QUERY_DEADLINE_MS);
+    let vector: number[] | undefined;
+    try {
+      [vector] = await this.embedder.embed([q.query], QUERY_DEADLINE_MS);
+    } catch (err) {
+      this.onFallback({ botId: actor.botId, error: err instanceof Error ? err : new Error(String(err)) });
+      return [];
+    }
     const unit = unitVector(vector ?? []);
     if (!unit.some((value) => value !== 0)) return [];
     const scored: SearchHit[] = [];
@@ -95,29 +130,13 @@ export class FileSearch {
       where file_passages.id = ${id} and file_passages.file_id in (${fileIds}) ${answersOnly})`;
     // Consolidated answers group hits by file: more hits are ranked than passages answered.
     const wanted = q.consolidate ? limit * 3 : limit;
-    const model = this.embedder.model;
-    const byWords = await this.engine.search(this.store.db, {
-      query: q.query,
+    const ranked = await this.ranked(
+      actor,
+      q,
       candidate,
-      limit: model === undefined ? wanted : Math.max(wanted, FUSED_DEPTH),
-    });
-    // A query of no word has no meaning to rank by either.
-    const byMeaning =
-      model === undefined || !/[\p{L}\p{N}]/u.test(q.query)
-        ? []
-        : await this.byMeaning(
-            q,
-            model,
-            fileRows.map((r) => r.id),
-          ).catch((err: unknown) => {
-            // The provider is down (or slow): the words alone answer, and the server's log says so.
-            this.onFallback({
-              botId: actor.botId,
-              error: err instanceof Error ? err : new Error(String(err)),
-            });
-            return [];
-          });
-    const ranked = byMeaning.length === 0 ? byWords.slice(0, wanted) : fused([byWords, byMeaning], wanted);
+      fileRows.map((r) => r.id),
+      wanted,
+    );
     if (ranked.length === 0) return [];
     const rows = await this.store.db
       .selectFrom('file_passages')
