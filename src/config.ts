@@ -373,6 +373,12 @@ export const SETTINGS = {
     description:
       'The provider’s speech-to-text model that answers `transcribe-audio` (its `POST /audio/transcriptions`) for `auto`, `best` and `fast`: `whisper-1` on OpenAI, the Whisper model a vLLM, LocalAI or speaches server serves.',
   },
+  embeddingsModel: {
+    env: 'PARLEY_EMBEDDINGS_MODEL',
+    flag: 'embeddings-model',
+    description:
+      'The model of the provider’s `POST /embeddings` that embeds the passages of indexed files (after their text is indexed) and search queries, so that searchFiles ranks by meaning as well as by words: `default:<model>` or a model id of `PARLEY_LLM_BASE_URL` as it names it (`text-embedding-3-small` on OpenAI, `nomic-embed-text` on Ollama). Its dimension is learned from its first answer and recorded with the vectors. Unset: full-text search alone.',
+  },
   llmTimeoutSeconds: {
     env: 'PARLEY_LLM_TIMEOUT_SECONDS',
     flag: 'llm-timeout-seconds',
@@ -627,6 +633,12 @@ function llmFrom(values: Partial<Record<SettingName, string>>): LlmOptions {
   const deadlineMs = positiveInteger(values, 'llmTimeoutSeconds') * 1000;
   const prices = pricesFrom(values.llmPrices);
   const baseUrl = values.llmBaseUrl?.replace(/\/+$/, '');
+  const embeddingsModel = embeddingsModelFrom(values.embeddingsModel);
+  if (embeddingsModel !== undefined && baseUrl === undefined) {
+    throw new ConfigError(
+      'PARLEY_EMBEDDINGS_MODEL needs PARLEY_LLM_BASE_URL: the provider whose `/embeddings` answers it',
+    );
+  }
   if (baseUrl === undefined) return { provider: undefined, deadlineMs, prices };
   let url: URL;
   try {
@@ -652,10 +664,24 @@ function llmFrom(values: Partial<Record<SettingName, string>>): LlmOptions {
       bestModel,
       fastModel: values.llmFastModel ?? bestModel,
       transcriptionModel: required(values, 'llmTranscriptionModel'),
+      ...(embeddingsModel !== undefined && { embeddingsModel }),
     },
     deadlineMs,
     prices,
   };
+}
+
+/**
+ * The embedding model, of the server's provider: `default:<model>`, or the provider's model id as it
+ * is (Ollama's `nomic-embed-text:latest` has a colon of its own). A workspace's provider cannot be
+ * named: the setting is the server's, for every workspace.
+ */
+function embeddingsModelFrom(raw: string | undefined): string | undefined {
+  const ref = raw?.trim();
+  if (ref === undefined || ref === '') return undefined;
+  const model = ref.startsWith(`${DEFAULT_PROVIDER}:`) ? ref.slice(DEFAULT_PROVIDER.length + 1) : ref;
+  if (model === '') throw new ConfigError(`PARLEY_EMBEDDINGS_MODEL names no model: "${ref}"`);
+  return model;
 }
 
 function pricesFrom(raw: string | undefined): Record<string, ModelPrice> {

@@ -15,6 +15,7 @@ import { openBus } from './bus/index.ts';
 import type { BusRejection } from './bus/rejections.ts';
 import type { LiveBus } from './domain/live/conversation-log.ts';
 import type { BotLogProblem } from './domain/bots/bot-log-buffer.ts';
+import type { SearchFallback } from './domain/files/search.ts';
 import { Engine } from './engine/index.ts';
 import { checkCompiledPackage } from './package/compiled.ts';
 import { StoreSweeper } from './engine/store-sweeper.ts';
@@ -61,6 +62,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let warnOfRejection: (reason: BusRejection) => void = () => {};
   // Bot code logs only once the engine runs, after the app's logger exists.
   let reportBotLogProblem: (problem: BotLogProblem) => void = () => {};
+  let reportSearchFallback: (fallback: SearchFallback) => void = () => {};
   try {
     bus = await openBus(
       {
@@ -92,6 +94,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         allowPrivate: config.llmPrivateTargets,
       },
       onBotLogProblem: (problem) => reportBotLogProblem(problem),
+      onSearchFallback: (fallback) => reportSearchFallback(fallback),
     });
     const firstStart = await bootstrap(store.db, domain.accounts, config.adminToken);
     // Rate limits count across processes in Redis when there is one; a Redis that does not answer lets
@@ -129,6 +132,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
     };
     reportStoreError = (err) =>
       app.log.error({ reason: err.message }, 'a database connection failed; the pool replaces it');
+    reportSearchFallback = ({ botId, error }) =>
+      app.log.warn(
+        { botId, err: error },
+        'searchFiles answered by words alone: its query could not be embedded',
+      );
     reportBotLogProblem = (problem) => {
       if (problem.kind === 'lost')
         app.log.warn(

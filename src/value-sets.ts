@@ -79,6 +79,10 @@ export type WebhookVerification = (typeof WEBHOOK_VERIFICATIONS)[number];
 export const WEBHOOK_SEND_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type WebhookSendStatus = (typeof WEBHOOK_SEND_STATUSES)[number];
 
+/** A file's embedding work: waiting (or due again after a backoff), or given up. */
+export const EMBEDDING_JOB_STATUSES = ['pending', 'failed'] as const;
+export type EmbeddingJobStatus = (typeof EMBEDDING_JOB_STATUSES)[number];
+
 /** Whether an installation's `register` was answered. */
 export const INSTALLATION_STATUSES = ['registration_pending', 'registered', 'registration_failed'] as const;
 export type InstallationStatus = (typeof INSTALLATION_STATUSES)[number];

@@ -16,6 +16,7 @@ import { LlmUsage } from './llm/usage.ts';
 import { AiSpend } from './llm/spend.ts';
 import { AudioSource } from './llm/audio-source.ts';
 import { Transcriptions } from './llm/transcription.ts';
+import { Embeddings } from './llm/embeddings.ts';
 import { Analytics } from './runtime/analytics.ts';
 import { Auth } from './workspace/auth.ts';
 import { BotAnalytics } from './bots/bot-analytics.ts';
@@ -53,6 +54,7 @@ import { WebhookSends } from './webhooks/sends.ts';
 import { WebhookSubscriptions } from './webhooks/subscriptions.ts';
 import { createFilesDomain, DEFAULT_FILES_OPTIONS } from './files/index.ts';
 import type { FilesDomain, FilesOptions } from './files/index.ts';
+import type { SearchFallback } from './files/search.ts';
 import { createTablesDomain } from './tables/index.ts';
 import type { TablesDomain } from './tables/index.ts';
 
@@ -124,6 +126,8 @@ export interface DomainOptions {
   llm?: LlmOptions;
   /** How workspaces' model providers are reached (none are when absent: a one-off command's domain). */
   llmTargets?: TenantTargets;
+  /** Told of each search that answered by words alone, its query not embedded (ignored when absent). */
+  onSearchFallback?: (fallback: SearchFallback) => void;
   /** Told of bot log lines the store did not take at once (ignored when absent: a one-off command's). */
   onBotLogProblem?: (problem: BotLogProblem) => void;
 }
@@ -138,7 +142,10 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   const settings = new Settings(db);
   const channels = new ChatChannels(db, settings, caches);
   const links = new Links();
-  const files = createFilesDomain(store, settings, links, options.files ?? DEFAULT_FILES_OPTIONS);
+  const files = createFilesDomain(store, settings, links, options.files ?? DEFAULT_FILES_OPTIONS, {
+    embedder: new Embeddings(options.llm ?? NO_LLM),
+    onFallback: options.onSearchFallback ?? (() => undefined),
+  });
   const accounts = new Accounts(db, caches);
   const members = new Members(db, accounts, caches);
   const users = new Users(store);

@@ -9,14 +9,21 @@ export const INDEXING_LEASE_MS = 15_000;
 const POLL_MS = 1000;
 /** Files indexed at once by one process (parsing runs in one worker thread). */
 const CONCURRENCY = 2;
+/** Files embedded at once by one process (each waits on the provider, batch after batch). */
+const EMBEDDING_CONCURRENCY = 2;
+/** A claim on a file's embedding: renewed while its batches are sent. */
+const EMBEDDING_LEASE_MS = 30_000;
 
 /**
  * Indexes files off the request path: takes files waiting for indexing off the durable queue (the
- * files table, see IndexingQueue), parses them in a worker thread and stores their passages. Claims
- * are leases renewed while a file is worked on, so the files of a process that died are taken up again.
+ * files table, see IndexingQueue), parses them in a worker thread and stores their passages; then,
+ * when an embedding model is configured, embeds their passages off a queue of its own (EmbeddingQueue).
+ * Claims are leases renewed while a file is worked on, so the files of a process that died are taken
+ * up again.
  */
 export class FileIndexer {
   private readonly work: LeasedWork<Row<'files'>>;
+  private readonly embedding: LeasedWork<Row<'embedding_jobs'>>;
 
   constructor(domain: Domain, log: FastifyBaseLogger) {
     this.work = new LeasedWork(domain.indexing, log, {
@@ -32,14 +39,33 @@ export class FileIndexer {
           log.error({ err, fileId: row.id }, 'indexing failed; the file will be tried again');
         }),
     });
+    this.embedding = new LeasedWork(domain.embedding, log, {
+      name: 'embedding',
+      concurrency: EMBEDDING_CONCURRENCY,
+      leaseMs: EMBEDDING_LEASE_MS,
+      renewMs: EMBEDDING_LEASE_MS / 3,
+      pollMs: POLL_MS,
+      subscribe: (wake) => domain.embedding.onQueued(() => wake()),
+      work: async (job, owner) => {
+        const failure = await domain.embedding.embed(owner, job).catch((err: unknown) => err);
+        if (failure !== undefined) {
+          // The provider, or the store: the job is due again after a backoff; search uses words meanwhile.
+          log.warn(
+            { err: failure, fileId: job.id, attempts: job.attempts + 1 },
+            'embedding a file’s passages failed; it will be tried again',
+          );
+        }
+      },
+    });
   }
 
-  start(): Promise<void> {
-    return this.work.start();
+  async start(): Promise<void> {
+    await this.work.start();
+    await this.embedding.start();
   }
 
   /** Stops taking files and waits for the ones in progress. */
-  stop(): Promise<void> {
-    return this.work.stop();
+  async stop(): Promise<void> {
+    await Promise.all([this.work.stop(), this.embedding.stop()]);
   }
 }

@@ -13,6 +13,7 @@ import type {
   PassageType,
   WebhookVerification,
   WebhookSendStatus,
+  EmbeddingJobStatus,
   InstallationStatus,
   TableJobType,
   TableJobStatus,
@@ -287,18 +288,25 @@ export interface WebhookSubscriptionsTable {
   updated_at: string;
 }
 
-export interface WebhookSendsTable {
+/**
+ * The columns of a queue of durable work whose rows are due at `next_attempt_at` while `pending`, and
+ * claimed with a lease (`domain/shared/leased-rows.ts`).
+ */
+export interface LeasedWorkColumns {
   id: string;
-  subscription_id: string;
-  /** The JSON body, as signed. */
-  body: string;
-  status: WebhookSendStatus;
   attempts: number;
   next_attempt_at: string;
   lease_owner: string | null;
   lease_until: string | null;
   created_at: string;
   updated_at: string;
+}
+
+export interface WebhookSendsTable extends LeasedWorkColumns {
+  subscription_id: string;
+  /** The JSON body, as signed. */
+  body: string;
+  status: WebhookSendStatus;
 }
 
 export interface IntegrationsTable {
@@ -332,19 +340,12 @@ export interface BotIntegrationsTable {
   updated_at: string;
 }
 
-export interface ChannelSendsTable {
-  id: string;
+export interface ChannelSendsTable extends LeasedWorkColumns {
   bot_id: string;
   integration_id: string;
   message_id: string;
   status: WebhookSendStatus;
-  attempts: number;
   last_error: string | null;
-  next_attempt_at: string;
-  lease_owner: string | null;
-  lease_until: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 export interface ChatChannelsTable {
@@ -486,6 +487,24 @@ export interface FilePassagesTable {
   content: string;
 }
 
+/** A passage's embedding by one model: unit length, little-endian float32 bytes. */
+export interface PassageVectorsTable {
+  passage_id: string;
+  file_id: string;
+  model: string;
+  dimension: number;
+  vector: Uint8Array;
+  /** The hash of the text embedded (the passage under its headings). */
+  content_hash: string;
+}
+
+/** A file whose passages wait to be embedded with `model` (its id is the file's). */
+export interface EmbeddingJobsTable extends LeasedWorkColumns {
+  model: string;
+  status: EmbeddingJobStatus;
+  last_error: string | null;
+}
+
 export interface KnowledgeBasesTable {
   id: string;
   bot_id: string;
@@ -588,6 +607,8 @@ export interface Database {
   bot_llm_models: BotLlmModelsTable;
   files: FilesTable;
   file_passages: FilePassagesTable;
+  passage_vectors: PassageVectorsTable;
+  embedding_jobs: EmbeddingJobsTable;
   knowledge_bases: KnowledgeBasesTable;
   file_blobs: FileBlobsTable;
   file_blob_chunks: FileBlobChunksTable;

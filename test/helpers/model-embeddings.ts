@@ -3,11 +3,41 @@
 // trigram of the lower-cased, space-padded words adds ±1 at a dimension picked by its hash (FNV-1a, the
 // sign from another bit, so unrelated trigrams cancel out on average); the vector is then normalized to
 // length 1 (all zeros for a text without characters).
+//
+// A word of the small table of synonyms below stands for its meaning instead: it adds CONCEPT_WEIGHT at
+// the dimension of its concept (`car` and `vehicles` alike), so that texts that share no word, but a
+// meaning, are close: what a query that only an embedding model can answer needs.
+
+/** Words that mean the same, by the concept they share. */
+export const SYNONYMS: Readonly<Record<string, string>> = {
+  car: 'vehicle',
+  cars: 'vehicle',
+  automobile: 'vehicle',
+  vehicle: 'vehicle',
+  vehicles: 'vehicle',
+  dog: 'pet',
+  dogs: 'pet',
+  puppy: 'pet',
+  pet: 'pet',
+  pets: 'pet',
+  price: 'cost',
+  prices: 'cost',
+  cost: 'cost',
+  fee: 'cost',
+  fees: 'cost',
+};
+const CONCEPT_WEIGHT = 6;
 
 export function embed(text: string, dimensions: number): number[] {
   const vector = new Array<number>(dimensions).fill(0);
   const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   for (const word of words) {
+    const concept = SYNONYMS[word];
+    if (concept !== undefined) {
+      const index = fnv1a(`concept:${concept}`) % dimensions;
+      vector[index] = (vector[index] ?? 0) + CONCEPT_WEIGHT;
+      continue;
+    }
     const padded = ` ${word} `;
     for (let at = 0; at + 3 <= padded.length; at++) {
       const hash = fnv1a(padded.slice(at, at + 3));

@@ -7,12 +7,16 @@ import type { BlobStore } from './blob-store.ts';
 import { FileContents } from './contents.ts';
 import { Files } from './files.ts';
 import type { FilesLimits } from './files.ts';
+import { EmbeddingQueue } from './embedding.ts';
 import { IndexingQueue } from './indexing.ts';
 import { KnowledgeBases } from './knowledge-bases.ts';
 import { PassageStore } from './passages.ts';
 import { DocumentParser } from './parsing/parser.ts';
 import { FileSearch } from './search.ts';
+import type { SearchFallback } from './search.ts';
 import { UrlSigner } from './signing.ts';
+import { NO_EMBEDDER } from './vectors.ts';
+import type { PassageEmbedder } from './vectors.ts';
 
 export interface FilesOptions extends FilesLimits {
   /** The data folder: where one process alone uses the store, contents live in its `files/` folder. */
@@ -27,6 +31,12 @@ export const DEFAULT_FILES_OPTIONS: FilesOptions = {
   botStorageBytes: 10 * 1024 * MB,
 };
 
+/** Search by meaning: the embedding model, and who is told when a search answers by words alone. */
+export interface SemanticSearch {
+  embedder: PassageEmbedder;
+  onFallback: (fallback: SearchFallback) => void;
+}
+
 /** The Files API's services, wired to one store. */
 export interface FilesDomain {
   files: Files;
@@ -34,6 +44,8 @@ export interface FilesDomain {
   fileSearch: FileSearch;
   knowledgeBases: KnowledgeBases;
   indexing: IndexingQueue;
+  /** Embedding passages once their text is indexed (when an embedding model is configured). */
+  embedding: EmbeddingQueue;
   /** Stops the parser's worker thread. */
   closeFiles(): Promise<void>;
 }
@@ -48,21 +60,25 @@ export function createFilesDomain(
   settings: Settings,
   links: Links,
   options: FilesOptions,
+  semantic: SemanticSearch = { embedder: NO_EMBEDDER, onFallback: () => undefined },
 ): FilesDomain {
+  const { embedder } = semantic;
   const blobs: BlobStore = store.sql.oneProcess
     ? new FolderBlobStore(path.join(path.resolve(options.dataDir), 'files'))
     : new DatabaseBlobStore(store.db);
   const engine = store.sql.textSearch;
-  const passages = new PassageStore(store, engine);
+  const embedding = new EmbeddingQueue(store, embedder);
+  const passages = new PassageStore(store, engine, embedding);
   const signer = new UrlSigner(settings);
   const files = new Files(store, passages, blobs, signer, links, options);
   const parser = new DocumentParser();
   return {
     files,
     fileContents: new FileContents(store, files, blobs, signer),
-    fileSearch: new FileSearch(store, engine, passages),
+    fileSearch: new FileSearch(store, engine, passages, embedder, semantic.onFallback),
     knowledgeBases: new KnowledgeBases(store),
-    indexing: new IndexingQueue(store, passages, blobs, parser),
+    indexing: new IndexingQueue(store, passages, blobs, parser, embedding),
+    embedding,
     closeFiles: () => parser.close(),
   };
 }

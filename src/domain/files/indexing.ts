@@ -4,6 +4,7 @@ import type { Row } from '../../store/schema.ts';
 import { fromJson } from '../shared/json.ts';
 import { nowIso } from '../shared/time.ts';
 import type { BlobStore } from './blob-store.ts';
+import type { EmbeddingQueue } from './embedding.ts';
 import type { PassageDraft, PassageStore } from './passages.ts';
 import { formatOf, UnindexableDocument } from './parsing/formats.ts';
 import type { DocumentParser } from './parsing/parser.ts';
@@ -35,6 +36,7 @@ export class IndexingQueue {
     private readonly passages: PassageStore,
     private readonly blobs: BlobStore,
     private readonly parser: DocumentParser,
+    private readonly embedding: EmbeddingQueue,
   ) {}
 
   /** Claims up to `limit` files waiting for indexing, not claimed or with a lapsed claim. */
@@ -134,7 +136,7 @@ export class IndexingQueue {
     outcome: { status: 'indexing_completed' | 'indexing_failed'; failure_reason: string | null },
     drafts?: PassageDraft[],
   ): Promise<void> {
-    await this.store.db.transaction().execute(async (trx) => {
+    const stored = await this.store.db.transaction().execute(async (trx) => {
       const held = await trx
         .updateTable('files')
         .set({
@@ -149,10 +151,13 @@ export class IndexingQueue {
         .where('status', '=', 'indexing_pending')
         .where('index_lease_owner', '=', owner)
         .executeTakeFirst();
-      if (Number(held.numUpdatedRows) === 0) return;
+      if (Number(held.numUpdatedRows) === 0) return false;
       if (drafts) await this.passages.replace(trx, row.id, drafts);
       else await this.passages.drop(trx, [row.id]);
+      return drafts !== undefined;
     });
+    // Searchable by their words from now on; by their meaning once embedded, off this job.
+    if (stored) this.embedding.notify();
   }
 }
 

@@ -7,6 +7,13 @@ import type { Page } from '../shared/pagination.ts';
 import { valuePage, valueToken } from '../shared/pagination.ts';
 import type { Passage } from './schemas.ts';
 import type { PassageType } from '../../value-sets.ts';
+import { contentHash } from './vectors.ts';
+
+/** What a file's passages are to be embedded with, and when (the embedding job's queue, `embedding.ts`). */
+export interface EmbeddingJobs {
+  /** Queues the embedding of a file's passages, in the transaction that wrote them (none without a model). */
+  queue(trx: Executor, fileId: string): Promise<void>;
+}
 
 /** A passage as parsing or setFilePassages gives it, before it is stored. */
 export interface PassageDraft {
@@ -35,7 +42,7 @@ export const HEADING_TYPES: readonly PassageType[] = ['title', 'subtitle'];
  * What the search index holds of each passage: a heading as it is, any other passage under the headings
  * of its section, so that a question naming the section finds what the section says, not only its title.
  */
-function searchEntries(rows: { id: string; type: PassageType; content: string }[]) {
+export function searchEntries(rows: { id: string; type: PassageType; content: string }[]) {
   let title = '';
   let subtitle = '';
   return rows.map((r) => {
@@ -46,15 +53,24 @@ function searchEntries(rows: { id: string; type: PassageType; content: string }[
   });
 }
 
-/** A file's passages in document order, and their entries in the search index, always written together. */
+/**
+ * A file's passages in document order, their entries in the search index and their vectors, always
+ * written together.
+ */
 export class PassageStore {
   constructor(
     private readonly store: Store,
     private readonly engine: SearchEngine,
+    private readonly embedding: EmbeddingJobs,
   ) {}
 
-  /** Replaces a file's passages (in the caller's transaction). */
-  async replace(trx: Executor, fileId: string, drafts: PassageDraft[]): Promise<void> {
+  /**
+   * Replaces a file's passages (in the caller's transaction). The vectors of texts that `vectorsOf` (this
+   * file, or the one it is copied from) had embedded already are kept for the passages of the same text,
+   * and the rest are queued for embedding.
+   */
+  async replace(trx: Executor, fileId: string, drafts: PassageDraft[], vectorsOf = fileId): Promise<void> {
+    const known = await this.vectorsByText(trx, vectorsOf);
     await this.drop(trx, [fileId]);
     const rows = drafts.map((d, position) => ({
       id: newId('filePassage'),
@@ -70,7 +86,34 @@ export class PassageStore {
         .values(rows.slice(i, i + 200))
         .execute();
     }
-    await this.engine.put(trx, searchEntries(rows));
+    const entries = searchEntries(rows);
+    await this.engine.put(trx, entries);
+    const kept = entries.flatMap((entry) => {
+      const hash = contentHash(entry.text);
+      return (known.get(hash) ?? []).map((v) => ({ ...v, passage_id: entry.id, file_id: fileId }));
+    });
+    for (let i = 0; i < kept.length; i += 200) {
+      await trx
+        .insertInto('passage_vectors')
+        .values(kept.slice(i, i + 200))
+        .execute();
+    }
+    if (rows.length > 0) await this.embedding.queue(trx, fileId);
+  }
+
+  /** A file's vectors by the hash of the text embedded (one per model). */
+  private async vectorsByText(trx: Executor, fileId: string) {
+    const rows = await trx
+      .selectFrom('passage_vectors')
+      .select(['content_hash', 'model', 'dimension', 'vector'])
+      .where('file_id', '=', fileId)
+      .execute();
+    const byText = new Map<string, typeof rows>();
+    for (const row of rows) {
+      const same = byText.get(row.content_hash) ?? [];
+      if (!same.some((v) => v.model === row.model)) byText.set(row.content_hash, [...same, row]);
+    }
+    return byText;
   }
 
   /** Copies a file's passages to another file (whose own are dropped). */
@@ -89,10 +132,11 @@ export class PassageStore {
         content: r.content,
         ...(r.page_number !== null && { pageNumber: r.page_number }),
       })),
+      fromFileId,
     );
   }
 
-  /** Removes the passages of these files, and their search entries. */
+  /** Removes the passages of these files, and their search entries (their vectors go with them). */
   async drop(trx: Executor, fileIds: string[]): Promise<void> {
     if (fileIds.length === 0) return;
     const ids = await trx.selectFrom('file_passages').select('id').where('file_id', 'in', fileIds).execute();

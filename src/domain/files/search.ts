@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
-import type { SearchEngine, Store } from '../../store/index.ts';
+import type { SearchEngine, SearchHit, SearchRequest, Store } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { fromJson } from '../shared/json.ts';
@@ -10,6 +10,8 @@ import { HEADING_TYPES } from './passages.ts';
 import type { PassageStore } from './passages.ts';
 import type { ContextItem, SearchPassage, TagFilter } from './schemas.ts';
 import { tagFilterConditions } from './tag-filter.ts';
+import { dot, fromBytes, unitVector } from './vectors.ts';
+import type { PassageEmbedder } from './vectors.ts';
 import { SEARCH_LIMIT_DEFAULT, CONTEXT_DEPTH_DEFAULT } from './schemas.ts';
 
 export interface SearchFilesQuery {
@@ -40,7 +42,73 @@ export class FileSearch {
     private readonly store: Store,
     private readonly engine: SearchEngine,
     private readonly passages: PassageStore,
+    private readonly embedder: PassageEmbedder,
+    private readonly onFallback: (fallback: SearchFallback) => void,
   ) {}
+
+  /**
+   * The passages the search may answer, ranked: by their words; with an embedding model, by their words
+   * and their meaning together (reciprocal rank fusion), once the passages have vectors.
+   */
+  private async ranked(
+    actor: BotActor,
+    q: SearchFilesQuery,
+    candidate: SearchRequest['candidate'],
+    fileIds: string[],
+    wanted: number,
+  ): Promise<SearchHit[]> {
+    const { model } = this.embedder;
+    const byWords = await this.engine.search(this.store.db, {
+      query: q.query,
+      candidate,
+      limit: model === undefined ? wanted : Math.max(wanted, FUSED_DEPTH),
+    });
+    // A query of no word has no meaning to rank by either.
+    if (model === undefined || !/[\p{L}\p{N}]/u.test(q.query)) return byWords.slice(0, wanted);
+    const byMeaning = await this.byMeaning(actor, q, model, fileIds);
+    return byMeaning.length === 0 ? byWords.slice(0, wanted) : fused([byWords, byMeaning], wanted);
+  }
+
+  /**
+   * The passages of these files closest to the query's meaning, by exact cosine similarity over their
+   * vectors of `model`: none when they have none yet (the query is then not embedded at all), or when
+   * the query cannot be embedded (the provider is down or slow: `onFallback` is told).
+   */
+  private async byMeaning(
+    actor: BotActor,
+    q: SearchFilesQuery,
+    model: string,
+    fileIds: string[],
+  ): Promise<SearchHit[]> {
+    let query = this.store.db
+      .selectFrom('passage_vectors')
+      .select(['passage_vectors.passage_id', 'passage_vectors.vector'])
+      .where('passage_vectors.file_id', 'in', fileIds)
+      .where('passage_vectors.model', '=', model);
+    if (q.answersOnly) {
+      query = query
+        .innerJoin('file_passages', 'file_passages.id', 'passage_vectors.passage_id')
+        .where('file_passages.type', 'not in', HEADING_TYPES);
+    }
+    const rows = await query.execute();
+    if (rows.length === 0) return [];
+    let vector: number[] | undefined;
+    try {
+      [vector] = await this.embedder.embed([q.query], QUERY_DEADLINE_MS);
+    } catch (err) {
+      this.onFallback({ botId: actor.botId, error: err instanceof Error ? err : new Error(String(err)) });
+      return [];
+    }
+    const unit = unitVector(vector ?? []);
+    if (!unit.some((value) => value !== 0)) return [];
+    const scored: SearchHit[] = [];
+    for (const row of rows) {
+      const candidate = fromBytes(row.vector);
+      // Vectors of another dimension (the model's, changed under the same name) cannot be compared.
+      if (candidate.length === unit.length) scored.push({ id: row.passage_id, score: dot(unit, candidate) });
+    }
+    return scored.sort((a, b) => b.score - a.score || compare(a.id, b.id)).slice(0, FUSED_DEPTH);
+  }
 
   async search(actor: BotActor, q: SearchFilesQuery): Promise<SearchPassage[]> {
     const limit = q.limit ?? SEARCH_LIMIT_DEFAULT;
@@ -61,11 +129,14 @@ export class FileSearch {
     const candidate = (id: RawBuilder<unknown>) => sql<SqlBool>`exists (select 1 from file_passages
       where file_passages.id = ${id} and file_passages.file_id in (${fileIds}) ${answersOnly})`;
     // Consolidated answers group hits by file: more hits are ranked than passages answered.
-    const ranked = await this.engine.search(this.store.db, {
-      query: q.query,
+    const wanted = q.consolidate ? limit * 3 : limit;
+    const ranked = await this.ranked(
+      actor,
+      q,
       candidate,
-      limit: q.consolidate ? limit * 3 : limit,
-    });
+      fileRows.map((r) => r.id),
+      wanted,
+    );
     if (ranked.length === 0) return [];
     const rows = await this.store.db
       .selectFrom('file_passages')
@@ -189,6 +260,38 @@ export class FileSearch {
       ]),
     );
   }
+}
+
+/** How many hits of each ranking are fused: a passage below this in both is not answered. */
+const FUSED_DEPTH = 100;
+/** Reciprocal rank fusion's constant: how much the first ranks weigh more than the next ones. */
+const RRF_K = 60;
+/** The longest a search waits for its query's embedding before it answers by words alone. */
+const QUERY_DEADLINE_MS = 10_000;
+
+/** A search that answered by words alone because the query could not be embedded. */
+export interface SearchFallback {
+  botId: string;
+  error: Error;
+}
+
+/**
+ * Reciprocal rank fusion: each passage scores the sum, over the rankings that hold it, of 1 / (k + its
+ * rank there). It needs no common scale between BM25's scores and cosine similarities.
+ */
+function fused(rankings: SearchHit[][], limit: number): SearchHit[] {
+  const scores = new Map<string, number>();
+  for (const ranking of rankings) {
+    ranking.forEach((hit, rank) => scores.set(hit.id, (scores.get(hit.id) ?? 0) + 1 / (RRF_K + rank + 1)));
+  }
+  return [...scores]
+    .map(([id, score]) => ({ id, score }))
+    .sort((a, b) => b.score - a.score || compare(a.id, b.id))
+    .slice(0, limit);
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function metaOf(passage: PassageRow): SearchPassage['meta'] {

@@ -435,3 +435,34 @@ export async function transcribe(
     durationSeconds: typeof answer.duration === 'number' ? answer.duration : undefined,
   };
 }
+
+/** The vectors of texts, in their order (`POST /embeddings`, one request for all of them). */
+export async function embeddings(
+  provider: Provider,
+  request: { model: string; input: string[] },
+  signals: RequestSignals,
+): Promise<number[][]> {
+  const answer = await requestJson(provider, '/embeddings', json(request), signals);
+  const data = isObject(answer) && Array.isArray(answer.data) ? answer.data : undefined;
+  const vectors: number[][] = [];
+  for (const item of data ?? []) {
+    if (!isObject(item) || typeof item.index !== 'number') continue;
+    const vector = vectorOf(item.embedding);
+    if (vector) vectors[item.index] = vector;
+  }
+  const complete = vectors.length === request.input.length && [...vectors].every((v) => v !== undefined);
+  if (!complete) {
+    throw new ProviderFailure(
+      'unavailable',
+      `The provider "${provider.name}" answered ${data?.length ?? 0} embeddings for ${request.input.length} texts`,
+    );
+  }
+  return vectors;
+}
+
+/** An embedding as answered (as numbers: the request asks for no other encoding). */
+function vectorOf(embedding: unknown): number[] | undefined {
+  const numbers =
+    Array.isArray(embedding) && embedding.length > 0 && embedding.every((n) => typeof n === 'number');
+  return numbers ? embedding : undefined;
+}

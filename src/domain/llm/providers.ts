@@ -53,6 +53,8 @@ export interface ServerProvider extends Provider {
   fastModel: string;
   /** The model of `POST /audio/transcriptions` that answers `auto`, `best` and `fast` (TRANSCRIPTION_MODEL when absent). */
   transcriptionModel?: string;
+  /** The model of `POST /embeddings` that embeds passages and queries; absent: full-text search alone. */
+  embeddingsModel?: string;
 }
 
 /** OpenAI's speech-to-text model, the name OpenAI-compatible servers commonly serve Whisper under. */

@@ -1,8 +1,8 @@
 import type { Store } from '../../store/index.ts';
 import { nowIso } from './time.ts';
 
-/** Tables of durable sends: rows due at `next_attempt_at` while `pending`, claimed with a lease. */
-type LeasedTable = 'webhook_sends' | 'channel_sends';
+/** Tables of durable work (sends, embeddings): rows due at `next_attempt_at` while `pending`, claimed with a lease. */
+type LeasedTable = 'webhook_sends' | 'channel_sends' | 'embedding_jobs';
 
 /**
  * The claims on the rows of a queue of sends: due rows are claimed with a lease, so that a row a

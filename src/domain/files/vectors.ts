@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Passage embeddings as the store keeps them: scaled to length 1 (so that cosine similarity is a dot
+ * product) and written as little-endian float32 bytes, the same on SQLite and Postgres.
+ */
+
+/** What embeds texts: the gateway's embedding model, when one is configured. */
+export interface PassageEmbedder {
+  /** The model, as vectors record it (`default:<model>`); undefined: none is configured. */
+  readonly model: string | undefined;
+  /** The vectors of `texts`, in their order; `deadlineMs` bounds each of its calls. */
+  embed(texts: string[], deadlineMs?: number): Promise<number[][]>;
+}
+
+export const NO_EMBEDDER: PassageEmbedder = {
+  model: undefined,
+  embed: () => Promise.reject(new Error('No embedding model is configured')),
+};
+
+/** The hash a passage's text is known by: the same text embedded once per bot and model. */
+export function contentHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+export function unitVector(vector: readonly number[]): Float32Array {
+  const length = Math.hypot(...vector);
+  return Float32Array.from(vector, (value) => (length === 0 ? 0 : value / length));
+}
+
+/** Whether this machine's floats are little-endian already (every platform Node runs on today). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+export function toBytes(vector: Float32Array): Uint8Array {
+  if (LITTLE_ENDIAN)
+    return new Uint8Array(vector.buffer.slice(vector.byteOffset, vector.byteOffset + vector.byteLength));
+  const bytes = new Uint8Array(vector.length * 4);
+  const view = new DataView(bytes.buffer);
+  vector.forEach((value, i) => view.setFloat32(i * 4, value, true));
+  return bytes;
+}
+
+export function fromBytes(bytes: Uint8Array): Float32Array {
+  // The drivers' buffers may start at any byte of a shared pool: a copy makes them aligned.
+  if (LITTLE_ENDIAN) return new Float32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength >> 2);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const vector = new Float32Array(bytes.byteLength >> 2);
+  for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(i * 4, true);
+  return vector;
+}
+
+/** The cosine similarity of two unit vectors of the same length. */
+export function dot(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += (a[i] as number) * (b[i] as number);
+  return sum;
+}
