@@ -236,6 +236,8 @@ for (const store of await testStores()) {
       const { db } = t.server.store;
       // (Later migrations go too: a store of that release had none of them.)
       const tables = [
+        'passage_vectors',
+        'embedding_jobs',
         'bot_llm_models',
         'llm_providers',
         'llm_calls',
