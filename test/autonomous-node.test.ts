@@ -221,10 +221,13 @@ for (const store of await testStores()) {
       const result = bodyOf(callsAbout('can I send my shoes back?')[1]).messages.at(-1);
       assert.equal(result?.role, 'tool');
       const { passages } = JSON.parse(result?.content ?? '{}') as {
-        passages: { text: string; source: string }[];
+        passages: { text: string; source: string; link?: string }[];
       };
       assert.match(passages[0]?.text ?? '', /Returns are accepted within 30 days/);
       assert.equal(passages[0]?.source, 'faq.md');
+      // The link the model may cite: the document's download URL, which serves it.
+      const document = await fetch(passages[0]?.link ?? 'http://invalid.');
+      assert.match(await document.text(), /Returns are accepted within 30 days/);
     });
 
     test('a transition tool leaves the loop for its node', async () => {

@@ -4,7 +4,7 @@ import type { AutonomousTool, Card } from '../package/format.ts';
 import { ApiError } from '../domain/shared/errors.ts';
 import { isJsonObject } from '../domain/shared/json.ts';
 import type { AutonomousState, Frame } from './dialog-state.ts';
-import { DialogError, generateText } from './dialog-host.ts';
+import { DialogError, fileLink, generateText } from './dialog-host.ts';
 import type { DialogHost } from './dialog-host.ts';
 import { UnitFailure } from './failures.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
@@ -283,13 +283,21 @@ async function toolOutcome(
       const query = text('query');
       if (query === undefined) return { error: 'query must be a non-empty string' };
       const found = await host.searchKnowledge([tool.knowledgeBase], query, tool.limit ?? 3);
+      // Each file's link once, so that the model can cite its sources as links.
+      const links = new Map<string, string | undefined>();
+      for (const { file } of found)
+        if (!links.has(file.id)) links.set(file.id, await fileLink(host, file.id));
       return {
         result: {
-          passages: found.map((p) => ({
-            text: p.text,
-            source: p.file.title ?? p.file.key,
-            score: p.score,
-          })),
+          passages: found.map((p) => {
+            const link = links.get(p.file.id);
+            return {
+              text: p.text,
+              source: p.file.title ?? p.file.key,
+              ...(link !== undefined && { link }),
+              score: p.score,
+            };
+          }),
         },
       };
     }

@@ -1,5 +1,6 @@
 import type { CompiledPackage } from '../package/format.ts';
 import { ApiError } from '../domain/shared/errors.ts';
+import { isJsonObject } from '../domain/shared/json.ts';
 import type { DialogState, Frame } from './dialog-state.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
 import type { KnowledgeResult } from './event-object.ts';
@@ -61,4 +62,23 @@ export async function generateText(host: DialogHost, what: string, args: JsonObj
       throw new DialogError(`${what}'s model call failed: ${err.type}: ${err.message}`);
     throw err;
   }
+}
+
+/**
+ * Where a file the bot cites is read: the page it came from (`metadata.url`, a web address, as the hosted
+ * knowledge bases keep it), else its download URL as the Files API gives it (lasting for a file with
+ * `public_content`, signed for about an hour otherwise). None when the file is gone.
+ */
+export async function fileLink(host: DialogHost, fileId: string): Promise<string | undefined> {
+  let file: Json | undefined;
+  try {
+    ({ file } = await host.callClient('getFile', { id: fileId }));
+  } catch (err) {
+    if (err instanceof ApiError && err.code < 500) return undefined;
+    throw err;
+  }
+  if (!isJsonObject(file)) return undefined;
+  const page = isJsonObject(file.metadata) ? file.metadata.url : undefined;
+  if (typeof page === 'string' && /^https?:\/\//i.test(page)) return page;
+  return typeof file.url === 'string' ? file.url : undefined;
 }

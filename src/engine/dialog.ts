@@ -5,7 +5,7 @@ import { unitIds } from '../package/format.ts';
 import { findPackageTable } from '../package/tables.ts';
 import { ApiError } from '../domain/shared/errors.ts';
 import type { DialogState, Frame } from './dialog-state.ts';
-import { DialogError, generateText } from './dialog-host.ts';
+import { DialogError, fileLink, generateText } from './dialog-host.ts';
 import type { DialogHost } from './dialog-host.ts';
 import { runAutonomous } from './autonomous.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
@@ -554,30 +554,11 @@ export class DialogRunner {
     for (const number of answer.cited) {
       const file = passages[number - 1]?.file;
       if (!file) continue;
-      if (!links.has(file.id)) links.set(file.id, await this.fileLink(file.id));
+      if (!links.has(file.id)) links.set(file.id, await fileLink(this.host, file.id));
       const url = links.get(file.id);
       sources.push({ number, title: file.title ?? file.key, ...(url !== undefined && { url }) });
     }
     return replyText(answer.text, sources);
-  }
-
-  /**
-   * Where a cited file is read: the page it came from (`metadata.url`, a web address, as the hosted
-   * knowledge bases keep it), else its download URL as the Files API gives it (lasting for a file with
-   * `public_content`, signed for about an hour otherwise). None when the file is gone.
-   */
-  private async fileLink(fileId: string): Promise<string | undefined> {
-    let file: Json | undefined;
-    try {
-      ({ file } = await this.host.callClient('getFile', { id: fileId }));
-    } catch (err) {
-      if (err instanceof ApiError && err.code < 500) return undefined;
-      throw err;
-    }
-    if (!isJsonObject(file)) return undefined;
-    const page = isJsonObject(file.metadata) ? file.metadata.url : undefined;
-    if (typeof page === 'string' && /^https?:\/\//i.test(page)) return page;
-    return typeof file.url === 'string' ? file.url : undefined;
   }
 
   /** A card's message for when it found nothing (text or a whole message), or its default. */
