@@ -20,6 +20,7 @@ import {
   writePackage,
 } from './helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot, Files } from './helpers/deployed-bots.ts';
+import { completionsAbout } from './helpers/model-bots.ts';
 import { parleySettings, startModelServer } from './helpers/model-server.ts';
 import type { ModelServer, ReceivedRequest } from './helpers/model-server.ts';
 import { runParley } from './helpers/process.ts';
@@ -138,10 +139,7 @@ for (const store of await testStores()) {
     });
 
     /** The chat completions the model server received whose messages mention `text`. */
-    const callsAbout = (text: string) =>
-      models.requests.filter(
-        (r) => r.path.endsWith('/chat/completions') && JSON.stringify(r.body).includes(text),
-      );
+    const callsAbout = (text: string) => completionsAbout(models, text);
 
     async function turn(text: string, chatter?: Chatter): Promise<{ chatter: Chatter; replies: string[] }> {
       const c = chatter ?? (await startChat(bot));

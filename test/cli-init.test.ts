@@ -5,19 +5,25 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { deployWithCli } from './helpers/chat-bots.ts';
+import { parleySettings, startModelServer } from './helpers/model-server.ts';
+import type { ModelServer } from './helpers/model-server.ts';
 import { runParley } from './helpers/process.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 
 describe('parley init (sqlite)', () => {
   let t: TestServer;
+  let models: ModelServer;
   let work: string;
   before(async () => {
-    t = await startTestServer({ name: 'sqlite' });
+    // The knowledge-agent template's model: it echoes what it is asked.
+    models = await startModelServer();
+    t = await startTestServer({ name: 'sqlite' }, parleySettings(models));
     work = await mkdtemp(path.join(os.tmpdir(), 'parley-cli-init-'));
   });
   after(async () => {
     await t?.close();
+    await models?.close();
     await rm(work, { recursive: true, force: true });
   });
 
@@ -25,6 +31,7 @@ describe('parley init (sqlite)', () => {
     ['echo', /bot: You said: what are your opening hours\?/],
     ['menu', /bot: Welcome to Parley Inc\.!/],
     ['faq', /bot: The shop is open from 9 am to 6 pm/],
+    ['knowledge-agent', /bot: echo: what are your opening hours\?/],
   ] as const) {
     test(`init --template ${template}: the package deploys as it is, and answers`, async () => {
       const created = runParley(['init', `my-${template}`, '--template', template], {}, { cwd: work });
@@ -52,6 +59,6 @@ describe('parley init (sqlite)', () => {
     assert.match(again.output(), /already exists/);
     const unknown = runParley(['init', 'x', '--template', 'shop'], {}, { cwd: work });
     assert.equal(await unknown.exited, 1);
-    assert.match(unknown.output(), /--template must be one of echo, menu, faq/);
+    assert.match(unknown.output(), /--template must be one of echo, menu, faq, knowledge-agent/);
   });
 });

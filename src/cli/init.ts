@@ -14,6 +14,7 @@ export const TEMPLATES = {
   echo: 'echo-bot',
   menu: 'menu-bot',
   faq: 'faq-bot',
+  'knowledge-agent': 'knowledge-agent',
 } as const;
 type Template = keyof typeof TEMPLATES;
 
@@ -25,6 +26,8 @@ is, with a README that says what it does and how to try it.
   --template   echo (default): replies "You said: …" to a text, and a sample of each message type to its name.
                menu: a menu of choices, a sub-workflow with a FAQ, variables of every scope.
                faq: answers frequent questions from a list in code, greets when a webchat opens.
+               knowledge-agent: a language model answers from help pages, looks orders up in a table and
+               hands over to a person (needs a model: see docs/llm.md).
   --name       The bot's name (default: the folder's name).
 `;
 
@@ -53,6 +56,11 @@ const PARTS: Record<string, string> = {
   code: 'the code of its code cards',
   hooks: 'code run at a point of every turn',
   actions: 'its actions: a JSON description and the code of each',
+  knowledge: 'its knowledge bases: the documents each holds, uploaded and indexed by deploy',
+  docs: 'the documents of its knowledge base',
+  kb: 'the documents of its knowledge base',
+  tables: 'its tables: the columns of each, created by deploy',
+  seed: 'rows for its table: `npx parley tables import <table> <file> --bot-id <bot id>`',
 };
 
 function readme(name: string, template: Template, description: string, dir: string, parts: string[]): string {

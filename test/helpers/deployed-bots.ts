@@ -32,14 +32,22 @@ export interface DeployedBot extends TestBot {
 /** Writes the package into a fresh temp folder and deploys it with `parley deploy`, as a developer would. */
 export async function deployPackage(t: TestServer, files: Files): Promise<DeployedBot> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'parley-bot-'));
-  await writePackage(dir, files);
+  try {
+    await writePackage(dir, files);
+    return await deployFolder(t, dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Deploys the package folder `dir` with `parley deploy`, as a developer would. */
+export async function deployFolder(t: TestServer, dir: string): Promise<DeployedBot> {
   const proc = runParley(['deploy', dir], {
     PARLEY_URL: t.url,
     PARLEY_TOKEN: t.token,
     PARLEY_WORKSPACE_ID: t.workspaceId,
   });
   const code = await proc.exited;
-  await rm(dir, { recursive: true, force: true });
   assert.equal(code, 0, `parley deploy failed:\n${proc.output()}`);
   const botId = /bot (bot_\S+)/.exec(proc.output())?.[1];
   assert.ok(botId, `parley deploy printed no bot id:\n${proc.output()}`);
