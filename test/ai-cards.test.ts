@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
-import { json } from './helpers/deployed-bots.ts';
+import { json, logsSince } from './helpers/deployed-bots.ts';
+import { waitFor } from './helpers/runtime.ts';
 import type { Files } from './helpers/deployed-bots.ts';
 import { completionsAbout, firstExchange, modelBotSuite } from './helpers/model-bots.ts';
 import { testStores } from './helpers/stores.ts';
@@ -96,6 +97,7 @@ for (const store of await testStores()) {
     const callsAbout = (text: string) => completionsAbout(suite.models, text);
 
     test('aiGenerate: the instructions (templates rendered) and the user’s message go to the card’s model; the text is the reply', async () => {
+      const since = new Date().toISOString();
       const { reply } = await ask('write a greeting');
       assert.equal(reply, 'echo: write a greeting');
       const [call] = callsAbout('write a greeting');
@@ -107,6 +109,19 @@ for (const store of await testStores()) {
         ],
         stream: false,
       });
+      // The call, as the bot's logs (and the console's transcript) show it.
+      const lines = await waitFor(
+        'the model call in the logs',
+        async () => {
+          const found = await logsSince(suite.t, suite.bot.botId, since);
+          return found.find((l) => l.message.startsWith('aiGenerate card')) ?? false;
+        },
+        5000,
+      );
+      assert.match(
+        lines.message,
+        /^aiGenerate card in node "write": model call to default:test-fast: \d+ input \+ \d+ output tokens, \d+ ms$/,
+      );
     });
 
     test('aiGenerate into a variable: nothing said until a card says it; the context is the card’s', async () => {

@@ -82,3 +82,18 @@ export async function fileLink(host: DialogHost, fileId: string): Promise<string
   if (typeof page === 'string' && /^https?:\/\//i.test(page)) return page;
   return typeof file.url === 'string' ? file.url : undefined;
 }
+
+const tokens = (value: Json | undefined): number => (typeof value === 'number' && value >= 0 ? value : 0);
+
+/**
+ * What a bot's logs say of a model call of its cards: `model call to <model>: <n> input + <n> output
+ * tokens, <ms> ms` (`, cached` when the gateway answered from its cache), from the gateway's metadata.
+ */
+export function modelCallText(generated: JsonObject, asked: Json | undefined, started: number): string {
+  const metadata = isJsonObject(generated.metadata) ? generated.metadata : {};
+  const usage = isJsonObject(metadata.usage) ? metadata.usage : {};
+  const model = typeof metadata.model === 'string' ? metadata.model : String(asked ?? 'best');
+  const latency = typeof metadata.latency === 'number' ? metadata.latency : Date.now() - started;
+  const cached = metadata.cached === true ? ', cached' : '';
+  return `model call to ${model}: ${tokens(usage.inputTokens)} input + ${tokens(usage.outputTokens)} output tokens, ${latency} ms${cached}`;
+}

@@ -5,7 +5,7 @@ import { unitIds } from '../package/format.ts';
 import { findPackageTable } from '../package/tables.ts';
 import { ApiError } from '../domain/shared/errors.ts';
 import type { DialogState, Frame } from './dialog-state.ts';
-import { DialogError, fileLink, generateText } from './dialog-host.ts';
+import { DialogError, fileLink, generateText, modelCallText } from './dialog-host.ts';
 import type { DialogHost } from './dialog-host.ts';
 import { runAutonomous } from './autonomous.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
@@ -255,8 +255,14 @@ export class DialogRunner {
       ...(card.temperature !== undefined && { temperature: card.temperature }),
       meta: { promptSource },
     };
-    const { output } = await generateText(this.host, `The ${card.type} card`, args);
-    return typeof output === 'string' ? output : '';
+    const started = Date.now();
+    const generated = await generateText(this.host, `The ${card.type} card`, args);
+    const node = this.dialog.frames.at(-1)?.node ?? '';
+    this.host.log(
+      'info',
+      `${card.type} card in node "${node}": ${modelCallText(generated, args.model, started)}`,
+    );
+    return typeof generated.output === 'string' ? generated.output : '';
   }
 
   private async aiGenerate(frame: Frame, card: Extract<Card, { type: 'aiGenerate' }>): Promise<CardResult> {
