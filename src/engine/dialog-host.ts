@@ -92,7 +92,8 @@ const tokens = (value: Json | undefined): number => (typeof value === 'number' &
 export function modelCallText(generated: JsonObject, asked: Json | undefined, started: number): string {
   const metadata = isJsonObject(generated.metadata) ? generated.metadata : {};
   const usage = isJsonObject(metadata.usage) ? metadata.usage : {};
-  const model = typeof metadata.model === 'string' ? metadata.model : String(asked ?? 'best');
+  const model =
+    typeof metadata.model === 'string' ? metadata.model : typeof asked === 'string' ? asked : 'best';
   const latency = typeof metadata.latency === 'number' ? metadata.latency : Date.now() - started;
   const cached = metadata.cached === true ? ', cached' : '';
   return `model call to ${model}: ${tokens(usage.inputTokens)} input + ${tokens(usage.outputTokens)} output tokens, ${latency} ms${cached}`;
