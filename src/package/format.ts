@@ -207,6 +207,13 @@ export const AUTONOMOUS_LIMITS = {
 } as const;
 /** The names a model calls tools by (what OpenAI-compatible providers accept). */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** What the model is told of a tool that leaves the loop (a node's or a workflow's): required. */
+const LeaveDescription = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  description: 'When the model should go there',
+});
+
 const toolFields = (description: string) => ({
   name: Type.Optional(
     Type.String({ pattern: TOOL_NAME.source, description: `The name the model calls it by; ${description}` }),
@@ -233,11 +240,7 @@ export const AutonomousToolSchema = Type.Union([
       type: Type.Literal('node'),
       node: NodeRef,
       name: toolFields('default: goto_<node>').name,
-      description: Type.String({
-        minLength: 1,
-        maxLength: 2000,
-        description: 'When the model should go there',
-      }),
+      description: LeaveDescription,
     },
     { additionalProperties: false },
   ),
@@ -246,11 +249,7 @@ export const AutonomousToolSchema = Type.Union([
       type: Type.Literal('workflow'),
       workflow: Name,
       name: toolFields('default: start_<workflow>').name,
-      description: Type.String({
-        minLength: 1,
-        maxLength: 2000,
-        description: 'When the model should go there',
-      }),
+      description: LeaveDescription,
     },
     { additionalProperties: false },
   ),
