@@ -748,6 +748,53 @@ describe('parley deploy and parley validate (SQLite)', () => {
     assert.match(noToken.output(), /PARLEY_TOKEN/);
   });
 
+  test('a folder remembers the bot it deployed to; --new creates another; a deleted bot is named', async () => {
+    const client = t.client();
+    const folder = path.join(tmp, 'linked');
+    await writePackage(folder, validPackage());
+    const first = await parley(['deploy', folder]);
+    assert.equal(first.code, 0, first.output);
+    const botId = /^Created and deployed Greeter: bot (bot_\S+)$/m.exec(first.output)?.[1];
+    assert.ok(botId, first.output);
+    assert.match(first.output, /now deploys to this bot \(\.parley\/links\.json\)/);
+    // The link is the folder's own, ignored by git.
+    assert.equal(
+      await readFile(path.join(folder, '.parley/.gitignore'), 'utf8').then((s) => s.includes('*')),
+      true,
+    );
+
+    const again = await parley(['deploy', folder]);
+    assert.equal(again.code, 0, again.output);
+    assert.match(again.output, new RegExp(`^Deployed Greeter: bot ${botId}$`, 'm'));
+    assert.match(again.output, /--new creates another bot instead/);
+
+    const fresh = await parley(['deploy', folder, '--new']);
+    assert.equal(fresh.code, 0, fresh.output);
+    const newId = /^Created and deployed Greeter: bot (bot_\S+)$/m.exec(fresh.output)?.[1];
+    assert.ok(newId && newId !== botId, fresh.output);
+    const followed = await parley(['deploy', folder]);
+    assert.match(followed.output, new RegExp(`^Deployed Greeter: bot ${newId}$`, 'm'));
+
+    // Another workspace of the same server is another link: the folder creates its bot there.
+    const other = await client.createWorkspace({ name: 'links elsewhere' });
+    const elsewhere = runParley(['deploy', folder, '--workspace-id', other.id], env());
+    assert.equal(await elsewhere.exited, 0, elsewhere.output());
+    assert.match(elsewhere.output(), /^Created and deployed Greeter: bot /m);
+    const back = await parley(['deploy', folder]);
+    assert.match(back.output, new RegExp(`^Deployed Greeter: bot ${newId}$`, 'm'));
+
+    await client.deleteBot({ id: newId });
+    const gone = await parley(['deploy', folder]);
+    assert.equal(gone.code, 1);
+    assert.match(
+      gone.output,
+      new RegExp(`^parley: .* was deployed to bot ${newId} .*deploy with --new`, 'm'),
+    );
+    const both = await parley(['deploy', folder, '--new', '--bot-id', botId]);
+    assert.equal(both.code, 1);
+    assert.match(both.output, /--bot-id and --new: choose one/);
+  });
+
   /** The stored code, which the Admin API does not return: read through the server's domain. */
   async function botCode(botId: string): Promise<string | null | undefined> {
     return (await t.server.domain.bots.forRuntime(botId))?.code;

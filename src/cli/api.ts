@@ -6,6 +6,16 @@ import { CliError } from './errors.ts';
 
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
 
+/** A server's error answer: printed as one line, and its status for a command that acts on it. */
+export class ServerAnswerError extends CliError {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * Node's fetch, JSON in and out, with the server's error body as one line (`Type: message`), or the
  * reason it could not be reached, as a CliError. (The CLI runs without the dev dependencies, so
@@ -30,9 +40,12 @@ export async function requestJson(url: string, init: RequestInit, server: string
   if (!response.ok) {
     const error = answer as { type?: unknown; message?: unknown } | undefined;
     if (typeof error?.type === 'string' && typeof error.message === 'string') {
-      throw new CliError(`${error.type}: ${error.message}`);
+      throw new ServerAnswerError(response.status, `${error.type}: ${error.message}`);
     }
-    throw new CliError(`${init.method ?? 'GET'} ${url} answered HTTP ${response.status}`);
+    throw new ServerAnswerError(
+      response.status,
+      `${init.method ?? 'GET'} ${url} answered HTTP ${response.status}`,
+    );
   }
   return answer;
 }

@@ -4,6 +4,8 @@ import { parseCommandLine } from '../config.ts';
 import type { CompiledPackage } from '../package/format.ts';
 import { loadPackage, PackageError } from '../package/load.ts';
 import { formatProblem } from '../package/problems.ts';
+import { ServerAnswerError } from './api.ts';
+import { linkBot, linkedBot, LINKS_FILE } from './deploy-links.ts';
 import { adminClient, SERVER_FLAGS, SERVER_FLAGS_HELP, targetOf } from './admin-api.ts';
 import { CliError } from './errors.ts';
 import { printHelp, wantsHelp } from './help.ts';
@@ -40,16 +42,19 @@ or every problem found, each with its file, line, column and field. Exits 1 when
 `;
 
 const DEPLOY_USAGE =
-  'usage: parley deploy <dir> [--bot-id <id>] [--allow-destructive] [--url URL] [--token T] [--workspace-id W]';
+  'usage: parley deploy <dir> [--bot-id <id> | --new] [--allow-destructive] [--url URL] [--token T] [--workspace-id W]';
 const DEPLOY_HELP = `${DEPLOY_USAGE}
 
-Validates a bot package folder, compiles it and uploads it. Without --bot-id it creates a bot and prints
-its id and chat URL; with --bot-id it deploys a new version of that bot (its conversations go on). A
-package with problems deploys nothing.
+Validates a bot package folder, compiles it and uploads it. The first deploy of a folder to a server and
+workspace creates a bot and prints its id and chat URL; the folder remembers it (in ${LINKS_FILE}, which
+git ignores), and the next deploys of the folder deploy new versions of that bot (its conversations go
+on). A package with problems deploys nothing.
 The package's tables (tables/<name>.json) are created, or migrated: columns the package added are added,
 changed ones are updated. A change that deletes data (a column the package no longer has, or a column
 whose type changed, which empties it) is refused, and nothing is deployed, unless --allow-destructive.
-  --bot-id ID          The bot to deploy to (default: a new bot).
+  --bot-id ID          The bot to deploy to (default: the one the folder deployed to, else a new bot);
+                       the folder remembers it.
+  --new                Create a new bot even if the folder deployed to one; the folder remembers it.
   --allow-destructive  Apply table changes that delete data: remove the columns the package no longer
                        has, and empty the columns whose type changed.
 ${SERVER_FLAGS_HELP}
@@ -158,13 +163,19 @@ export async function deployCommand(argv: string[]): Promise<number> {
   if (wantsHelp(argv)) return printHelp(DEPLOY_HELP);
   const { flags, positionals } = parseCommandLine(argv, process.env, {
     'bot-id': { type: 'string' },
+    new: { type: 'boolean' },
     'allow-destructive': { type: 'boolean' },
     ...SERVER_FLAGS,
   });
   const dir = positionals[0];
   if (!dir || positionals.length > 1) throw new CliError(DEPLOY_USAGE);
   const { url, token, workspaceId } = targetOf(flags);
-  const botId = typeof flags['bot-id'] === 'string' ? flags['bot-id'] : undefined;
+  const given = typeof flags['bot-id'] === 'string' ? flags['bot-id'] : undefined;
+  if (given !== undefined && flags.new === true) throw new CliError('--bot-id and --new: choose one');
+  const folder = userPath(dir);
+  const linked =
+    given === undefined && flags.new !== true ? await linkedBot(folder, url, workspaceId) : undefined;
+  const botId = given ?? linked;
 
   // Validation happens entirely before the first request: a package with problems changes nothing.
   const compiled = await compileOrReport(dir, '; nothing was deployed');
@@ -176,7 +187,17 @@ export async function deployCommand(argv: string[]): Promise<number> {
   const tables = compiled.tables ?? {};
   let bot: DeployedBot;
   if (botId) {
-    const { bot: current } = await api.getBot({ id: botId });
+    const current = await api.getBot({ id: botId }).then(
+      (answer) => answer.bot,
+      (err: unknown) => {
+        if (linked && err instanceof ServerAnswerError && err.status === 404) {
+          throw new CliError(
+            `${dir} was deployed to bot ${linked} (${LINKS_FILE}), which ${url} no longer has: deploy with --new to create another`,
+          );
+        }
+        throw err;
+      },
+    );
     // The tables first: the new code finds its columns, and a refused migration deploys nothing.
     const plan = await planTables(asBot(botId).tables, tables);
     if (refused(plan, flags['allow-destructive'] === true)) return 1;
@@ -188,12 +209,18 @@ export async function deployCommand(argv: string[]): Promise<number> {
     await applyTables(asBot(bot.id).tables, await planTables(asBot(bot.id).tables, tables));
   }
 
+  await linkBot(folder, { url, workspaceId, botId: bot.id });
   process.stdout.write(`${botId ? 'Deployed' : 'Created and deployed'} ${bot.name}: bot ${bot.id}\n`);
   const chat = bot.integrations.chat;
   if (chat) process.stdout.write(`Chat webhook URL: ${chat.webhookUrl}\n`);
   if (chat?.webchatShareUrl) process.stdout.write(`Webchat share link: ${chat.webchatShareUrl}\n`);
-  if (!botId) process.stdout.write(`Deploy again to it with: parley deploy ${dir} --bot-id ${bot.id}\n`);
-  const indexed = await syncKnowledge(asBot(bot.id), userPath(dir), compiled.knowledge ?? {});
+  if (linked)
+    process.stdout.write(`${dir} deploys to this bot (${LINKS_FILE}): --new creates another bot instead\n`);
+  if (!botId)
+    process.stdout.write(
+      `${dir} now deploys to this bot (${LINKS_FILE}): parley deploy ${dir} again deploys a new version of it, --new another bot\n`,
+    );
+  const indexed = await syncKnowledge(asBot(bot.id), folder, compiled.knowledge ?? {});
   for (const secret of compiled.manifest.configuration?.secrets ?? []) {
     if (!bot.secrets.includes(secret)) {
       process.stderr.write(
