@@ -156,6 +156,53 @@ describe('parley serve with PARLEY_ADMIN_TOKEN', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  test('a busy port, an unknown command and a folder without the data are one line each', async () => {
+    const taken = http.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const address = taken.address();
+    assert.ok(address !== null && typeof address === 'object');
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'parley-cli-busy-'));
+    try {
+      const busy = runParley(['serve', '--port', String(address.port), '--data-dir', dataDir]);
+      assert.equal(await busy.exited, 1);
+      assert.match(
+        busy.output(),
+        new RegExp(`^parley: 127\\.0\\.0\\.1:${address.port} is in use .*--port or PORT$`, 'm'),
+      );
+      assert.doesNotMatch(busy.output(), /\n\s+at /, 'no stack trace');
+    } finally {
+      taken.close();
+    }
+
+    const unknown = runParley(['frobnicate']);
+    assert.equal(await unknown.exited, 1);
+    assert.equal(
+      unknown.output().trim(),
+      'parley: unknown command "frobnicate": parley help lists the commands',
+    );
+
+    // Away from the server's data, operator commands refuse rather than work on a new, empty database.
+    const empty = path.join(dataDir, 'elsewhere');
+    const token = runParley(['token', 'create', '--data-dir', empty, '--email', 'owner@parley.local']);
+    assert.equal(await token.exited, 1);
+    assert.match(token.output(), /^parley: no Parley database at .*elsewhere.*DATA_DIR/m);
+    const member = runParley([
+      'member',
+      'add',
+      '--data-dir',
+      empty,
+      '--workspace',
+      'w',
+      '--email',
+      'a@b.c',
+      '--role',
+      'viewer',
+    ]);
+    assert.equal(await member.exited, 1);
+    assert.match(member.output(), /no Parley database at/);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
   test('bad settings are refused with a clear message', async () => {
     const bad = runParley(['serve', '--port', 'abc']);
     assert.equal(await bad.exited, 1);

@@ -90,7 +90,8 @@ npx parley deploy ${dir}            # prints the bot's id, its chat URL and its 
 npx parley chat --bot <bot id>      # talk to it in the terminal (the id deploy printed)
 \`\`\`
 
-Deploy again after a change with \`npx parley deploy ${dir} --bot-id <bot id>\`: conversations go on.
+Deploy again after a change with \`npx parley deploy ${dir}\`: the folder remembers its bot (in
+\`.parley/links.json\`, which git ignores), and conversations go on.
 The share link opens a full-page chat with the bot; Parley's README shows how to put it on a website.
 `;
 }

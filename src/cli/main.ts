@@ -9,9 +9,9 @@ Commands:
   member add --workspace <id> --email <email> --role <role>
                                  Add an account (created on first use) to a workspace.
   validate <dir>                 Validate and compile a bot package; print OK or every problem.
-  deploy <dir> [--bot-id <id>] [--url URL] [--token T] [--workspace-id W]
-                                 Validate, compile and upload a bot package (creates the bot
-                                 without --bot-id). Reads PARLEY_URL (default http://127.0.0.1:3000),
+  deploy <dir> [--bot-id <id> | --new] [--url URL] [--token T] [--workspace-id W]
+                                 Validate, compile and upload a bot package (to the bot the
+                                 folder deployed to, else a new one). Reads PARLEY_URL (default http://127.0.0.1:3000),
                                  PARLEY_TOKEN and PARLEY_WORKSPACE_ID.
                                  A package's knowledge bases are created, and their changed
                                  documents uploaded and indexed.
@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = COMMANDS[name === '--version' || name === '-v' ? 'version' : name];
   if (!command) {
-    process.stderr.write(`parley: unknown command "${name}"\n\n${USAGE}`);
+    process.stderr.write(`parley: unknown command "${name}": parley help lists the commands\n`);
     return 1;
   }
   return (await command())(rest);

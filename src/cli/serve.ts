@@ -1,6 +1,7 @@
 import { buildConfig, parseCommandLine, SETTINGS } from '../config.ts';
 import type { Setting } from '../config.ts';
 import { startServer } from '../server.ts';
+import { CliError } from './errors.ts';
 import { printHelp, wantsHelp } from './help.ts';
 
 /** `parley serve --help`: every setting, from the settings list itself. */
@@ -22,7 +23,14 @@ ${settings.join('\n')}
 export async function serveCommand(argv: string[]): Promise<number> {
   if (wantsHelp(argv)) return printHelp(serveHelp());
   const config = buildConfig(parseCommandLine(argv, process.env).values);
-  const server = await startServer(config);
+  const server = await startServer(config).catch((err: unknown) => {
+    if (err instanceof Error && 'code' in err && err.code === 'EADDRINUSE') {
+      throw new CliError(
+        `${config.host}:${config.port} is in use (another Parley, or another server): stop it, or choose another port with --port or PORT`,
+      );
+    }
+    throw err;
+  });
   const log = server.app.log;
   log.info(
     { url: server.url, store: config.store.kind === 'sqlite' ? config.store.file : 'postgres' },
