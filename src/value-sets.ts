@@ -45,6 +45,10 @@ export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
 export const BOT_LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type BotLogLevel = (typeof BOT_LOG_LEVELS)[number];
 
+/** What a bot's log line about a call of its turn tells of: a model's answer, or a tool the model called. */
+export const BOT_LOG_CALL_KINDS = ['model', 'tool'] as const;
+export type BotLogCallKind = (typeof BOT_LOG_CALL_KINDS)[number];
+
 export const FILE_STATUSES = [
   'upload_pending',
   'upload_failed',

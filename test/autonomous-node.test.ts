@@ -184,14 +184,18 @@ for (const store of await testStores()) {
         content: JSON.stringify({ orderId: 42, status: 'shipped' }),
       });
 
-      const lines = await waitFor(
+      const logged = await waitFor(
         'the loop’s log lines',
         async () => {
-          const found = (await logsSince(t, bot.botId, since)).map((l) => l.message);
-          return found.filter((m) => m.startsWith('autonomous node')).length >= 3 && found;
+          const found = await logsSince(t, bot.botId, since);
+          return found.filter((l) => l.message.startsWith('autonomous node')).length >= 3 && found;
         },
         5000,
       );
+      const lines = logged.map((l) => l.message);
+      // Each call is also data on its line (the console's transcript folds them): two model calls, a tool call.
+      const calls = logged.filter((l) => l.message.startsWith('autonomous node')).map((l) => l.call?.kind);
+      assert.deepEqual(calls, ['model', 'tool', 'model']);
       // The lines have the shape the docs show.
       const documented = (await snippet('logs')).trim().split('\n');
       const shape = (line: string) =>

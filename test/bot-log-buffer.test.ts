@@ -34,6 +34,9 @@ const row = (botId: string, message: string): BotLogRow => ({
   conversation_id: null,
   user_id: null,
   workflow_id: null,
+  event_id: null,
+  call_kind: null,
+  call_ms: null,
 });
 
 describe('Bot log buffer', () => {

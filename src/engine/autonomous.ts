@@ -135,6 +135,7 @@ export async function runAutonomous(run: AutonomousRun): Promise<AutonomousOutco
     host.log(
       'info',
       `autonomous node "${frame.node}": model call ${state.calls} to ${model}: ${inputTokens} input + ${outputTokens} output tokens (${state.tokens} this turn), ${latency} ms${metadata.cached === true ? ', cached' : ''}; ${named.length > 0 ? `calls ${named.join(', ')}` : 'answers'}`,
+      { kind: 'model', durationMs: latency },
     );
     await host.saveNow();
   }
@@ -248,9 +249,10 @@ async function runTool(
   const outcome = await toolOutcome(host, tool, call);
   const what = `${where}: tool ${call.name} ${JSON.stringify(call.input)}`;
   const ms = Date.now() - started;
-  if ('error' in outcome) host.log('warn', `${what} failed in ${ms} ms: ${outcome.error}`);
-  else if ('leave' in outcome) host.log('info', `${what} leaves the node`);
-  else host.log('info', `${what} answered in ${ms} ms`);
+  const logged = { kind: 'tool', durationMs: ms } as const;
+  if ('error' in outcome) host.log('warn', `${what} failed in ${ms} ms: ${outcome.error}`, logged);
+  else if ('leave' in outcome) host.log('info', `${what} leaves the node`, logged);
+  else host.log('info', `${what} answered in ${ms} ms`, logged);
   return outcome;
 }
 

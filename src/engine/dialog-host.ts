@@ -5,6 +5,7 @@ import type { DialogState, Frame } from './dialog-state.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
 import type { KnowledgeResult } from './event-object.ts';
 import { BotFailure } from './failures.ts';
+import type { BotLogCall } from '../domain/bots/schemas.ts';
 
 /** What the dialog needs from the turn that runs it. */
 export interface DialogHost {
@@ -44,7 +45,8 @@ export interface DialogHost {
   userText(): string;
   /** The conversation ends: the after_conversation_end hook runs and the dialog is cleared. */
   endConversation(): Promise<void>;
-  log(level: 'info' | 'warn' | 'error', message: string): void;
+  /** A line in the bot's logs, tied to this turn; `call`: it tells of a model or tool call of the turn. */
+  log(level: 'info' | 'warn' | 'error', message: string, call?: BotLogCall): void;
 }
 
 export class DialogError extends BotFailure {}
@@ -87,14 +89,22 @@ const tokens = (value: Json | undefined): number => (typeof value === 'number' &
 
 /**
  * What a bot's logs say of a model call of its cards: `model call to <model>: <n> input + <n> output
- * tokens, <ms> ms` (`, cached` when the gateway answered from its cache), from the gateway's metadata.
+ * tokens, <ms> ms` (`, cached` when the gateway answered from its cache), from the gateway's metadata,
+ * and the call as data (the transcript folds such lines).
  */
-export function modelCallText(generated: JsonObject, asked: Json | undefined, started: number): string {
+export function modelCallLine(
+  generated: JsonObject,
+  asked: Json | undefined,
+  started: number,
+): { text: string; call: BotLogCall } {
   const metadata = isJsonObject(generated.metadata) ? generated.metadata : {};
   const usage = isJsonObject(metadata.usage) ? metadata.usage : {};
   const model =
     typeof metadata.model === 'string' ? metadata.model : typeof asked === 'string' ? asked : 'best';
   const latency = typeof metadata.latency === 'number' ? metadata.latency : Date.now() - started;
   const cached = metadata.cached === true ? ', cached' : '';
-  return `model call to ${model}: ${tokens(usage.inputTokens)} input + ${tokens(usage.outputTokens)} output tokens, ${latency} ms${cached}`;
+  return {
+    text: `model call to ${model}: ${tokens(usage.inputTokens)} input + ${tokens(usage.outputTokens)} output tokens, ${latency} ms${cached}`,
+    call: { kind: 'model', durationMs: latency },
+  };
 }

@@ -5,7 +5,7 @@ import { unitIds } from '../package/format.ts';
 import { findPackageTable } from '../package/tables.ts';
 import { ApiError } from '../domain/shared/errors.ts';
 import type { DialogState, Frame } from './dialog-state.ts';
-import { DialogError, fileLink, generateText, modelCallText } from './dialog-host.ts';
+import { DialogError, fileLink, generateText, modelCallLine } from './dialog-host.ts';
 import type { DialogHost } from './dialog-host.ts';
 import { runAutonomous } from './autonomous.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
@@ -258,10 +258,8 @@ export class DialogRunner {
     const started = Date.now();
     const generated = await generateText(this.host, `The ${card.type} card`, args);
     const node = this.dialog.frames.at(-1)?.node ?? '';
-    this.host.log(
-      'info',
-      `${card.type} card in node "${node}": ${modelCallText(generated, args.model, started)}`,
-    );
+    const line = modelCallLine(generated, args.model, started);
+    this.host.log('info', `${card.type} card in node "${node}": ${line.text}`, line.call);
     return typeof generated.output === 'string' ? generated.output : '';
   }
 

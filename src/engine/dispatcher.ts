@@ -118,6 +118,7 @@ export class Dispatcher {
         message: `The turn of event ${row.id} (${row.type}) was given up: ${reason}`,
         ...(row.conversationId !== undefined && { conversationId: row.conversationId }),
         ...(row.userId !== undefined && { userId: row.userId }),
+        eventId: row.id,
       },
     ]);
     try {

@@ -162,6 +162,7 @@ export class Engine implements BotActionRunner {
         message: `The turn of event ${row.id} (${row.type}) failed: ${reasonOf(err)}`,
         ...(row.conversationId !== undefined && { conversationId: row.conversationId }),
         ...(row.userId !== undefined && { userId: row.userId }),
+        eventId: row.id,
       },
     ]);
     turn.dialog.frames = [];

@@ -23,6 +23,7 @@ import { unitIds } from '../package/format.ts';
 import type { HookType, VariableScope, WorkflowNode } from '../package/format.ts';
 import type { CallContext, HostHandler, Json, JsonObject, Sandbox, Scopes } from './sandbox/types.ts';
 import type { User, Conversation, Message } from '../domain/runtime/schemas.ts';
+import type { BotLogCall } from '../domain/bots/schemas.ts';
 import { COGNITIVE_OPERATIONS } from '../contract/cognitive/index.ts';
 import type { WorkPlace } from './leased-work.ts';
 
@@ -83,6 +84,11 @@ export class Turn implements DialogHost, TurnScope {
 
   get pkg() {
     return this.loaded.pkg;
+  }
+
+  /** TurnScope: the event this turn answers. */
+  get eventId(): string {
+    return this.event.id;
   }
 
   async execute(): Promise<TurnResult> {
@@ -300,7 +306,7 @@ export class Turn implements DialogHost, TurnScope {
     const { messages } = this.s.domain;
     const sent =
       (!this.event.firstDelivery && (await unlessMissing(messages.get(this.actor, id)))) ||
-      (await messages.create(this.actor, body, { id }));
+      (await messages.create(this.actor, body, { id, eventId: this.event.id }));
     await this.hooks('after_outgoing_message', { message: toJsonValue(sent) });
   }
 
@@ -471,8 +477,10 @@ export class Turn implements DialogHost, TurnScope {
     await this.hooks('after_conversation_end');
   }
 
-  log(level: 'info' | 'warn' | 'error', message: string): void {
-    this.s.domain.botLogs.append(this.actor.botId, [{ level, message, ...this.logRefs() }]);
+  log(level: 'info' | 'warn' | 'error', message: string, call?: BotLogCall): void {
+    this.s.domain.botLogs.append(this.actor.botId, [
+      { level, message, ...this.logRefs(), ...(call && { call }) },
+    ]);
   }
 
   // Variables
@@ -615,6 +623,7 @@ export class Turn implements DialogHost, TurnScope {
       ...(this.event.conversationId && { conversationId: this.event.conversationId }),
       ...(this.event.userId && { userId: this.event.userId }),
       ...(this.workflowOwner && { workflowId: this.workflowOwner.id }),
+      eventId: this.event.id,
     };
   }
 }

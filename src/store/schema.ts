@@ -9,6 +9,7 @@ import type {
   StateType,
   WorkflowStatus,
   BotLogLevel,
+  BotLogCallKind,
   FileStatus,
   PassageType,
   WebhookVerification,
@@ -179,6 +180,8 @@ export interface MessagesTable {
   payload: string;
   direction: MessageDirection;
   origin: 'synthetic' | null;
+  /** The event whose turn sent it (a bot's reply); null for what no turn sent. */
+  event_id: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -440,6 +443,11 @@ export interface BotLogsTable {
   conversation_id: string | null;
   user_id: string | null;
   workflow_id: string | null;
+  /** The event whose turn logged it; null for lines of no turn. */
+  event_id: string | null;
+  /** A line about a model or tool call of the turn, and how long the call took. */
+  call_kind: BotLogCallKind | null;
+  call_ms: number | null;
 }
 
 export interface FilesTable {

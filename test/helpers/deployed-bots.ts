@@ -224,6 +224,9 @@ export interface LogLine {
   conversationId?: string;
   userId?: string;
   workflowId?: string;
+  /** Parley's: the event whose turn logged the line, and the call it tells of. */
+  eventId?: string;
+  call?: { kind: 'model' | 'tool'; durationMs: number };
 }
 
 /** The bot's log lines since `since` (ISO), every page. */

@@ -29,6 +29,9 @@ export const runtime = {
     query: { conversationId: string; afterDate?: string; nextToken?: string },
     signal?: AbortSignal,
   ) => asBot(botId, signal).listMessages({ pageSize: PAGE_SIZE_MAX, ...query }),
+  /** The conversation's newest message, if any (messages are listed newest first). */
+  lastMessage: async (botId: string, conversationId: string) =>
+    (await asBot(botId).listMessages({ conversationId, pageSize: 1 })).messages[0],
   getMessage: (botId: string, messageId: string) => asBot(botId).getMessage({ id: messageId }),
   listEvents: (botId: string, query: { conversationId: string; nextToken?: string }, signal?: AbortSignal) =>
     asBot(botId, signal).listEvents({ pageSize: PAGE_SIZE_MAX, ...query }),

@@ -95,6 +95,16 @@ npm run parley -- deploy examples/echo-bot`}
                     </>
                   ),
                 },
+                {
+                  label: 'Status',
+                  // The status the API gives; a bot without code is active but answers nothing.
+                  cell: (bot) => (
+                    <>
+                      <span class={`status status-${bot.status}`}>{bot.status}</span>
+                      {!bot.deployedAt && <span class="badge"> no code deployed</span>}
+                    </>
+                  ),
+                },
                 { label: 'Deployed', cell: (bot) => <Time iso={bot.deployedAt} /> },
                 { label: 'Created', wide: true, cell: (bot) => <Time iso={bot.createdAt} /> },
                 { label: 'Id', wide: true, cell: (bot) => <code>{bot.id}</code> },

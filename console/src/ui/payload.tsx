@@ -3,6 +3,25 @@
 
 type Fields = Record<string, unknown>;
 
+/** Answers a choice of the bot's message with its value (the chips are buttons only when it is given). */
+export type OnChoose = (value: string) => void;
+
+/** A chip: a button that sends `value` when there is somewhere to send it, else its label. */
+function Chip({ label, value, onChoose }: { label: string; value: string; onChoose?: OnChoose | undefined }) {
+  if (!onChoose || value === '') {
+    return (
+      <span class="chip" title={value}>
+        {label}
+      </span>
+    );
+  }
+  return (
+    <button type="button" class="chip" title={value} onClick={() => onChoose(value)}>
+      {label}
+    </button>
+  );
+}
+
 const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const list = (value: unknown): Fields[] =>
   Array.isArray(value) ? value.filter((v): v is Fields => typeof v === 'object' && v !== null) : [];
@@ -19,7 +38,7 @@ export function safeUrl(value: unknown): string | undefined {
   }
 }
 
-function Card({ card }: { card: Fields }) {
+function Card({ card, onChoose }: { card: Fields; onChoose?: OnChoose | undefined }) {
   const image = safeUrl(card.imageUrl);
   return (
     <div class="card-payload">
@@ -37,9 +56,8 @@ function Card({ card }: { card: Fields }) {
                     {str(action.label)}
                   </a>
                 ) : (
-                  <span class="chip" title={`${str(action.action) ?? ''}: ${str(action.value) ?? ''}`}>
-                    {str(action.label)}
-                  </span>
+                  // A postback or a say sends its value, as the webchat does.
+                  <Chip label={str(action.label) ?? ''} value={str(action.value) ?? ''} onChoose={onChoose} />
                 )}
               </li>
             );
@@ -50,16 +68,24 @@ function Card({ card }: { card: Fields }) {
   );
 }
 
-function Options({ text, options, kind }: { text: string | undefined; options: Fields[]; kind: string }) {
+function Options({
+  text,
+  options,
+  kind,
+  onChoose,
+}: {
+  text: string | undefined;
+  options: Fields[];
+  kind: string;
+  onChoose?: OnChoose | undefined;
+}) {
   return (
     <div>
       {text && <p class="text">{text}</p>}
       <ul class="choices" aria-label={kind}>
         {options.map((o, i) => (
           <li key={i}>
-            <span class="chip" title={str(o.value)}>
-              {str(o.label)}
-            </span>
+            <Chip label={str(o.label) ?? ''} value={str(o.value) ?? ''} onChoose={onChoose} />
           </li>
         ))}
       </ul>
@@ -67,8 +93,34 @@ function Options({ text, options, kind }: { text: string | undefined; options: F
   );
 }
 
-/** `type` is the message's type; `payload` its content (with or without a `type` of its own). */
-export function Payload({ type, payload }: { type: string; payload: Fields }) {
+/** At most this many characters of a message in one line of a list. */
+const LINE_MAX = 80;
+
+/** A message in one line of text, as a list shows it: its words, or what kind of message it is. */
+export function oneLine(type: string, payload: Fields): string {
+  const words =
+    type === 'markdown'
+      ? str(payload.markdown)
+      : type === 'card' || type === 'file'
+        ? str(payload.title)
+        : str(payload.text);
+  const line = (words ?? '').replace(/\s+/g, ' ').trim() || `[${type}]`;
+  return line.length <= LINE_MAX ? line : `${line.slice(0, LINE_MAX - 1)}…`;
+}
+
+/**
+ * `type` is the message's type; `payload` its content (with or without a `type` of its own);
+ * `onChoose`, where the message can be answered, makes its choices buttons.
+ */
+export function Payload({
+  type,
+  payload,
+  onChoose,
+}: {
+  type: string;
+  payload: Fields;
+  onChoose?: OnChoose | undefined;
+}) {
   switch (type) {
     case 'text':
       return <p class="text">{str(payload.text)}</p>;
@@ -106,18 +158,20 @@ export function Payload({ type, payload }: { type: string; payload: Fields }) {
       );
     }
     case 'card':
-      return <Card card={payload} />;
+      return <Card card={payload} onChoose={onChoose} />;
     case 'carousel':
       return (
         <div class="carousel">
           {list(payload.items).map((card, i) => (
-            <Card key={i} card={card} />
+            <Card key={i} card={card} onChoose={onChoose} />
           ))}
         </div>
       );
     case 'choice':
     case 'dropdown':
-      return <Options text={str(payload.text)} options={list(payload.options)} kind={type} />;
+      return (
+        <Options text={str(payload.text)} options={list(payload.options)} kind={type} onChoose={onChoose} />
+      );
     case 'bloc':
       return (
         <div class="bloc">

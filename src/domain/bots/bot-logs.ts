@@ -11,7 +11,7 @@ import { nowIso } from '../shared/time.ts';
 import { BotLogBuffer } from './bot-log-buffer.ts';
 import type { BotLogProblem, BotLogRow } from './bot-log-buffer.ts';
 import { LOG_PAGE_SIZE } from './schemas.ts';
-import type { BotLog } from './schemas.ts';
+import type { BotLog, BotLogCall } from './schemas.ts';
 import { BOT_LOG_LEVELS } from '../../value-sets.ts';
 import type { BotLogLevel } from '../../value-sets.ts';
 
@@ -36,6 +36,10 @@ export interface BotLogEntry {
   conversationId?: string;
   userId?: string;
   workflowId?: string;
+  /** The event whose turn logged it. */
+  eventId?: string;
+  /** The line tells of a model or tool call of the turn. */
+  call?: BotLogCall;
 }
 
 export interface BotLogsQuery {
@@ -87,6 +91,9 @@ function rowsOf(botId: string, entries: readonly BotLogEntry[]): BotLogRow[] {
       conversation_id: e.conversationId ?? null,
       user_id: e.userId ?? null,
       workflow_id: e.workflowId ?? null,
+      event_id: e.eventId ?? null,
+      call_kind: e.call?.kind ?? null,
+      call_ms: e.call === undefined ? null : Math.max(0, Math.round(e.call.durationMs)),
     };
   });
 }
@@ -194,6 +201,8 @@ export class BotLogs {
         ...(r.workflow_id !== null && { workflowId: r.workflow_id }),
         ...(r.user_id !== null && { userId: r.user_id }),
         ...(r.conversation_id !== null && { conversationId: r.conversation_id }),
+        ...(r.event_id !== null && { eventId: r.event_id }),
+        ...(r.call_kind !== null && { call: { kind: r.call_kind, durationMs: Number(r.call_ms ?? 0) } }),
       })),
       ...(page.nextToken !== undefined && { nextToken: page.nextToken }),
     };

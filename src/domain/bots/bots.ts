@@ -211,7 +211,7 @@ export class Bots {
     const cursor = keyset.decode(query.nextToken);
     let select = this.db
       .selectFrom('bots')
-      .select(['id', 'name', 'type', 'deployed_at', 'created_at', 'updated_at'])
+      .select(['id', 'name', 'type', 'status', 'deployed_at', 'created_at', 'updated_at'])
       .where('workspace_id', '=', actor.workspaceId)
       .where('dev', '=', query.dev ? 1 : 0);
     const tagged = hasAllTags('bots.id', query.tags ?? {});
@@ -234,6 +234,7 @@ export class Bots {
       ...(r.deployed_at !== null && { deployedAt: r.deployed_at }),
       tags,
       type: r.type,
+      status: r.status,
     }));
   }
 

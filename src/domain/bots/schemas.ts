@@ -10,7 +10,7 @@ import {
   TagMap,
   Timestamp,
 } from '../shared/schemas.ts';
-import { BOT_RUNTIMES } from '../../value-sets.ts';
+import { BOT_LOG_CALL_KINDS, BOT_RUNTIMES, BOT_STATUSES } from '../../value-sets.ts';
 
 // The records of bots as the Admin API answers them (a bot, its logs, its analytics) and what changes
 // them: a module without the store, so the contract declares the Admin API with them.
@@ -140,6 +140,7 @@ export const BotSummarySchema = Type.Object({
   deployedAt: Type.Optional(Timestamp),
   tags: TagMap,
   type: BotType,
+  status: Type.Enum(BOT_STATUSES, { description: 'Parley: the bot’s status, as `getBot` gives it' }),
 });
 export type BotSummary = Static<typeof BotSummarySchema>;
 
@@ -209,7 +210,14 @@ export type UpdateBotBody = Static<typeof UpdateBotBodySchema>;
 /** Lines per getBotLogs page (the operation has no pageSize). */
 export const LOG_PAGE_SIZE = 100;
 
-/** One line of `GetBotLogsResponse.logs`; the field names are the client's. */
+/** Parley: a line that tells of a model or tool call of the turn, as data (the line's text tells it to people). */
+export const BotLogCallSchema = Type.Object({
+  kind: Type.Enum(BOT_LOG_CALL_KINDS),
+  durationMs: Type.Integer({ minimum: 0, description: 'How long the call took' }),
+});
+export type BotLogCall = Static<typeof BotLogCallSchema>;
+
+/** One line of `GetBotLogsResponse.logs`; the field names are the client's (`eventId` and `call` are Parley's). */
 export const BotLogSchema = Type.Object({
   timestamp: Type.String({ description: 'ISO 8601, UTC' }),
   level: Type.String({ description: 'debug, info, warn or error' }),
@@ -217,6 +225,10 @@ export const BotLogSchema = Type.Object({
   workflowId: Type.Optional(Type.String()),
   userId: Type.Optional(Type.String()),
   conversationId: Type.Optional(Type.String()),
+  eventId: Type.Optional(
+    Type.String({ description: 'Parley: the event whose turn logged the line (none for lines of no turn)' }),
+  ),
+  call: Type.Optional(BotLogCallSchema),
 });
 export type BotLog = Static<typeof BotLogSchema>;
 

@@ -50,7 +50,13 @@ export interface CreateOptions {
   participant?: boolean;
   /** The message's id, when the caller makes it (`derivedId`: a turn's reply, found by it if the turn runs again). */
   id?: string;
+  /** The event whose turn sends it (default: the turn bot code runs in, if any). */
+  eventId?: string;
 }
+
+/** The event whose turn sends a message: the one given, else the turn of the bot code that calls. */
+const turnEventOf = (actor: BotActor, options: CreateOptions): string | null =>
+  options.eventId ?? actor.turn?.eventId ?? null;
 
 function toMessage(row: Row<'messages'>, tags: Record<string, string>): Message {
   return {
@@ -64,6 +70,7 @@ function toMessage(row: Row<'messages'>, tags: Record<string, string>): Message 
     conversationId: row.conversation_id,
     tags,
     ...(row.origin !== null && { origin: row.origin }),
+    ...(row.event_id !== null && { eventId: row.event_id }),
   };
 }
 
@@ -106,6 +113,7 @@ const insertMessage = prepare(
     'payload',
     'direction',
     'origin',
+    'event_id',
     'created_at',
     'updated_at',
   ]),
@@ -121,6 +129,8 @@ type MessageAtOnce = {
   type: string;
   payload: string;
   origin: string | null;
+  /** The event whose turn sends it (a bot's reply), if a turn does. */
+  turnEventId: string | null;
   now: string;
   frame: string;
 };
@@ -138,9 +148,9 @@ const messageCtes = (a: MessageAtOnce, direction: Message['direction'], also: Ra
     )`,
   message: sql`message as (
       insert into messages
-        (id, bot_id, conversation_id, user_id, type, payload, direction, origin, created_at, updated_at)
+        (id, bot_id, conversation_id, user_id, type, payload, direction, origin, event_id, created_at, updated_at)
       select ${a.id}, ${a.botId}, ${a.conversationId}, ${a.userId}, ${a.type}, ${a.payload}, ${sql.lit(direction)},
-        ${a.origin}, ${a.now}, ${a.now}
+        ${a.origin}, ${a.turnEventId}, ${a.now}, ${a.now}
       from counted
     )`,
   signal: sql`signal as (
@@ -157,6 +167,7 @@ const MESSAGE_AT_ONCE = [
   'type',
   'payload',
   'origin',
+  'turnEventId',
   'now',
   'frame',
 ] as const satisfies readonly (keyof MessageAtOnce)[];
@@ -400,6 +411,7 @@ export class Messages {
     if (!plain) return undefined;
     const now = nowIso();
     const payload = toJson(body.payload);
+    const turnEventId = turnEventOf(actor, options);
     const message: Message = {
       id: options.id ?? newId('message'),
       createdAt: now,
@@ -412,6 +424,7 @@ export class Messages {
       conversationId: body.conversationId,
       tags: {},
       ...(body.origin !== undefined && { origin: body.origin }),
+      ...(turnEventId !== null && { eventId: turnEventId }),
     };
     const stored = {
       conversationId: body.conversationId,
@@ -421,6 +434,7 @@ export class Messages {
       type: body.type,
       payload,
       origin: body.origin ?? null,
+      turnEventId,
       now,
     };
     return { message, stored };
@@ -547,6 +561,7 @@ export class Messages {
       payload: toJson(body.payload),
       direction: outgoing ? 'outgoing' : 'incoming',
       origin: body.origin ?? null,
+      event_id: turnEventOf(actor, options),
       created_at: options.createdAt ?? now,
       updated_at: now,
     };

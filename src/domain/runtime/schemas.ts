@@ -133,6 +133,9 @@ export const MessageSchema = Type.Object({
   conversationId: Type.String(),
   tags: TagMap,
   origin: Type.Optional(Type.Literal('synthetic')),
+  eventId: Type.Optional(
+    Type.String({ description: 'Parley: the event whose turn sent the message (a bot’s reply in a turn)' }),
+  ),
 });
 export type Message = Static<typeof MessageSchema>;
 

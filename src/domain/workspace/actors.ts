@@ -47,5 +47,7 @@ export interface NestedCalls {
  * the turn, with the turn's event and variables (the engine's Turn implements it).
  */
 export interface TurnScope {
+  /** The event the turn answers: what the turn's code sends is tied to it. */
+  readonly eventId: string;
   runAction(name: string, input: JsonObject): Promise<JsonObject>;
 }

@@ -1,5 +1,6 @@
 // A bot's conversations, newest first, filtered by participant, tag and date; the filters live in the
 // address, so a filtered list can be bookmarked and shared.
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { runtime } from '../../api/runtime.ts';
@@ -17,6 +18,7 @@ import {
   valueOf,
 } from '../../ui/components.tsx';
 import { useAction, useLoad } from '../../hooks.ts';
+import { oneLine } from '../../ui/payload.tsx';
 import type { BotScreenProps } from './screen-props.ts';
 
 interface Filters {
@@ -40,6 +42,49 @@ function toQuery(f: Filters): ConversationFilters {
     ...(f.after && { afterDate: dayBound(f.after, false) }),
     ...(f.before && { beforeDate: dayBound(f.before, true) }),
   };
+}
+
+/** A user without a name, readably: the end of their id (the whole id in its title). */
+const unnamed = (userId: string) => `Visitor …${userId.slice(-6)}`;
+
+/**
+ * Who a conversation is with and what was said last, read for its row: the Runtime API lists neither
+ * with the conversations (two small reads a row, only for the rows shown).
+ */
+function Summary({ botId, conversation }: { botId: string; conversation: Conversation }) {
+  const summary = useLoad(async () => {
+    const [{ participants }, last] = await Promise.all([
+      runtime.listParticipants(botId, conversation.id),
+      runtime.lastMessage(botId, conversation.id),
+    ]);
+    return { people: participants.filter((p) => p.id !== botId), last };
+  }, [botId, conversation.id, conversation.updatedAt]);
+  const link = (label: ComponentChildren) => (
+    <a href={paths.conversation(botId, conversation.id)} class="conversation-who">
+      {label}
+    </a>
+  );
+  if (!summary.data) return link(<span class="muted">…</span>);
+  const { people, last } = summary.data;
+  const names = people.map((p, i) => (
+    <span key={p.id} title={p.id}>
+      {i > 0 && ', '}
+      {p.name ?? unnamed(p.id)}
+    </span>
+  ));
+  return (
+    <>
+      {link(names.length === 0 ? <span class="muted">No participant</span> : names)}
+      {last ? (
+        <span class="last-message muted" title={oneLine(last.type, last.payload)}>
+          {last.direction === 'outgoing' ? 'Bot: ' : ''}
+          {oneLine(last.type, last.payload)} · <Time iso={last.createdAt} />
+        </span>
+      ) : (
+        <span class="last-message muted">No messages yet</span>
+      )}
+    </>
+  );
 }
 
 export function Conversations({ bot }: BotScreenProps) {
@@ -145,9 +190,7 @@ export function Conversations({ bot }: BotScreenProps) {
                 label: 'Conversation',
                 cell: (c) => (
                   <>
-                    <a href={paths.conversation(bot.id, c.id)}>
-                      <code>{c.id}</code>
-                    </a>
+                    <Summary botId={bot.id} conversation={c} />
                     <Tags tags={c.tags} />
                   </>
                 ),
@@ -155,6 +198,15 @@ export function Conversations({ bot }: BotScreenProps) {
               { label: 'Messages', cell: (c) => c.messageCount },
               { label: 'Last activity', cell: (c) => <Time iso={c.updatedAt} /> },
               { label: 'Started', wide: true, cell: (c) => <Time iso={c.createdAt} /> },
+              {
+                label: 'Id',
+                wide: true,
+                cell: (c) => (
+                  <a href={paths.conversation(bot.id, c.id)}>
+                    <code>{c.id}</code>
+                  </a>
+                ),
+              },
               { label: 'Channel', wide: true, cell: (c) => `${c.integration} / ${c.channel}` },
             ]}
           />

@@ -30,13 +30,24 @@ interface Turn {
   at: string;
 }
 
-/** Messages and events in order, cut into turns; each log line goes to the turn running when it was written. */
+/**
+ * Messages and events in order, cut into turns. Each reply and each log line goes to the turn of the
+ * event it names (`eventId`: the server ties what a turn sends and logs to its event), since the turns
+ * of one conversation overlap when messages come faster than the bot answers. What names no event
+ * shown here (a message sent through the API, lines of older versions) goes by time: to the turn
+ * begun last before it.
+ */
 export function turnsOf(messages: Message[], events: BotEvent[], logs: BotLog[]): Turn[] {
   const eventOfMessage = new Map(events.filter((e) => e.messageId).map((e) => [e.messageId, e]));
   const messageIds = new Set(messages.map((m) => m.id));
+  const shownEventIds = new Set(events.map((e) => e.id));
+  const linked = (eventId: string | undefined): eventId is string =>
+    eventId !== undefined && shownEventIds.has(eventId);
   type Entry = { createdAt: string; id: string; message?: Message; event?: BotEvent };
   const entries: Entry[] = [
-    ...messages.map((m) => ({ createdAt: m.createdAt, id: m.id, message: m })),
+    ...messages
+      .filter((m) => !(m.direction === 'outgoing' && linked(m.eventId)))
+      .map((m) => ({ createdAt: m.createdAt, id: m.id, message: m })),
     // Events of messages show with their message; the others (custom events, ...) on their own.
     ...events
       .filter((e) => !(e.messageId && messageIds.has(e.messageId)))
@@ -60,12 +71,47 @@ export function turnsOf(messages: Message[], events: BotEvent[], logs: BotLog[])
       at: started?.createdAt ?? entry.createdAt,
     });
   }
-  for (const line of logs) {
+  const turnOfEvent = new Map<string, Turn>();
+  for (const turn of turns) if (turn.event) turnOfEvent.set(turn.event.id, turn);
+  const byTimeline = (at: string): Turn | undefined => {
     let owner = turns[0];
-    for (const turn of turns) if (turn.at <= line.timestamp) owner = turn;
+    for (const turn of turns) if (turn.at <= at) owner = turn;
+    return owner;
+  };
+  for (const reply of messages) {
+    if (reply.direction !== 'outgoing' || !linked(reply.eventId)) continue;
+    turnOfEvent.get(reply.eventId)?.replies.push(reply);
+  }
+  for (const turn of turns) turn.replies.sort(byTime);
+  for (const line of logs) {
+    const owner = (line.eventId !== undefined && turnOfEvent.get(line.eventId)) || byTimeline(line.timestamp);
     owner?.logs.push(line);
   }
   return turns;
+}
+
+/** A duration as people read it: `850 ms`, `1.2 s`. */
+function durationText(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** The model and tool calls of a turn, folded into one row that opens to their log lines. */
+function CallsRow({ calls }: { calls: BotLog[] }) {
+  if (calls.length === 0) return null;
+  const models = calls.filter((l) => l.call?.kind === 'model').length;
+  const tools = calls.filter((l) => l.call?.kind === 'tool').length;
+  const ms = calls.reduce((sum, l) => sum + (l.call?.durationMs ?? 0), 0);
+  const counts = [models > 0 && plural(models, 'model call'), tools > 0 && plural(tools, 'tool call')];
+  return (
+    <details class="turn-calls">
+      <summary>
+        {counts.filter(Boolean).join(', ')}, {durationText(ms)}
+      </summary>
+      <LogLines logs={calls} label="Model and tool calls of this turn" />
+    </details>
+  );
 }
 
 function TurnStatus({ event }: { event: BotEvent | undefined }) {
@@ -100,10 +146,10 @@ function Bubble({ message, botId }: { message: Message; botId: string }) {
   );
 }
 
-function LogLines({ logs }: { logs: BotLog[] }) {
+function LogLines({ logs, label = 'Log lines of this turn' }: { logs: BotLog[]; label?: string }) {
   if (logs.length === 0) return <p class="muted no-logs">no log lines</p>;
   return (
-    <ol class="log-lines" aria-label="Log lines of this turn">
+    <ol class="log-lines" aria-label={label}>
       {logs.map((l, i) => (
         <li key={i} class={`log level-${l.level}`}>
           <span class="level">{l.level}</span> <span class="message">{l.message}</span>
@@ -201,6 +247,7 @@ export function Transcript({ bot, conversationId }: BotScreenProps & { conversat
             <li
               key={turn.event?.id ?? turn.message?.id ?? `start-${i}`}
               class={`turn${turn.event?.status === 'failed' ? ' failed' : ''}`}
+              data-event-id={turn.event?.id}
             >
               <div class="turn-chat">
                 {turn.message && <Bubble message={turn.message} botId={bot.id} />}
@@ -210,12 +257,13 @@ export function Transcript({ bot, conversationId }: BotScreenProps & { conversat
                   </div>
                 )}
                 <TurnStatus event={turn.event} />
+                <CallsRow calls={turn.logs.filter((l) => l.call)} />
                 {turn.replies.map((m) => (
                   <Bubble key={m.id} message={m} botId={bot.id} />
                 ))}
               </div>
               <div class="turn-logs">
-                <LogLines logs={turn.logs} />
+                <LogLines logs={turn.logs.filter((l) => !l.call)} />
               </div>
             </li>
           ))}

@@ -43,13 +43,14 @@ export function TryIt({ bot }: BotScreenProps) {
     return () => stop.abort();
   }, [chat]);
 
-  const send = useAction(async () => {
+  /** Sends `said`: what was typed, or the value of a choice clicked in a reply. */
+  const send = useAction(async (said: string, typed: boolean) => {
     if (!channel) return;
     const session = chat ?? (await startChat(channel.webhookId));
     if (!chat) setChat(session);
-    const message = await sendText(session, text);
+    const message = await sendText(session, said);
     setMessages((all) => (all.some((m) => m.id === message.id) ? all : [...all, message]));
-    setText('');
+    if (typed) setText('');
     if (!transcript) {
       // Chat API ids are the end user's; the message id is shared, and leads to the Runtime conversation.
       const { message: stored } = await runtime.getMessage(bot.id, message.id);
@@ -85,6 +86,8 @@ export function TryIt({ bot }: BotScreenProps) {
               <Payload
                 type={typeof m.payload.type === 'string' ? m.payload.type : 'unknown'}
                 payload={m.payload}
+                // A choice of the bot's is answered with its value, as the webchat answers it.
+                {...(!fromMe && { onChoose: (value: string) => void send.run(value, false) })}
               />
             </li>
           );
@@ -96,7 +99,7 @@ export function TryIt({ bot }: BotScreenProps) {
         class="composer"
         onSubmit={(e) => {
           e.preventDefault();
-          if (text.trim()) void send.run();
+          if (text.trim()) void send.run(text, true);
         }}
       >
         <input
