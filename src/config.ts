@@ -377,7 +377,7 @@ export const SETTINGS = {
     env: 'PARLEY_EMBEDDINGS_MODEL',
     flag: 'embeddings-model',
     description:
-      'The model of the provider’s `POST /embeddings` that embeds the passages of indexed files (after their text is indexed) and search queries, so that searchFiles ranks by meaning as well as by words: `default:<model>` or a model id of `PARLEY_LLM_BASE_URL` as it names it (`text-embedding-3-small` on OpenAI, `nomic-embed-text` on Ollama). Its dimension is learned from its first answer and recorded with the vectors. Unset: full-text search alone.',
+      'The model of the provider’s `POST /embeddings` that embeds the passages of indexed files (after their text is indexed), the searchable text of table rows (off their writes) and search queries, so that searchFiles and findTableRows rank by meaning as well as by words: `default:<model>` or a model id of `PARLEY_LLM_BASE_URL` as it names it (`text-embedding-3-small` on OpenAI, `nomic-embed-text` on Ollama). Its dimension is learned from its first answer and recorded with the vectors; a server started with another model embeds everything again in the background, search answering from the older vectors until it is done. Unset: full-text search alone.',
   },
   llmTimeoutSeconds: {
     env: 'PARLEY_LLM_TIMEOUT_SECONDS',

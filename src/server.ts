@@ -15,7 +15,7 @@ import { openBus } from './bus/index.ts';
 import type { BusRejection } from './bus/rejections.ts';
 import type { LiveBus } from './domain/live/conversation-log.ts';
 import type { BotLogProblem } from './domain/bots/bot-log-buffer.ts';
-import type { SearchFallback } from './domain/files/search.ts';
+import type { SearchFallback } from './domain/embeddings/ranking.ts';
 import { Engine } from './engine/index.ts';
 import { checkCompiledPackage } from './package/compiled.ts';
 import { StoreSweeper } from './engine/store-sweeper.ts';
@@ -135,7 +135,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     reportSearchFallback = ({ botId, error }) =>
       app.log.warn(
         { botId, err: error },
-        'searchFiles answered by words alone: its query could not be embedded',
+        'a search answered by words alone: its query could not be embedded',
       );
     reportBotLogProblem = (problem) => {
       if (problem.kind === 'lost')

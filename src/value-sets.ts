@@ -83,9 +83,13 @@ export type WebhookVerification = (typeof WEBHOOK_VERIFICATIONS)[number];
 export const WEBHOOK_SEND_STATUSES = ['pending', 'delivered', 'failed'] as const;
 export type WebhookSendStatus = (typeof WEBHOOK_SEND_STATUSES)[number];
 
-/** A file's embedding work: waiting (or due again after a backoff), or given up. */
+/** A file's or a table's embedding work: waiting (or due again after a backoff), or given up. */
 export const EMBEDDING_JOB_STATUSES = ['pending', 'failed'] as const;
 export type EmbeddingJobStatus = (typeof EMBEDDING_JOB_STATUSES)[number];
+
+/** What an embedding job embeds: a file's passages, or a table's rows. */
+export const EMBEDDING_KINDS = ['file', 'table'] as const;
+export type EmbeddingKind = (typeof EMBEDDING_KINDS)[number];
 
 /** Whether an installation's `register` was answered. */
 export const INSTALLATION_STATUSES = ['registration_pending', 'registered', 'registration_failed'] as const;

@@ -17,6 +17,7 @@ import { AiSpend } from './llm/spend.ts';
 import { AudioSource } from './llm/audio-source.ts';
 import { Transcriptions } from './llm/transcription.ts';
 import { Embeddings } from './llm/embeddings.ts';
+import { EmbeddingQueue } from './embeddings/queue.ts';
 import { Analytics } from './runtime/analytics.ts';
 import { Auth } from './workspace/auth.ts';
 import { BotAnalytics } from './bots/bot-analytics.ts';
@@ -54,7 +55,7 @@ import { WebhookSends } from './webhooks/sends.ts';
 import { WebhookSubscriptions } from './webhooks/subscriptions.ts';
 import { createFilesDomain, DEFAULT_FILES_OPTIONS } from './files/index.ts';
 import type { FilesDomain, FilesOptions } from './files/index.ts';
-import type { SearchFallback } from './files/search.ts';
+import type { SearchFallback } from './embeddings/ranking.ts';
 import { createTablesDomain } from './tables/index.ts';
 import type { TablesDomain } from './tables/index.ts';
 
@@ -102,6 +103,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   /** Outputs kept for a while: cached actions and model answers. */
   outputs: OutputCache;
   llm: LlmGateway;
+  /** Embedding files' passages and tables' rows off their writes (when an embedding model is configured). */
+  embedding: EmbeddingQueue;
   /** Workspaces' own model providers, and bots' choices of `best` and `fast`. */
   llmProviders: LlmProviders;
   botModels: BotModels;
@@ -142,9 +145,14 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   const settings = new Settings(db);
   const channels = new ChatChannels(db, settings, caches);
   const links = new Links();
+  const aiSpend = new AiSpend(store);
+  const llmUsage = new LlmUsage(store);
+  // One queue of embedding work for files and tables, with the server provider's embedding model.
+  const embedding = new EmbeddingQueue(store, new Embeddings(options.llm ?? NO_LLM, llmUsage, aiSpend));
+  const onFallback = options.onSearchFallback ?? (() => undefined);
   const files = createFilesDomain(store, settings, links, options.files ?? DEFAULT_FILES_OPTIONS, {
-    embedder: new Embeddings(options.llm ?? NO_LLM),
-    onFallback: options.onSearchFallback ?? (() => undefined),
+    embedding,
+    onFallback,
   });
   const accounts = new Accounts(db, caches);
   const members = new Members(db, accounts, caches);
@@ -168,11 +176,9 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   const integrationHost = new IntegrationHostSlot();
   const states = new States(store, events, queue);
   const outputs = new OutputCache(store);
-  const aiSpend = new AiSpend(store);
   const llmProviders = new LlmProviders(db, options.llmTargets ?? UNREACHABLE_TARGETS);
   // The catalog of models a bot may choose is the gateway's, which routes by the bots' choices.
   const botModels: BotModels = new BotModels(db, (workspaceId) => llm.catalog(workspaceId));
-  const llmUsage = new LlmUsage(store);
   const llm: LlmGateway = new LlmGateway(
     options.llm ?? NO_LLM,
     outputs,
@@ -240,6 +246,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     aiSpend,
     settings,
     ...files,
-    ...createTablesDomain(store, files.fileContents),
+    embedding,
+    ...createTablesDomain(store, files.fileContents, { embedding, onFallback }),
   };
 }

@@ -9,23 +9,28 @@ export const INDEXING_LEASE_MS = 15_000;
 const POLL_MS = 1000;
 /** Files indexed at once by one process (parsing runs in one worker thread). */
 const CONCURRENCY = 2;
-/** Files embedded at once by one process (each waits on the provider, batch after batch). */
+/** Files or tables embedded at once by one process (each waits on the provider, batch after batch). */
 const EMBEDDING_CONCURRENCY = 2;
-/** A claim on a file's embedding: renewed while its batches are sent. */
+/** A claim on an item's embedding: renewed while its batches are sent. */
 const EMBEDDING_LEASE_MS = 30_000;
 
 /**
  * Indexes files off the request path: takes files waiting for indexing off the durable queue (the
  * files table, see IndexingQueue), parses them in a worker thread and stores their passages; then,
- * when an embedding model is configured, embeds their passages off a queue of its own (EmbeddingQueue).
+ * when an embedding model is configured, embeds their passages (and tables' rows) off a queue of its own
+ * (EmbeddingQueue), after queueing at start what the model changed since made stale (re-embedding).
  * Claims are leases renewed while a file is worked on, so the files of a process that died are taken
  * up again.
  */
 export class FileIndexer {
   private readonly work: LeasedWork<Row<'files'>>;
   private readonly embedding: LeasedWork<Row<'embedding_jobs'>>;
+  private restale: Promise<void> = Promise.resolve();
 
-  constructor(domain: Domain, log: FastifyBaseLogger) {
+  constructor(
+    private readonly domain: Domain,
+    private readonly log: FastifyBaseLogger,
+  ) {
     this.work = new LeasedWork(domain.indexing, log, {
       name: 'indexing',
       concurrency: CONCURRENCY,
@@ -51,8 +56,8 @@ export class FileIndexer {
         if (failure !== undefined) {
           // The provider, or the store: the job is due again after a backoff; search uses words meanwhile.
           log.warn(
-            { err: failure, fileId: job.id, attempts: job.attempts + 1 },
-            'embedding a file’s passages failed; it will be tried again',
+            { err: failure, kind: job.kind, id: job.id, attempts: job.attempts + 1 },
+            'embedding failed; it will be tried again',
           );
         }
       },
@@ -62,10 +67,18 @@ export class FileIndexer {
   async start(): Promise<void> {
     await this.work.start();
     await this.embedding.start();
+    // In the background: a model changed since re-embeds every file and table, while search goes on.
+    this.restale = this.domain.embedding
+      .queueStale()
+      .then((queued) => {
+        if (queued > 0) this.log.info({ queued }, 'embedding again what an earlier model (or none) indexed');
+      })
+      .catch((err: unknown) => this.log.error({ err }, 'looking for vectors of an earlier model failed'));
   }
 
   /** Stops taking files and waits for the ones in progress. */
   async stop(): Promise<void> {
+    await this.restale;
     await Promise.all([this.work.stop(), this.embedding.stop()]);
   }
 }

@@ -15,6 +15,7 @@ import type {
   WebhookVerification,
   WebhookSendStatus,
   EmbeddingJobStatus,
+  EmbeddingKind,
   InstallationStatus,
   TableJobType,
   TableJobStatus,
@@ -506,8 +507,21 @@ export interface PassageVectorsTable {
   content_hash: string;
 }
 
-/** A file whose passages wait to be embedded with `model` (its id is the file's). */
+/** A table row's embedding by one model (of its searchable text), as a passage's. */
+export interface RowVectorsTable {
+  table_id: string;
+  row_id: number;
+  model: string;
+  /** 0 for a row without searchable text (nothing was embedded). */
+  dimension: number;
+  vector: Uint8Array;
+  content_hash: string;
+}
+
+/** A file whose passages, or a table whose rows, wait to be embedded with `model` (its id is theirs). */
 export interface EmbeddingJobsTable extends LeasedWorkColumns {
+  kind: EmbeddingKind;
+  bot_id: string;
   model: string;
   status: EmbeddingJobStatus;
   last_error: string | null;
@@ -616,6 +630,7 @@ export interface Database {
   files: FilesTable;
   file_passages: FilePassagesTable;
   passage_vectors: PassageVectorsTable;
+  row_vectors: RowVectorsTable;
   embedding_jobs: EmbeddingJobsTable;
   knowledge_bases: KnowledgeBasesTable;
   file_blobs: FileBlobsTable;

@@ -28,11 +28,16 @@ export const SYNONYMS: Readonly<Record<string, string>> = {
 };
 const CONCEPT_WEIGHT = 6;
 
-export function embed(text: string, dimensions: number): number[] {
+/** `synonyms`: another model's table (one that knows other meanings), SYNONYMS by default. */
+export function embed(
+  text: string,
+  dimensions: number,
+  synonyms: Readonly<Record<string, string>> = SYNONYMS,
+): number[] {
   const vector = new Array<number>(dimensions).fill(0);
   const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
   for (const word of words) {
-    const concept = SYNONYMS[word];
+    const concept = synonyms[word];
     if (concept !== undefined) {
       const index = fnv1a(`concept:${concept}`) % dimensions;
       vector[index] = (vector[index] ?? 0) + CONCEPT_WEIGHT;

@@ -56,10 +56,21 @@ export interface ModelServerOptions {
   apiKey?: string;
   /** The length of embedding vectors when a request does not say (`dimensions`); default 64. */
   embeddingDimensions?: number;
+  /**
+   * Embedding models of their own, by id (each must be served, `models`): their length of vectors, and
+   * their table of synonyms (model-embeddings.ts's SYNONYMS when absent), so that two models rank apart.
+   */
+  embeddingModels?: Record<string, EmbeddingModel>;
   /** Enables `POST /v1/audio/transcriptions`, which answers this text. */
   transcript?: string;
   /** The pacing of streams (default none); `pace` changes it. */
   pacing?: Partial<Pacing>;
+}
+
+/** An embedding model of the test server: how long its vectors are, and which words it knows mean the same. */
+export interface EmbeddingModel {
+  dimensions?: number;
+  synonyms?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -163,7 +174,8 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   const routes: Record<string, (exchange: Exchange) => Promise<void> | void> = {
     'GET /v1/models': (exchange) => exchange.sendJson(200, { object: 'list', data: models.map(modelEntry) }),
     'POST /v1/chat/completions': (exchange) => answerChatCompletion(exchange, chatScript),
-    'POST /v1/embeddings': (exchange) => answerEmbeddings(exchange, options.embeddingDimensions ?? 64),
+    'POST /v1/embeddings': (exchange) =>
+      answerEmbeddings(exchange, options.embeddingDimensions ?? 64, options.embeddingModels ?? {}),
     ...(options.transcript !== undefined && {
       'POST /v1/audio/transcriptions': answerTranscription(options.transcript),
     }),
@@ -354,7 +366,11 @@ function invalid(exchange: Exchange, message: string, param: string): void {
   exchange.sendError(400, { message, type: 'invalid_request_error', param });
 }
 
-function answerEmbeddings(exchange: Exchange, defaultDimensions: number): void {
+function answerEmbeddings(
+  exchange: Exchange,
+  defaultDimensions: number,
+  embeddingModels: Record<string, EmbeddingModel>,
+): void {
   const body = exchange.record.body;
   if (!isRecord(body) || typeof body.model !== 'string') {
     invalid(exchange, 'you must provide a model parameter', 'model');
@@ -365,7 +381,8 @@ function answerEmbeddings(exchange: Exchange, defaultDimensions: number): void {
     invalid(exchange, "'input' must be a string or a non-empty array of strings.", 'input');
     return;
   }
-  const dimensions = body.dimensions ?? defaultDimensions;
+  const own = embeddingModels[body.model];
+  const dimensions = body.dimensions ?? own?.dimensions ?? defaultDimensions;
   if (typeof dimensions !== 'number' || !Number.isInteger(dimensions) || dimensions < 1) {
     invalid(exchange, "'dimensions' must be a positive integer.", 'dimensions');
     return;
@@ -375,7 +392,7 @@ function answerEmbeddings(exchange: Exchange, defaultDimensions: number): void {
   exchange.sendJson(200, {
     object: 'list',
     data: input.map((text, index) => {
-      const vector = embed(text, dimensions);
+      const vector = embed(text, dimensions, own?.synonyms);
       return { object: 'embedding', index, embedding: base64 ? base64Embedding(vector) : vector };
     }),
     model: body.model,

@@ -20,8 +20,11 @@ export interface TestServer {
   workspaceId: string;
   /** An official client for the owner in the first workspace; `overrides` change any of its options. */
   client(overrides?: ConstructorParameters<typeof Client>[0]): Client;
-  /** Stops the server and starts a new one on the same store (and port): what survives is what was stored. */
-  restart(): Promise<void>;
+  /**
+   * Stops the server and starts a new one on the same store (and port): what survives is what was
+   * stored. `changes` override settings of the first start (another model, say).
+   */
+  restart(changes?: Partial<Record<SettingName, string>>): Promise<void>;
   /** Stops the server and removes its data. */
   close(): Promise<void>;
 }
@@ -34,7 +37,7 @@ export async function startTestServer(
   const token = `bp_pat_test_${randomBytes(24).toString('base64url')}`;
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'parley-test-'));
   const pgSchema = store.name === 'postgres' ? await freshPostgresSchema() : undefined;
-  const config = buildConfig({
+  const base: Partial<Record<SettingName, string>> = {
     port: '0',
     host: '127.0.0.1',
     dataDir,
@@ -45,7 +48,8 @@ export async function startTestServer(
     // (a wall-clock bound) stopped a query of five rows. test/tables-regex.test.ts checks the 100 ms.
     sqliteRegexTimeoutMs: '10000',
     ...settings,
-  });
+  };
+  const config = buildConfig(base);
   const first = await startServer(config);
   if (!first.firstStart.created) throw new Error('test server did not start on an empty store');
   const workspaceId = first.firstStart.workspaceId;
@@ -56,9 +60,10 @@ export async function startTestServer(
     token,
     workspaceId,
     client: (overrides) => new Client({ apiUrl: t.url, token, workspaceId, ...overrides }),
-    restart: async () => {
+    restart: async (changes) => {
       await t.server.close();
-      t.server = await startServer({ ...config, port: Number(port) });
+      const next = changes ? buildConfig({ ...base, ...changes }) : config;
+      t.server = await startServer({ ...next, port: Number(port) });
       t.url = t.server.url;
     },
     close: async () => {

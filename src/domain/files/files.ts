@@ -596,8 +596,27 @@ export class Files {
   }
 
   /** Deletes a file's record, tags and passages (in `trx`); answers its blob, to free after the commit. */
+  /**
+   * Deletes the actor's own files that carry these tags (a knowledge base's), with their passages and
+   * vectors, in the caller's transaction: answers the blobs to free once it commits.
+   */
+  async removeTagged(trx: Transaction<Database>, actor: BotActor, tags: Tags): Promise<BlobRef[]> {
+    const { rows } = await sql<Row<'files'>>`select * from files
+      where ${sql.join([visibleFiles(actor), sql`files.owner = ${ownerOf(actor)}`, ...tagFilterConditions(tags, 'files.id')], sql` and `)}`.execute(
+      trx,
+    );
+    const freed: BlobRef[] = [];
+    for (const row of rows) {
+      const blob = await this.remove(trx, row);
+      if (blob) freed.push(blob);
+    }
+    return freed;
+  }
+
   private async remove(trx: Transaction<Database>, row: Row<'files'>): Promise<BlobRef | undefined> {
     await this.passages.drop(trx, [row.id]);
+    // Its vectors go with its passages (foreign key); its embedding work with it.
+    await trx.deleteFrom('embedding_jobs').where('id', '=', row.id).execute();
     await deleteTags(trx, [row.id]);
     await trx.deleteFrom('files').where('id', '=', row.id).execute();
     return row.blob_id ? this.markBlobDead(trx, row.blob_id) : undefined;

@@ -7,16 +7,16 @@ import type { BlobStore } from './blob-store.ts';
 import { FileContents } from './contents.ts';
 import { Files } from './files.ts';
 import type { FilesLimits } from './files.ts';
-import { EmbeddingQueue } from './embedding.ts';
 import { IndexingQueue } from './indexing.ts';
 import { KnowledgeBases } from './knowledge-bases.ts';
 import { PassageStore } from './passages.ts';
 import { DocumentParser } from './parsing/parser.ts';
 import { FileSearch } from './search.ts';
-import type { SearchFallback } from './search.ts';
 import { UrlSigner } from './signing.ts';
-import { NO_EMBEDDER } from './vectors.ts';
-import type { PassageEmbedder } from './vectors.ts';
+import { EmbeddingQueue } from '../embeddings/queue.ts';
+import type { SemanticSearch } from '../embeddings/queue.ts';
+import { NO_EMBEDDER } from '../embeddings/vectors.ts';
+import { passageVectors } from './passage-vectors.ts';
 
 export interface FilesOptions extends FilesLimits {
   /** The data folder: where one process alone uses the store, contents live in its `files/` folder. */
@@ -31,12 +31,6 @@ export const DEFAULT_FILES_OPTIONS: FilesOptions = {
   botStorageBytes: 10 * 1024 * MB,
 };
 
-/** Search by meaning: the embedding model, and who is told when a search answers by words alone. */
-export interface SemanticSearch {
-  embedder: PassageEmbedder;
-  onFallback: (fallback: SearchFallback) => void;
-}
-
 /** The Files API's services, wired to one store. */
 export interface FilesDomain {
   files: Files;
@@ -44,8 +38,6 @@ export interface FilesDomain {
   fileSearch: FileSearch;
   knowledgeBases: KnowledgeBases;
   indexing: IndexingQueue;
-  /** Embedding passages once their text is indexed (when an embedding model is configured). */
-  embedding: EmbeddingQueue;
   /** Stops the parser's worker thread. */
   closeFiles(): Promise<void>;
 }
@@ -60,25 +52,32 @@ export function createFilesDomain(
   settings: Settings,
   links: Links,
   options: FilesOptions,
-  semantic: SemanticSearch = { embedder: NO_EMBEDDER, onFallback: () => undefined },
+  semantic: SemanticSearch = {
+    embedding: new EmbeddingQueue(store, NO_EMBEDDER),
+    onFallback: () => undefined,
+  },
 ): FilesDomain {
-  const { embedder } = semantic;
+  const { embedding } = semantic;
+  embedding.register('file', passageVectors);
   const blobs: BlobStore = store.sql.oneProcess
     ? new FolderBlobStore(path.join(path.resolve(options.dataDir), 'files'))
     : new DatabaseBlobStore(store.db);
   const engine = store.sql.textSearch;
-  const embedding = new EmbeddingQueue(store, embedder);
-  const passages = new PassageStore(store, engine, embedding);
+  const passages = new PassageStore(store, engine, {
+    queue: async (trx, fileId) => {
+      const file = await trx.selectFrom('files').select('bot_id').where('id', '=', fileId).executeTakeFirst();
+      if (file) await embedding.queue(trx, 'file', fileId, file.bot_id);
+    },
+  });
   const signer = new UrlSigner(settings);
   const files = new Files(store, passages, blobs, signer, links, options);
   const parser = new DocumentParser();
   return {
     files,
     fileContents: new FileContents(store, files, blobs, signer),
-    fileSearch: new FileSearch(store, engine, passages, embedder, semantic.onFallback),
-    knowledgeBases: new KnowledgeBases(store),
+    fileSearch: new FileSearch(store, engine, passages, embedding, semantic.onFallback),
+    knowledgeBases: new KnowledgeBases(store, files),
     indexing: new IndexingQueue(store, passages, blobs, parser, embedding),
-    embedding,
     closeFiles: () => parser.close(),
   };
 }

@@ -4,7 +4,7 @@ import type { Row } from '../../store/schema.ts';
 import { fromJson } from '../shared/json.ts';
 import { nowIso } from '../shared/time.ts';
 import type { BlobStore } from './blob-store.ts';
-import type { EmbeddingQueue } from './embedding.ts';
+import type { EmbeddingQueue } from '../embeddings/queue.ts';
 import type { PassageDraft, PassageStore } from './passages.ts';
 import { formatOf, UnindexableDocument } from './parsing/formats.ts';
 import type { DocumentParser } from './parsing/parser.ts';

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Store } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
+import type { Files } from './files.ts';
 import { notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { Keyset, pageSizeOf } from '../shared/pagination.ts';
@@ -31,7 +32,10 @@ const toKnowledgeBase = (row: Row<'knowledge_bases'>, tags: Tags): KnowledgeBase
 });
 
 export class KnowledgeBases {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly files: Files,
+  ) {}
 
   async create(actor: BotActor, body: { name: string; tags?: Tags | undefined }): Promise<KnowledgeBase> {
     const now = nowIso();
@@ -67,8 +71,12 @@ export class KnowledgeBases {
     });
   }
 
+  /**
+   * Deletes a knowledge base and the files that make it (the caller's own, tagged with its id), with
+   * their passages and vectors, in one transaction: nothing of it is searched any more.
+   */
   async delete(actor: BotActor, id: string): Promise<void> {
-    await this.store.db.transaction().execute(async (trx) => {
+    const freed = await this.store.db.transaction().execute(async (trx) => {
       const result = await trx
         .deleteFrom('knowledge_bases')
         .where('id', '=', id)
@@ -76,7 +84,9 @@ export class KnowledgeBases {
         .executeTakeFirst();
       if (Number(result.numDeletedRows) === 0) throw notFound('Knowledge base', id);
       await deleteTags(trx, [id]);
+      return this.files.removeTagged(trx, actor, KnowledgeBases.fileTags(id));
     });
+    await this.files.freeBlobs(freed);
   }
 
   async list(

@@ -7,7 +7,7 @@ import type { Page } from '../shared/pagination.ts';
 import { valuePage, valueToken } from '../shared/pagination.ts';
 import type { Passage } from './schemas.ts';
 import type { PassageType } from '../../value-sets.ts';
-import { contentHash } from './vectors.ts';
+import { contentHash } from '../embeddings/vectors.ts';
 
 /** What a file's passages are to be embedded with, and when (the embedding job's queue, `embedding.ts`). */
 export interface EmbeddingJobs {

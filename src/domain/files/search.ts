@@ -10,8 +10,9 @@ import { HEADING_TYPES } from './passages.ts';
 import type { PassageStore } from './passages.ts';
 import type { ContextItem, SearchPassage, TagFilter } from './schemas.ts';
 import { tagFilterConditions } from './tag-filter.ts';
-import { dot, fromBytes, unitVector } from './vectors.ts';
-import type { PassageEmbedder } from './vectors.ts';
+import type { EmbeddingQueue } from '../embeddings/queue.ts';
+import { closestToQuery, fused } from '../embeddings/ranking.ts';
+import type { SearchFallback } from '../embeddings/ranking.ts';
 import { SEARCH_LIMIT_DEFAULT, CONTEXT_DEPTH_DEFAULT } from './schemas.ts';
 
 export interface SearchFilesQuery {
@@ -42,7 +43,7 @@ export class FileSearch {
     private readonly store: Store,
     private readonly engine: SearchEngine,
     private readonly passages: PassageStore,
-    private readonly embedder: PassageEmbedder,
+    private readonly embedding: EmbeddingQueue,
     private readonly onFallback: (fallback: SearchFallback) => void,
   ) {}
 
@@ -57,7 +58,7 @@ export class FileSearch {
     fileIds: string[],
     wanted: number,
   ): Promise<SearchHit[]> {
-    const { model } = this.embedder;
+    const { model } = this.embedding.embedder;
     const byWords = await this.engine.search(this.store.db, {
       query: q.query,
       candidate,
@@ -65,21 +66,19 @@ export class FileSearch {
     });
     // A query of no word has no meaning to rank by either.
     if (model === undefined || !/[\p{L}\p{N}]/u.test(q.query)) return byWords.slice(0, wanted);
-    const byMeaning = await this.byMeaning(actor, q, model, fileIds);
+    const byMeaning = await this.byMeaning(actor, q, fileIds);
     return byMeaning.length === 0 ? byWords.slice(0, wanted) : fused([byWords, byMeaning], wanted);
   }
 
   /**
    * The passages of these files closest to the query's meaning, by exact cosine similarity over their
-   * vectors of `model`: none when they have none yet (the query is then not embedded at all), or when
+   * vectors of the model they are ranked with (the configured one, or the older one while they are
+   * embedded again): none when they have none yet (the query is then not embedded at all), or when
    * the query cannot be embedded (the provider is down or slow: `onFallback` is told).
    */
-  private async byMeaning(
-    actor: BotActor,
-    q: SearchFilesQuery,
-    model: string,
-    fileIds: string[],
-  ): Promise<SearchHit[]> {
+  private async byMeaning(actor: BotActor, q: SearchFilesQuery, fileIds: string[]): Promise<SearchHit[]> {
+    const model = await this.embedding.searchModel('file', fileIds);
+    if (model === undefined) return [];
     let query = this.store.db
       .selectFrom('passage_vectors')
       .select(['passage_vectors.passage_id', 'passage_vectors.vector'])
@@ -92,22 +91,12 @@ export class FileSearch {
     }
     const rows = await query.execute();
     if (rows.length === 0) return [];
-    let vector: number[] | undefined;
-    try {
-      [vector] = await this.embedder.embed([q.query], QUERY_DEADLINE_MS);
-    } catch (err) {
-      this.onFallback({ botId: actor.botId, error: err instanceof Error ? err : new Error(String(err)) });
-      return [];
-    }
-    const unit = unitVector(vector ?? []);
-    if (!unit.some((value) => value !== 0)) return [];
-    const scored: SearchHit[] = [];
-    for (const row of rows) {
-      const candidate = fromBytes(row.vector);
-      // Vectors of another dimension (the model's, changed under the same name) cannot be compared.
-      if (candidate.length === unit.length) scored.push({ id: row.passage_id, score: dot(unit, candidate) });
-    }
-    return scored.sort((a, b) => b.score - a.score || compare(a.id, b.id)).slice(0, FUSED_DEPTH);
+    return closestToQuery(
+      this.embedding.embedder,
+      { actor, query: q.query, model, depth: FUSED_DEPTH },
+      rows.map((r) => ({ id: r.passage_id, vector: r.vector })),
+      this.onFallback,
+    );
   }
 
   async search(actor: BotActor, q: SearchFilesQuery): Promise<SearchPassage[]> {
@@ -264,35 +253,6 @@ export class FileSearch {
 
 /** How many hits of each ranking are fused: a passage below this in both is not answered. */
 const FUSED_DEPTH = 100;
-/** Reciprocal rank fusion's constant: how much the first ranks weigh more than the next ones. */
-const RRF_K = 60;
-/** The longest a search waits for its query's embedding before it answers by words alone. */
-const QUERY_DEADLINE_MS = 10_000;
-
-/** A search that answered by words alone because the query could not be embedded. */
-export interface SearchFallback {
-  botId: string;
-  error: Error;
-}
-
-/**
- * Reciprocal rank fusion: each passage scores the sum, over the rankings that hold it, of 1 / (k + its
- * rank there). It needs no common scale between BM25's scores and cosine similarities.
- */
-function fused(rankings: SearchHit[][], limit: number): SearchHit[] {
-  const scores = new Map<string, number>();
-  for (const ranking of rankings) {
-    ranking.forEach((hit, rank) => scores.set(hit.id, (scores.get(hit.id) ?? 0) + 1 / (RRF_K + rank + 1)));
-  }
-  return [...scores]
-    .map(([id, score]) => ({ id, score }))
-    .sort((a, b) => b.score - a.score || compare(a.id, b.id))
-    .slice(0, limit);
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 function metaOf(passage: PassageRow): SearchPassage['meta'] {
   return {

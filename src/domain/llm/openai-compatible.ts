@@ -436,12 +436,15 @@ export async function transcribe(
   };
 }
 
-/** The vectors of texts, in their order (`POST /embeddings`, one request for all of them). */
+/**
+ * The vectors of texts, in their order (`POST /embeddings`, one request for all of them), and the
+ * tokens the provider counted for them (0 when it says nothing).
+ */
 export async function embeddings(
   provider: Provider,
   request: { model: string; input: string[] },
   signals: RequestSignals,
-): Promise<number[][]> {
+): Promise<{ vectors: number[][]; inputTokens: number }> {
   const answer = await requestJson(provider, '/embeddings', json(request), signals);
   const data = isObject(answer) && Array.isArray(answer.data) ? answer.data : undefined;
   const vectors: number[][] = [];
@@ -457,7 +460,9 @@ export async function embeddings(
       `The provider "${provider.name}" answered ${data?.length ?? 0} embeddings for ${request.input.length} texts`,
     );
   }
-  return vectors;
+  const usage = isObject(answer) && isObject(answer.usage) ? answer.usage : undefined;
+  const tokens = usage?.prompt_tokens;
+  return { vectors, inputTokens: typeof tokens === 'number' && tokens >= 0 ? tokens : 0 };
 }
 
 /** An embedding as answered (as numbers: the request asks for no other encoding). */

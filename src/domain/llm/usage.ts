@@ -35,6 +35,21 @@ export class LlmUsage {
     });
   }
 
+  /** An embedding request: its texts' tokens are its input, it has no output. */
+  async embedded(
+    actor: BotActor,
+    call: { model: string; inputTokens: number; cost: number; latencyMs: number },
+  ): Promise<void> {
+    await this.insert(actor, {
+      model: call.model,
+      input_tokens: call.inputTokens,
+      output_tokens: 0,
+      cost: call.cost,
+      latency_ms: Math.round(call.latencyMs),
+      error: null,
+    });
+  }
+
   async failed(actor: BotActor, model: string, latencyMs: number, error: string): Promise<void> {
     await this.insert(actor, {
       model,

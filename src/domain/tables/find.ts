@@ -59,7 +59,7 @@ export class TableQueries {
     const offset = query.offset ?? 0;
     const filter = new FilterCompiler(this.store.sql, table.columns).compile(query.filter ?? {});
     try {
-      const ranking = query.search?.trim() ? await this.ranking(table, query.search) : undefined;
+      const ranking = query.search?.trim() ? await this.ranking(actor, table, query.search) : undefined;
       const where = ranking
         ? sql<SqlBool>`(${filter} and id in (${sql.join([0, ...ranking.keys()])}))`
         : filter;
@@ -95,16 +95,16 @@ export class TableQueries {
   }
 
   /** The rows a search finds (among the best SEARCH_HITS of the table), row id → score. */
-  private async ranking(table: TableRecord, search: string): Promise<Map<number, number>> {
+  private async ranking(actor: BotActor, table: TableRecord, search: string): Promise<Map<number, number>> {
     if (!TableSearch.searchable(table)) {
       throw invalidQuery(`search: no column of table "${table.name}" is searchable (x-zui.searchable)`);
     }
-    return this.search.search(this.store.db, table, search);
+    return this.search.search(this.store.db, actor, table, search);
   }
 
   /**
    * Rows a search found that pass the filter, best first, with their `similarity` (the score over the
-   * best score: the best row has 1). At most SEARCH_HITS rows, so ordering them here is bounded.
+   * best score, in [0, 1]: the best row has 1). At most SEARCH_HITS rows, so ordering them here is bounded.
    */
   private async ranked(
     table: TableRecord,

@@ -1,5 +1,7 @@
 import type { Store } from '../../store/index.ts';
 import type { FileContents } from '../files/contents.ts';
+import type { SemanticSearch } from '../embeddings/queue.ts';
+import { RowVectors } from './row-vectors.ts';
 import { TableJobs } from './jobs.ts';
 import { TableSearch } from './search.ts';
 import { TableQueries } from './find.ts';
@@ -14,9 +16,19 @@ export interface TablesDomain {
   tableJobs: TableJobs;
 }
 
-/** Tables' imports and exports go through the Files API's files: `contents` reads and writes them. */
-export function createTablesDomain(store: Store, contents: FileContents): TablesDomain {
-  const search = new TableSearch(store.sql.textSearch);
+/**
+ * Tables' imports and exports go through the Files API's files: `contents` reads and writes them; their
+ * rows are searched by meaning with the files' embedding queue.
+ */
+export function createTablesDomain(
+  store: Store,
+  contents: FileContents,
+  semantic: SemanticSearch,
+): TablesDomain {
+  const search = new TableSearch(
+    store.sql.textSearch,
+    new RowVectors(semantic.embedding, semantic.onFallback),
+  );
   const tables = new Tables(store, search);
   const tableRows = new TableRows(store, tables, search);
   return {

@@ -1,8 +1,12 @@
 import { sql } from 'kysely';
 import type { Executor, SearchEngine, SearchHit } from '../../store/index.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import { fused } from '../embeddings/ranking.ts';
 import { isSearchable } from './columns.ts';
 import { rowView } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
+import { searchText } from './row-vectors.ts';
+import type { RowVectors } from './row-vectors.ts';
 
 /** Most hits a search ranks before the filter applies: the rows a search can answer come from these. */
 export const SEARCH_HITS = 1000;
@@ -14,12 +18,16 @@ const prefixOf = (table: Pick<TableRecord, 'id'>) => `tr:${table.id}:`;
 const entryId = (table: Pick<TableRecord, 'id'>, rowId: number) => `${prefixOf(table)}${rowId}`;
 
 /**
- * Full-text search over a table's `searchable` columns, with the store's engine (the Files API's too:
- * SQLite FTS5 or Postgres tsvector): each row's searchable values are one entry, written in the
- * transaction of the row's write.
+ * Search over a table's `searchable` columns: by their words, with the store's full-text engine (the
+ * Files API's too: SQLite FTS5 or Postgres tsvector), each row's searchable values one entry written in
+ * the transaction of the row's write; and, with an embedding model, by their meaning (RowVectors: the
+ * vectors a write makes stale go in its transaction, new ones are made off it), the two rankings fused.
  */
 export class TableSearch {
-  constructor(private readonly engine: SearchEngine) {}
+  constructor(
+    private readonly engine: SearchEngine,
+    private readonly vectors: RowVectors,
+  ) {}
 
   static searchable(table: TableRecord): boolean {
     return table.columns.some(isSearchable);
@@ -31,15 +39,9 @@ export class TableSearch {
     if (columns.length === 0 || rows.length === 0) return;
     await this.engine.put(
       db,
-      rows.map((row) => ({
-        id: entryId(table, row.id),
-        text: columns
-          .map((c) => row[c.name])
-          .filter((v) => v !== null && v !== undefined)
-          .map((v) => (typeof v === 'string' ? v : JSON.stringify(v)))
-          .join('\n'),
-      })),
+      rows.map((row) => ({ id: entryId(table, row.id), text: searchText(table, row) })),
     );
+    await this.vectors.written(db, table, rows);
   }
 
   async remove(db: Executor, table: TableRecord, rowIds: number[]): Promise<void> {
@@ -48,6 +50,13 @@ export class TableSearch {
       db,
       rowIds.map((id) => entryId(table, id)),
     );
+    await this.vectors.removed(db, table, rowIds);
+  }
+
+  /** The table is deleted: its entries, vectors and embedding work go, in its transaction. */
+  async drop(db: Executor, table: TableRecord): Promise<void> {
+    if (TableSearch.searchable(table)) await this.rebuild(db, { ...table, columns: [] }, table);
+    await this.vectors.dropped(db, table);
   }
 
   /** Every row of the table indexed again (its searchable columns changed), or its entries dropped. */
@@ -70,14 +79,27 @@ export class TableSearch {
     }
   }
 
-  /** The table's rows that match `query`, best first: row id → score. */
-  async search(db: Executor, table: TableRecord, query: string): Promise<Map<number, number>> {
+  /**
+   * The table's rows a search finds, best first: row id → score. By their words; with an embedding model
+   * and the rows' vectors, by their meaning too (reciprocal rank fusion, as files are searched), so that
+   * rows that share no word with the query may come back, ranked below the better matches.
+   */
+  async search(
+    db: Executor,
+    actor: BotActor,
+    table: TableRecord,
+    query: string,
+  ): Promise<Map<number, number>> {
     const prefix = prefixOf(table);
-    const hits: SearchHit[] = await this.engine.search(db, {
-      query,
-      candidate: (id) => sql`substr(${id}, 1, ${prefix.length}) = ${prefix}`,
-      limit: SEARCH_HITS,
-    });
-    return new Map(hits.map((hit) => [Number(hit.id.slice(prefix.length)), hit.score]));
+    const byWords: SearchHit[] = (
+      await this.engine.search(db, {
+        query,
+        candidate: (id) => sql`substr(${id}, 1, ${prefix.length}) = ${prefix}`,
+        limit: SEARCH_HITS,
+      })
+    ).map((hit) => ({ id: hit.id.slice(prefix.length), score: hit.score }));
+    const byMeaning = await this.vectors.byMeaning(db, actor, table, query, SEARCH_HITS);
+    const ranked = byMeaning.length === 0 ? byWords : fused([byWords, byMeaning], SEARCH_HITS);
+    return new Map(ranked.map((hit) => [Number(hit.id), hit.score]));
   }
 }

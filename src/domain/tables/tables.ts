@@ -256,8 +256,8 @@ export class Tables {
   async delete(actor: BotActor, ref: string): Promise<void> {
     await this.store.db.transaction().execute(async (trx) => {
       const table = await this.require(trx, actor, ref);
-      // Its search entries go with it: the same table with no searchable column indexed again.
-      if (TableSearch.searchable(table)) await this.search.rebuild(trx, { ...table, columns: [] }, table);
+      // Its search entries and vectors go with it.
+      await this.search.drop(trx, table);
       await trx.deleteFrom('tables').where('id', '=', table.id).execute();
       await this.storage.drop(trx, table.storage);
     });

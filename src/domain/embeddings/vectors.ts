@@ -1,24 +1,35 @@
 import { createHash } from 'node:crypto';
+import type { BotActor } from '../workspace/actors.ts';
 
 /**
- * Passage embeddings as the store keeps them: scaled to length 1 (so that cosine similarity is a dot
- * product) and written as little-endian float32 bytes, the same on SQLite and Postgres.
+ * Embeddings (of files' passages, of table rows) as the store keeps them: scaled to length 1 (so that
+ * cosine similarity is a dot product) and written as little-endian float32 bytes, the same on SQLite
+ * and Postgres.
  */
 
-/** What embeds texts: the gateway's embedding model, when one is configured. */
-export interface PassageEmbedder {
-  /** The model, as vectors record it (`default:<model>`); undefined: none is configured. */
-  readonly model: string | undefined;
-  /** The vectors of `texts`, in their order; `deadlineMs` bounds each of its calls. */
-  embed(texts: string[], deadlineMs?: number): Promise<number[][]>;
+/** One call of the embedder: for whom (the call is counted as theirs), with which model, how long. */
+export interface EmbedCall {
+  actor: BotActor;
+  /** The model as vectors record it (`default:<model>`); absent: the one configured now. */
+  model?: string | undefined;
+  /** Bounds each request to the provider. */
+  deadlineMs?: number;
 }
 
-export const NO_EMBEDDER: PassageEmbedder = {
+/** What embeds texts: the gateway's embedding model, when one is configured. */
+export interface TextEmbedder {
+  /** The model, as vectors record it (`default:<model>`); undefined: none is configured. */
+  readonly model: string | undefined;
+  /** The vectors of `texts`, in their order. */
+  embed(texts: string[], call: EmbedCall): Promise<number[][]>;
+}
+
+export const NO_EMBEDDER: TextEmbedder = {
   model: undefined,
   embed: () => Promise.reject(new Error('No embedding model is configured')),
 };
 
-/** The hash a passage's text is known by: the same text embedded once per bot and model. */
+/** The hash a text is known by: the same text embedded once per bot and model. */
 export function contentHash(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }

@@ -1,0 +1,76 @@
+import type { SearchHit } from '../../store/index.ts';
+import type { BotActor } from '../workspace/actors.ts';
+import { dot, fromBytes, unitVector } from './vectors.ts';
+import type { TextEmbedder } from './vectors.ts';
+
+/** The longest a search waits for its query's embedding before it answers by words alone. */
+const QUERY_DEADLINE_MS = 10_000;
+
+/**
+ * The stored vectors of `model` closest to a search's query (at most `depth`, best first): none when the
+ * query cannot be embedded (the provider is down or slow: `onFallback` is told, and the search answers
+ * by its words), or embeds to nothing.
+ */
+export async function closestToQuery(
+  embedder: TextEmbedder,
+  search: { actor: BotActor; query: string; model: string; depth: number },
+  rows: { id: string; vector: Uint8Array }[],
+  onFallback: (fallback: SearchFallback) => void,
+): Promise<SearchHit[]> {
+  const { actor, query, model, depth } = search;
+  let vector: number[] | undefined;
+  try {
+    [vector] = await embedder.embed([query], { actor, model, deadlineMs: QUERY_DEADLINE_MS });
+  } catch (err) {
+    onFallback({ botId: actor.botId, error: err instanceof Error ? err : new Error(String(err)) });
+    return [];
+  }
+  const unit = unitVector(vector ?? []);
+  if (!unit.some((value) => value !== 0)) return [];
+  return nearest(unit, rows, depth);
+}
+
+/** A search (of files, or of a table's rows) that answered by words alone: its query could not be embedded. */
+export interface SearchFallback {
+  botId: string;
+  error: Error;
+}
+
+/** Reciprocal rank fusion's constant: how much the first ranks weigh more than the next ones. */
+export const RRF_K = 60;
+
+/**
+ * Reciprocal rank fusion: each item scores the sum, over the rankings that hold it, of 1 / (k + its
+ * rank there). It needs no common scale between BM25's scores and cosine similarities.
+ */
+export function fused(rankings: SearchHit[][], limit: number): SearchHit[] {
+  const scores = new Map<string, number>();
+  for (const ranking of rankings) {
+    ranking.forEach((hit, rank) => scores.set(hit.id, (scores.get(hit.id) ?? 0) + 1 / (RRF_K + rank + 1)));
+  }
+  return [...scores]
+    .map(([id, score]) => ({ id, score }))
+    .sort((a, b) => b.score - a.score || compareIds(a.id, b.id))
+    .slice(0, limit);
+}
+
+/**
+ * The `depth` stored vectors closest to a unit query vector, by exact cosine similarity, best first.
+ * Vectors of another length (another model's, or a row with nothing to embed) are not compared.
+ */
+export function nearest(
+  query: Float32Array,
+  rows: { id: string; vector: Uint8Array }[],
+  depth: number,
+): SearchHit[] {
+  const scored: SearchHit[] = [];
+  for (const row of rows) {
+    const candidate = fromBytes(row.vector);
+    if (candidate.length === query.length) scored.push({ id: row.id, score: dot(query, candidate) });
+  }
+  return scored.sort((a, b) => b.score - a.score || compareIds(a.id, b.id)).slice(0, depth);
+}
+
+export function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
