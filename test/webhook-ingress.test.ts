@@ -236,6 +236,7 @@ for (const store of await testStores()) {
       const { db } = t.server.store;
       // (Later migrations go too: a store of that release had none of them.)
       const tables = [
+        'row_vectors',
         'passage_vectors',
         'embedding_jobs',
         'bot_llm_models',
@@ -251,6 +252,9 @@ for (const store of await testStores()) {
       for (const column of ['integration_id', 'process_owner'])
         await sql`alter table bot_api_keys drop column ${sql.ref(column)}`.execute(db);
       await sql`alter table workspaces drop column ai_spend_limit`.execute(db);
+      await sql`alter table messages drop column event_id`.execute(db);
+      for (const column of ['event_id', 'call_kind', 'call_ms'])
+        await sql`alter table bot_logs drop column ${sql.ref(column)}`.execute(db);
       await sql`drop index events_pending_workspace`.execute(db);
       await sql`alter table events drop column workspace_id`.execute(db);
       await sql`create index events_pending_order on events (created_at, id) where status = 'pending'`.execute(
