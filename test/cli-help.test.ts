@@ -14,6 +14,8 @@ const COMMANDS = [
   'serve',
   'token',
   'member',
+  'backup',
+  'restore',
   'validate',
   'deploy',
   'logs',

@@ -8,6 +8,8 @@ Commands:
   token create --email <email>   Give an account a new personal access token (printed once).
   member add --workspace <id> --email <email> --role <role>
                                  Add an account (created on first use) to a workspace.
+  backup <file>                  Back the server's store up while it runs (SQLite or pg_dump).
+  restore <file> [--replace]     Restore a backup into an empty store (the server stopped).
   validate <dir>                 Validate and compile a bot package; print OK or every problem.
   deploy <dir> [--bot-id <id> | --new] [--url URL] [--token T] [--workspace-id W]
                                  Validate, compile and upload a bot package (to the bot the
@@ -35,6 +37,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./serve.ts')).serveCommand,
   token: async () => (await import('./token.ts')).tokenCommand,
   member: async () => (await import('./member.ts')).memberCommand,
+  backup: async () => (await import('./backup.ts')).backupCommand,
+  restore: async () => (await import('./backup.ts')).restoreCommand,
   logs: async () => (await import('./logs.ts')).logsCommand,
   validate: async () => (await import('./deploy.ts')).validateCommand,
   deploy: async () => (await import('./deploy.ts')).deployCommand,

@@ -14,6 +14,8 @@ export interface TestServer {
   server: RunningServer;
   /** e.g. http://127.0.0.1:41234 */
   url: string;
+  /** The settings it was started with (its DATA_DIR, and DATABASE_URL on PostgreSQL). */
+  settings: Partial<Record<SettingName, string>>;
   /** The owner's personal access token, from first start. */
   token: string;
   /** The workspace created on first start. */
@@ -57,6 +59,7 @@ export async function startTestServer(
   const t: TestServer = {
     server: first,
     url: first.url,
+    settings: base,
     token,
     workspaceId,
     client: (overrides) => new Client({ apiUrl: t.url, token, workspaceId, ...overrides }),
