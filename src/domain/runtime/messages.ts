@@ -50,6 +50,12 @@ export interface CreateOptions {
   participant?: boolean;
   /** The message's id, when the caller makes it (`derivedId`: a turn's reply, found by it if the turn runs again). */
   id?: string;
+  /**
+   * The message is the bot's side of the conversation though its `userId` is a user's: a person who
+   * took the conversation over (a handoff's agent). It is outgoing: no turn for the bot, and it goes out
+   * through the conversation's channel as the bot's messages do.
+   */
+  fromAgent?: boolean;
 }
 
 function toMessage(row: Row<'messages'>, tags: Record<string, string>): Message {
@@ -525,7 +531,7 @@ export class Messages {
     trx: Executor,
   ): Promise<Inserted> {
     const now = nowIso();
-    const outgoing = body.userId === actor.botId;
+    const outgoing = body.userId === actor.botId || options.fromAgent === true;
     const joins = !outgoing && !options.participant;
     // The message's signal is the first this insert records unless its user joins the conversation
     // (that signal comes first): then counting the message also takes the signal's number.
