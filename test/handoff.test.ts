@@ -231,6 +231,38 @@ for (const store of await testStores()) {
           ['started', 'assigned', 'message'],
         );
 
+        // The agent passes it to a colleague, who may answer (the viewer may not be given it); the agent no more.
+        const owner = await t.server.domain.accounts.findByEmail('owner@parley.local');
+        assert.ok(owner);
+        const viewerId = (await viewer.getWorkspaceMember({})).userId;
+        const toViewer = await failure(
+          agent.assignHandoff({ id: bot.botId, handoffId: pending.id, agentId: viewerId }),
+        );
+        assert.equal(toViewer.status, 400);
+        const { handoff: moved } = await agent.assignHandoff({
+          id: bot.botId,
+          handoffId: pending.id,
+          agentId: owner.id,
+        });
+        assert.equal(moved.agent?.accountId, owner.id);
+        assert.notEqual(moved.agent?.userId, taken.agent.userId);
+        const notYours = await failure(
+          agent.createHandoffMessage({
+            id: bot.botId,
+            handoffId: pending.id,
+            payload: { type: 'text', text: 'still me' },
+          }),
+        );
+        assert.equal(notYours.status, 409);
+        await parleyAdmin(t).createHandoffMessage({
+          id: bot.botId,
+          handoffId: pending.id,
+          payload: { type: 'text', text: 'The owner here' },
+        });
+        await waitFor('the colleague’s message to reach the visitor', async () =>
+          heard.find((m) => m.payload.type === 'text' && m.userId === moved.agent?.userId),
+        );
+
         const { handoff: closed } = await agent.resolveHandoff({ id: bot.botId, handoffId: pending.id });
         assert.equal(closed.status, 'resolved');
         assert.ok(closed.resolvedAt);
@@ -240,6 +272,21 @@ for (const store of await testStores()) {
           409,
         );
 
+        assert.deepEqual(
+          (await viewer.getHandoff({ id: bot.botId, handoffId: pending.id })).events.map((e) => [
+            e.action,
+            e.accountId,
+          ]),
+          [
+            ['started', undefined],
+            ['assigned', taken.agent.accountId],
+            ['message', taken.agent.accountId],
+            ['transferred', taken.agent.accountId],
+            ['message', owner.id],
+            ['resolved', taken.agent.accountId],
+          ],
+        );
+
         // The bot has the conversation again.
         assert.equal((await sendAndWait(bot, c, 'thanks')).status, 'processed');
         assert.deepEqual((await replies(bot, c)).at(-1), 'bot answered');
@@ -247,10 +294,23 @@ for (const store of await testStores()) {
         // Each step was an event of the bot in the conversation (what outgoing webhooks receive).
         const { events } = await bot.client.listEvents({ conversationId: c.runtimeConversationId });
         const types = events.map((e) => e.type).filter((type) => type.startsWith('handoff.'));
-        assert.deepEqual(types.sort(), ['handoff.assigned', 'handoff.resolved', 'handoff.started']);
+        // The transfer is an assignment too.
+        assert.deepEqual(types.sort(), [
+          'handoff.assigned',
+          'handoff.assigned',
+          'handoff.resolved',
+          'handoff.started',
+        ]);
       } finally {
         await listener.disconnect();
       }
+    });
+
+    test('an agent answers handoffs but changes no bot', async () => {
+      const refused = await failure(agent.createBot({ name: 'by an agent' }));
+      assert.equal(refused.status, 403);
+      assert.equal(refused.body.type, 'Forbidden');
+      assert.equal((await agent.getBot({ id: bot.botId })).bot.id, bot.botId);
     });
 
     test('a handoff no agent takes in time times out, across a restart, and the bot goes on where the card says', async () => {

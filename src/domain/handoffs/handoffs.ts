@@ -294,11 +294,6 @@ export class Handoffs {
     return this.close({ botId, workspaceId: actor.workspaceId }, handoffId, 'resolved', actor.accountId);
   }
 
-  /** Closes an open handoff as the bot (the `hitl` integration's `stopHitl`). */
-  resolveAsBot(bot: BotRef, handoffId: string): Promise<Handoff> {
-    return this.close(bot, handoffId, 'resolved', null);
-  }
-
   /**
    * Times out the pending handoffs whose deadline has passed, each with one conditional update, so a
    * handoff times out once however many processes sweep at the same moment; answers how many did.
