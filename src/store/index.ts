@@ -28,7 +28,7 @@ import * as fairQueue from './migrations/0021_fair_queue.ts';
 import * as llmCalls from './migrations/0022_llm_calls.ts';
 import * as llmProviders from './migrations/0023_llm_providers.ts';
 import * as passageVectors from './migrations/0024_passage_vectors.ts';
-import * as handoffs from './migrations/0025_handoffs.ts';
+import * as handoffs from './migrations/0027_handoffs.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -66,7 +66,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0022_llm_calls': llmCalls,
   '0023_llm_providers': llmProviders,
   '0024_passage_vectors': passageVectors,
-  '0025_handoffs': handoffs,
+  '0027_handoffs': handoffs,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
