@@ -4,8 +4,19 @@
  * own, below the store and importing nothing, so that the contract reads them without the store.
  */
 
-/** Workspace roles of the hosted product, lowest to highest. `billing` reads like a viewer. */
-export const ROLES = ['viewer', 'billing', 'developer', 'manager', 'administrator', 'owner'] as const;
+/**
+ * Workspace roles, lowest to highest: the hosted product's, and Parley's `agent` (reads like a viewer,
+ * and answers human handoffs, but changes no bot). `billing` reads like a viewer.
+ */
+export const ROLES = [
+  'viewer',
+  'billing',
+  'agent',
+  'developer',
+  'manager',
+  'administrator',
+  'owner',
+] as const;
 export type Role = (typeof ROLES)[number];
 
 export const BOT_TYPES = ['studio', 'adk', 'desk'] as const;
@@ -112,3 +123,28 @@ export type TableJobStatus = (typeof TABLE_JOB_STATUSES)[number];
 /** Where a workspace provider's model list comes from: declared by its maker, or read from its `GET /models`. */
 export const LLM_MODEL_SOURCES = ['declared', 'provider'] as const;
 export type LlmModelSource = (typeof LLM_MODEL_SOURCES)[number];
+
+/**
+ * A human handoff's life: waiting for an agent, taken by one, closed (by the agent or the bot), or
+ * closed because no agent took it in time.
+ */
+export const HANDOFF_STATUSES = ['pending', 'assigned', 'resolved', 'timed_out'] as const;
+export type HandoffStatus = (typeof HANDOFF_STATUSES)[number];
+
+/** The statuses of a handoff still open: the visitor's messages go to the agent, not to the bot's workflows. */
+export const OPEN_HANDOFF_STATUSES = ['pending', 'assigned'] as const satisfies readonly HandoffStatus[];
+
+/** What opened a handoff: a Parley bot's `handoff` card, or a call of the built-in `hitl` integration. */
+export const HANDOFF_SOURCES = ['card', 'hitl'] as const;
+export type HandoffSource = (typeof HANDOFF_SOURCES)[number];
+
+/** What happened to a handoff, each recorded with who did it (an agent's account, or none: the bot). */
+export const HANDOFF_ACTIONS = [
+  'started',
+  'assigned',
+  'transferred',
+  'message',
+  'resolved',
+  'timed_out',
+] as const;
+export type HandoffAction = (typeof HANDOFF_ACTIONS)[number];

@@ -46,6 +46,11 @@ const PARLEY_ONLY = new Set([
   'deleteLlmProvider',
   'getBotModels',
   'updateBotModels',
+  'listHandoffs',
+  'getHandoff',
+  'assignHandoff',
+  'createHandoffMessage',
+  'resolveHandoff',
 ]);
 
 const ADMIN_OPERATIONS = [...ADMIN_MEMBER_OPERATIONS, ...ADMIN_ACCOUNT_OPERATIONS, ...ADMIN_TOKEN_OPERATIONS];
@@ -361,6 +366,28 @@ for (const store of await testStores()) {
         good: async () => ({ id: botId, best: `${await llmProvider()}:m` }),
         bad: async () => ({ id: botId, best: 'nowhere:m' }),
         error: 'InvalidPayload',
+      },
+      // A handoff is opened by a bot (test/handoff.test.ts): here, the queue and one that is not there.
+      listHandoffs: {
+        good: async () => ({ id: botId, status: 'pending' }),
+        bad: async () => ({ id: botId, status: 'waiting' }),
+        error: 'InvalidPayload',
+      },
+      getHandoff: {
+        bad: async () => ({ id: botId, handoffId: unknownId('hoff') }),
+        error: 'ResourceNotFound',
+      },
+      assignHandoff: {
+        bad: async () => ({ id: botId, handoffId: unknownId('hoff') }),
+        error: 'ResourceNotFound',
+      },
+      createHandoffMessage: {
+        bad: async () => ({ id: botId, handoffId: unknownId('hoff'), payload: { type: 'text', text: 'hi' } }),
+        error: 'ResourceNotFound',
+      },
+      resolveHandoff: {
+        bad: async () => ({ id: botId, handoffId: unknownId('hoff') }),
+        error: 'ResourceNotFound',
       },
       getBotLogs: {
         good: async () => ({ id: botId, timeStart: new Date(Date.now() - day).toISOString() }),

@@ -345,7 +345,7 @@ describe('bot package: loading and compiling', () => {
       [
         [
           '/nodes/1/cards/7/type',
-          'must be one of "say", "code", "expression", "capture", "set", "action", "goto", "end", "knowledge", "tableFind", "tableInsert", "tableUpdate", "tableUpsert", "tableDelete", "aiGenerate", "aiTask", "aiTransition", "knowledgeAnswer", "autonomous"',
+          'must be one of "say", "code", "expression", "capture", "set", "action", "goto", "end", "knowledge", "tableFind", "tableInsert", "tableUpdate", "tableUpsert", "tableDelete", "aiGenerate", "aiTask", "aiTransition", "knowledgeAnswer", "autonomous", "handoff"',
         ],
         ['/nodes/1/cards/8/colour', 'unknown property (allowed: type, id, message)'],
         ['/nodes/1/cards/9/workflow', 'is required'],

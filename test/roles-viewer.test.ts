@@ -40,6 +40,7 @@ const VALID_BODIES: Record<string, object> = {
   createLlmProvider: { name: 'viewer-made', baseUrl: 'http://example.com/v1', models: ['m'] },
   introspect: { botId: 'set below' },
   checkHandleAvailability: { handle: 'viewer-handle' },
+  createHandoffMessage: { payload: { type: 'text', text: 'a viewer answering' } },
 };
 /** Query strings that pass validation, for the Admin API reads that require some. */
 const VALID_QUERIES: Record<string, string> = {

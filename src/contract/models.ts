@@ -27,6 +27,7 @@ import {
 import { IntegrationSchema } from '../domain/integrations/schemas.ts';
 import { WebhookSubscriptionSchema } from '../domain/webhooks/schemas.ts';
 import { LlmProviderSchema } from '../domain/llm/provider-schemas.ts';
+import { HandoffSchema } from '../domain/handoffs/schemas.ts';
 
 /**
  * The models several operations answer, each by the name the OpenAPI document gives it (its
@@ -40,6 +41,7 @@ const MODELS = {
   Member: MemberSchema,
   WebhookSubscription: WebhookSubscriptionSchema,
   LlmProvider: LlmProviderSchema,
+  Handoff: HandoffSchema,
   User: UserSchema,
   Conversation: ConversationSchema,
   Message: MessageSchema,
@@ -92,6 +94,7 @@ export const Model = {
   Member: ref('Member'),
   WebhookSubscription: ref('WebhookSubscription'),
   LlmProvider: ref('LlmProvider'),
+  Handoff: ref('Handoff'),
   User: ref('User'),
   Conversation: ref('Conversation'),
   Message: ref('Message'),

@@ -48,6 +48,7 @@ import { Users } from './runtime/users.ts';
 import { TagValues } from './runtime/tag-values.ts';
 import { Workflows } from './runtime/workflows.ts';
 import { Workspaces } from './workspace/workspaces.ts';
+import { Handoffs } from './handoffs/handoffs.ts';
 import { Webchat } from './webchat/webchat.ts';
 import { BotWebhooks } from './webhooks/bot-webhooks.ts';
 import { WebhookIngress } from './webhooks/ingress.ts';
@@ -98,6 +99,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   webhookIngress: WebhookIngress;
   webhookSubscriptions: WebhookSubscriptions;
   webhookSends: WebhookSends;
+  /** Human handoffs: conversations bots hand to people, who answer them through the Admin API. */
+  handoffs: Handoffs;
   queue: EventQueue;
   actions: Actions;
   /** Outputs kept for a while: cached actions and model answers. */
@@ -236,6 +239,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     webhookIngress: new WebhookIngress(store, botWebhooks, installations, events, integrationHost),
     webhookSubscriptions,
     webhookSends: new WebhookSends(store),
+    handoffs: new Handoffs(store, events, messages, users, conversations, members, log),
     queue,
     actions: new Actions(store, log, outputs, llmIntegration),
     outputs,

@@ -7,6 +7,15 @@ import type { KnowledgeResult } from './event-object.ts';
 import { BotFailure } from './failures.ts';
 import type { BotLogCall } from '../domain/bots/schemas.ts';
 
+/** What a handoff card asks for. */
+export interface HandoffRequest {
+  reason: string;
+  team?: string;
+  timeoutSeconds?: number;
+  onResolved?: string;
+  onTimeout?: string;
+}
+
 /** What the dialog needs from the turn that runs it. */
 export interface DialogHost {
   pkg: CompiledPackage;
@@ -27,6 +36,11 @@ export interface DialogHost {
   finishWorkflow(frame: Frame, status: 'completed' | 'cancelled'): Promise<void>;
   setVariable(ref: string, value: Json): Promise<void>;
   callAction(type: string, input: JsonObject): Promise<Json>;
+  /**
+   * Opens a handoff of the turn's conversation to a person, or finds the one open there (a turn tried
+   * again finds the one it opened); answers its id.
+   */
+  startHandoff(request: HandoffRequest): Promise<string>;
   /**
    * Searches knowledge bases (names or ids) for a question (undefined: the user's last message), best
    * passages first; what it found is added to `event.kb` for the rest of the turn.

@@ -72,6 +72,12 @@ const DialogStateSchema = Type.Object({
   recorded: Type.Optional(Type.Array(Type.String())),
   /** The loop of the autonomous card the dialog stands at, if it stands at one. */
   autonomous: Type.Optional(AutonomousStateSchema),
+  /**
+   * The handoff the handoff card at the top frame's position opened: until it closes, the user's
+   * messages are the agent's, and its close (the `handoff.resolved` or `handoff.timed_out` event of
+   * this id) moves the dialog on.
+   */
+  handoff: Type.Optional(Type.Object({ id: Type.String() })),
 });
 export type DialogState = Static<typeof DialogStateSchema>;
 

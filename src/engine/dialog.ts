@@ -67,6 +67,7 @@ export class DialogRunner {
     this.dialog.frames = [{ workflow, node, card: 0, recordId: await this.host.startWorkflow(workflow) }];
     this.dialog.waiting = undefined;
     this.dialog.autonomous = undefined;
+    this.dialog.handoff = undefined;
     this.dialog.started = true;
     await this.host.save();
   }
@@ -225,7 +226,44 @@ export class DialogRunner {
         await this.enterWorkflow(frame, outcome.workflow);
         return { kind: 'next' };
       }
+      case 'handoff':
+        return this.handoff(frame, card);
     }
+  }
+
+  /**
+   * Tells the user the card's message, opens the handoff and waits where it stands: the dialog moves
+   * on when the handoff closes (`closeHandoff`), not at the user's messages, which are the agent's.
+   */
+  private async handoff(frame: Frame, card: Extract<Card, { type: 'handoff' }>): Promise<CardResult> {
+    if (card.message !== undefined) await this.sayInstead(frame, card, 'message', '');
+    const team = card.team === undefined ? undefined : textOf(await this.field(frame, 'team', card.team));
+    const id = await this.host.startHandoff({
+      reason: textOf(await this.field(frame, 'reason', card.reason)),
+      ...(team !== undefined && { team }),
+      ...(card.timeout !== undefined && { timeoutSeconds: card.timeout }),
+      ...(card.onResolved !== undefined && { onResolved: card.onResolved }),
+      ...(card.onTimeout !== undefined && { onTimeout: card.onTimeout }),
+    });
+    this.dialog.handoff = { id };
+    await this.host.save();
+    return { kind: 'wait' };
+  }
+
+  /**
+   * The handoff the dialog waits on closed: on to the card's `onResolved` or `onTimeout`, or the card
+   * after it. The caller runs the dialog on.
+   */
+  async closeHandoff(outcome: 'resolved' | 'timed_out'): Promise<void> {
+    const frame = this.top();
+    const card = this.cardAt(frame);
+    this.dialog.handoff = undefined;
+    if (card?.type === 'handoff') {
+      const to = outcome === 'resolved' ? card.onResolved : card.onTimeout;
+      if (to !== undefined) this.moveTo(frame, to);
+      else frame.card++;
+    }
+    await this.host.save();
   }
 
   /** Runs a workflow from its entry node (or `node`) above `frame`, which goes on past its card after. */

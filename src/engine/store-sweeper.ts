@@ -14,13 +14,13 @@ export interface Retention {
   /** Bot log lines kept per bot, the newest. */
   botLogLines: number;
 }
-/** How often expired files are deleted and the bytes of deleted contents freed. */
+/** How often expired files are deleted, the bytes of deleted contents freed, and handoffs timed out. */
 const FILES_INTERVAL_MS = 1000;
 
 /**
- * Fires due scheduled events, expires states and files, and frees deleted files' bytes. All live in
- * the store, not in timers, so they survive a restart; all transitions are conditional, so several
- * processes may sweep.
+ * Fires due scheduled events, expires states and files, times out handoffs no agent took, and frees
+ * deleted files' bytes. All live in the store, not in timers, so they survive a restart; all
+ * transitions are conditional, so several processes may sweep.
  */
 export class StoreSweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -67,6 +67,7 @@ export class StoreSweeper {
         this.lastFiles = Date.now();
         await this.domain.files.expireDue();
         await this.domain.files.sweepBlobs();
+        await this.domain.handoffs.expireDue();
       }
       if (Date.now() - this.lastPrune > PRUNE_INTERVAL_MS) await this.prune();
     } catch (err) {

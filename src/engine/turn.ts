@@ -7,12 +7,13 @@ import { stateKeyText } from '../domain/runtime/states.ts';
 import type { StateEntry, StateKey } from '../domain/runtime/states.ts';
 import { derivedId, newId } from '../domain/shared/ids.ts';
 import { CONVERSATION_STARTED_EVENT } from '../domain/webchat/webchat.ts';
+import { HANDOFF_EVENT_TYPES } from '../domain/handoffs/schemas.ts';
 import { DialogRunner } from './dialog.ts';
 import { DialogError } from './dialog-host.ts';
 import { UnitFailure } from './failures.ts';
 import { unlessMissing } from '../domain/shared/errors.ts';
 import { isJsonObject, toJsonValue } from '../domain/shared/json.ts';
-import type { DialogHost } from './dialog-host.ts';
+import type { DialogHost, HandoffRequest } from './dialog-host.ts';
 import { DIALOG_STATE, emptyDialog, isDialogState, VARIABLES_STATE } from './dialog-state.ts';
 import type { DialogState, Frame } from './dialog-state.ts';
 import { buildEventObject, previewOf } from './event-object.ts';
@@ -145,9 +146,16 @@ export class Turn implements DialogHost, TurnScope {
       if (stopped) return this.finishTurn('ignored');
     }
     const runner = new DialogRunner(this);
+    const handoffClosed = this.handoffClosed();
     let handled = true;
     if (resuming) {
       await runner.run();
+    } else if (handoffClosed) {
+      await runner.closeHandoff(handoffClosed);
+      await runner.run();
+    } else if (this.message && this.dialog.handoff) {
+      // The user's message is the agent's while the handoff is open: the hooks saw it, the workflows do not.
+      handled = false;
     } else if (this.message && this.dialog.waiting && this.dialog.frames.length > 0) {
       if (await runner.answer(this.message)) await runner.run();
     } else if (start) {
@@ -173,7 +181,7 @@ export class Turn implements DialogHost, TurnScope {
       return undefined;
     };
     if (isMessage) {
-      if (this.dialog.waiting && this.dialog.frames.length > 0) return undefined;
+      if (this.dialog.handoff || (this.dialog.waiting && this.dialog.frames.length > 0)) return undefined;
       if (!this.dialog.started) {
         const started = triggers('conversation_started');
         if (started) return started;
@@ -196,6 +204,17 @@ export class Turn implements DialogHost, TurnScope {
     const [, workflow, node] = /^schedule:([^:]+):(.+)$/.exec(this.event.type) ?? [];
     if (workflow && node)
       return { workflow, node, trigger: { flowId: workflow, nodeId: node, eventName: this.event.type } };
+    return undefined;
+  }
+
+  /** How the handoff the dialog waits on closed, when this event is its close. */
+  private handoffClosed(): 'resolved' | 'timed_out' | undefined {
+    const waitingOn = this.dialog.handoff?.id;
+    if (waitingOn === undefined || this.dialog.frames.length === 0) return undefined;
+    const { handoff } = this.event.payload;
+    if (!isJsonObject(handoff) || handoff.id !== waitingOn) return undefined;
+    if (this.event.type === HANDOFF_EVENT_TYPES.resolved) return 'resolved';
+    if (this.event.type === HANDOFF_EVENT_TYPES.timedOut) return 'timed_out';
     return undefined;
   }
 
@@ -389,6 +408,20 @@ export class Turn implements DialogHost, TurnScope {
     await this.checkpoint();
     const result = await this.s.domain.actions.call(this.caller, type, input);
     return result.output;
+  }
+
+  async startHandoff(request: HandoffRequest): Promise<string> {
+    if (!this.conversation) throw new DialogError('A handoff card needs a conversation to hand over');
+    // A side effect: the checkpoint before it, as before an action.
+    await this.checkpoint();
+    const handoff = await this.s.domain.handoffs.open(this.actor, {
+      ...request,
+      conversationId: this.conversation.id,
+      ...(this.user && { userId: this.user.id }),
+      source: 'card',
+    });
+    this.log('info', `Handed the conversation over (handoff ${handoff.id}): ${request.reason}`);
+    return handoff.id;
   }
 
   async callClient(operation: string, args: JsonObject): Promise<JsonObject> {

@@ -28,7 +28,8 @@ export type TypedCard =
   | Branch<15, 'aiTask'>
   | Branch<16, 'aiTransition'>
   | Branch<17, 'knowledgeAnswer'>
-  | Branch<18, 'autonomous'>;
+  | Branch<18, 'autonomous'>
+  | Branch<19, 'handoff'>;
 
 /** The cards that call the Tables API. */
 export type TableCard = Extract<Card, { table: string }>;

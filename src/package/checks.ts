@@ -275,6 +275,10 @@ function checkWorkflow(
           if (card.onNone !== undefined) nodeRef(card.onNone, cardAt('onNone'));
           break;
         }
+        case 'handoff':
+          if (card.onResolved !== undefined) nodeRef(card.onResolved, cardAt('onResolved'));
+          if (card.onTimeout !== undefined) nodeRef(card.onTimeout, cardAt('onTimeout'));
+          break;
         case 'aiTask': {
           if (card.onFailure !== undefined) nodeRef(card.onFailure, cardAt('onFailure'));
           const problem = jsonSchemaProblem(card.schema);

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { Json as JsonValue, JsonObject } from '../domain/shared/json.ts';
 import type { Static, TSchema } from 'typebox';
 import { MAX_COLUMN_NAME, MAX_FACTOR } from '../domain/tables/limits.ts';
+import { MAX_HANDOFF_TIMEOUT_SECONDS } from '../domain/handoffs/schemas.ts';
 
 /** The longest time limit of a call into bot code: what a package's `limits.timeoutMs` may say. */
 export const MAX_CALL_TIMEOUT_MS = 60_000;
@@ -518,6 +519,30 @@ export const CardSchema = Type.Union([
     },
     'A language model told `instructions` holds the node: it answers the user, calls its `tools` (actions, knowledge search, messages, waiting for the user, going to a node or a workflow) and goes on from the user’s next message, until a tool takes it elsewhere; past `maxIterations` or `maxTokens` in a turn it goes to `onLimit`, or sends `limitMessage` and waits for the user. It is the last card of its node',
   ),
+  card(
+    'handoff',
+    {
+      reason: Type.String({
+        minLength: 1,
+        maxLength: 1000,
+        description: 'Why the bot hands over: what the agents read in the queue (templates allowed)',
+      }),
+      team: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 200, description: 'The team or tag it is routed to' }),
+      ),
+      message: Type.Optional(Template),
+      timeout: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: MAX_HANDOFF_TIMEOUT_SECONDS,
+          description: 'Seconds an agent has to take it (default: no limit); then it times out',
+        }),
+      ),
+      onResolved: Type.Optional(NodeRef),
+      onTimeout: Type.Optional(NodeRef),
+    },
+    'Hands the conversation to a person: tells the user `message` (text or a message), opens a handoff with `reason` for the agents of `team`, and waits; meanwhile the user’s messages go to the agent, not to the workflows (the hooks still see them). When an agent resolves it the dialog goes to `onResolved`, when no agent took it within `timeout` seconds to `onTimeout` (either way, by default, the next card)',
+  ),
 ]);
 export type Card = Static<typeof CardSchema>;
 
@@ -631,7 +656,8 @@ export type TableDefinition = Static<typeof TableDefinitionSchema>;
  *   cond:<workflow>:<node>:<i>             card i's condition: an expression card's `condition`, a capture's `validation`
  *   when:<workflow>:<node>:<j>             the `when` of transition j of a node
  *   tpl:<workflow>:<node>:<i>:<field>      card i's field (message, prompt, retryMessage, value, input, question, notFound,
- *                                          filter, row, rowId, values, instructions, context, noAnswer, limitMessage) when it holds `{{ }}`:
+ *                                          filter, row, rowId, values, instructions, context, noAnswer, limitMessage,
+ *                                          reason, team) when it holds `{{ }}`:
  *                                          the unit returns the field's JSON with every template rendered
  * Fields without templates get no unit: the engine uses their JSON as is.
  */

@@ -48,6 +48,7 @@ const TEMPLATE_FIELDS: Record<string, string[]> = {
   aiTransition: ['instructions', 'input'],
   knowledgeAnswer: ['question', 'instructions', 'noAnswer'],
   autonomous: ['instructions', 'limitMessage'],
+  handoff: ['reason', 'team', 'message'],
 };
 
 const at = (file: string, message: string, line = 1, column = 1): Problem => ({

@@ -20,6 +20,9 @@ import type {
   TableJobType,
   TableJobStatus,
   LlmModelSource,
+  HandoffStatus,
+  HandoffSource,
+  HandoffAction,
 } from '../value-sets.ts';
 
 /**
@@ -594,6 +597,45 @@ export interface TableJobsTable {
   updated_at: string;
 }
 
+/** A conversation a bot handed to a person (domain/handoffs/). */
+export interface HandoffsTable {
+  id: string;
+  workspace_id: string;
+  bot_id: string;
+  conversation_id: string;
+  /** The visitor: the conversation's user the bot handed over. */
+  user_id: string | null;
+  reason: string;
+  /** The team or tag the handoff is routed to; null: anyone's. */
+  team: string | null;
+  source: HandoffSource;
+  status: HandoffStatus;
+  /** The agent's account (a member of the workspace) and the bot's user that stands for them. */
+  agent_id: string | null;
+  agent_user_id: string | null;
+  assigned_at: string | null;
+  /** When a handoff still pending times out; null: never. */
+  timeout_at: string | null;
+  /** Where the bot resumes (a node of the card's workflow) when it is resolved, or times out; null: the card after. */
+  on_resolved: string | null;
+  on_timeout: string | null;
+  created_at: string;
+  updated_at: string;
+  resolved_at: string | null;
+  timed_out_at: string | null;
+}
+
+/** What happened to a handoff, and which account did it (null: the bot, or the server's timeout). */
+export interface HandoffEventsTable {
+  id: string;
+  handoff_id: string;
+  action: HandoffAction;
+  account_id: string | null;
+  /** JSON: the action's details (the agent a handoff was transferred to, the message sent...). */
+  detail: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   workspaces: WorkspacesTable;
@@ -626,6 +668,8 @@ export interface Database {
   action_cache: ActionCacheTable;
   llm_calls: LlmCallsTable;
   llm_providers: LlmProvidersTable;
+  handoffs: HandoffsTable;
+  handoff_events: HandoffEventsTable;
   bot_llm_models: BotLlmModelsTable;
   files: FilesTable;
   file_passages: FilePassagesTable;

@@ -3,6 +3,7 @@ import { analyticsOperations } from './analytics.ts';
 import { botKeyOperations } from './bot-keys.ts';
 import { botWebhookOperations } from './bot-webhooks.ts';
 import { botOperations } from './bots.ts';
+import { handoffOperations } from './handoffs.ts';
 import { hubOperations, integrationOperations } from './integrations.ts';
 import { botModelOperations, llmProviderOperations } from './llm-providers.ts';
 import { logOperations } from './logs.ts';
@@ -30,6 +31,7 @@ export const ADMIN_MEMBER_OPERATIONS = [
   ...quotaOperations,
   ...llmProviderOperations,
   ...botModelOperations,
+  ...handoffOperations,
 ] as const;
 
 /**

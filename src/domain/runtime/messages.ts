@@ -52,6 +52,12 @@ export interface CreateOptions {
   id?: string;
   /** The event whose turn sends it (default: the turn bot code runs in, if any). */
   eventId?: string;
+  /**
+   * The message is the bot's side of the conversation though its `userId` is a user's: a person who
+   * took the conversation over (a handoff's agent). It is outgoing: no turn for the bot, and it goes out
+   * through the conversation's channel as the bot's messages do.
+   */
+  fromAgent?: boolean;
 }
 
 /** The event whose turn sends a message: the one given, else the turn of the bot code that calls. */
@@ -539,7 +545,7 @@ export class Messages {
     trx: Executor,
   ): Promise<Inserted> {
     const now = nowIso();
-    const outgoing = body.userId === actor.botId;
+    const outgoing = body.userId === actor.botId || options.fromAgent === true;
     const joins = !outgoing && !options.participant;
     // The message's signal is the first this insert records unless its user joins the conversation
     // (that signal comes first): then counting the message also takes the signal's number.

@@ -30,6 +30,8 @@ export const ID_PREFIXES = {
   channelSend: 'chsend',
   llmCall: 'llmcall',
   llmProvider: 'llmprov',
+  handoff: 'hoff',
+  handoffEvent: 'hoffevt',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -7,10 +7,11 @@ import type { Role } from '../../value-sets.ts';
 const RANK: Record<Role, number> = {
   viewer: 0,
   billing: 0,
-  developer: 1,
-  manager: 2,
-  administrator: 3,
-  owner: 4,
+  agent: 1,
+  developer: 2,
+  manager: 3,
+  administrator: 4,
+  owner: 5,
 };
 
 export type Action =
@@ -21,6 +22,8 @@ export type Action =
   | 'botKeys.manage'
   /** Reading the workspace's own model providers (their URLs and models; never their keys). */
   | 'llmProviders.read'
+  /** Taking, answering, transferring and resolving human handoffs (reading them is `read`). */
+  | 'handoffs.answer'
   | 'members.manage'
   | 'workspace.update'
   | 'workspace.delete';
@@ -32,6 +35,7 @@ export const REQUIRED: Readonly<Record<Action, Role>> = {
   'runtime.write': 'developer',
   'botKeys.manage': 'developer',
   'llmProviders.read': 'developer',
+  'handoffs.answer': 'agent',
   'members.manage': 'manager',
   'workspace.update': 'administrator',
   'workspace.delete': 'owner',

@@ -10,6 +10,7 @@ import { analyticsHandlers } from './analytics.ts';
 import { botKeyHandlers } from './bot-keys.ts';
 import { botWebhookHandlers } from './bot-webhooks.ts';
 import { botHandlers } from './bots.ts';
+import { handoffHandlers } from './handoffs.ts';
 import { hubHandlers, integrationHandlers } from './integrations.ts';
 import { botModelHandlers, llmProviderHandlers } from './llm-providers.ts';
 import { logHandlers } from './logs.ts';
@@ -33,6 +34,7 @@ export const ADMIN_MEMBER_HANDLERS = implement<WorkspaceActor>()(ADMIN_MEMBER_OP
   ...quotaHandlers,
   ...llmProviderHandlers,
   ...botModelHandlers,
+  ...handoffHandlers,
 });
 
 export const ADMIN_ACCOUNT_HANDLERS = implement<AccountActor>()(ADMIN_ACCOUNT_OPERATIONS, {
