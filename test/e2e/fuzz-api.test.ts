@@ -4,11 +4,11 @@ import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import fc from 'fast-check';
 import * as chat from '@botpress/chat';
-import { createTestBot } from './helpers/runtime.ts';
-import type { TestBot } from './helpers/runtime.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
-import { testStores } from './helpers/stores.ts';
+import { createTestBot } from '../helpers/runtime.ts';
+import type { TestBot } from '../helpers/runtime.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { testStores } from '../helpers/stores.ts';
 
 /**
  * Malformed requests to every route of the API description, with valid credentials so that they get

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
-import { createChatBot, eventually, listenUrl, openSse, signalOf } from './helpers/sse.ts';
-import type { SseStream } from './helpers/sse.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
-import { testStores } from './helpers/stores.ts';
+import { createChatBot, eventually, listenUrl, openSse, signalOf } from '../helpers/sse.ts';
+import type { SseStream } from '../helpers/sse.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { testStores } from '../helpers/stores.ts';
 
 const LISTENERS = 1000;
 const BATCH = 100;

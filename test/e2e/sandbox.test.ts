@@ -3,8 +3,8 @@
 // next call and another bot's call still work afterwards.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { ProcessSandbox } from '../src/engine/sandbox/pool.ts';
-import type { SandboxLogger } from '../src/engine/sandbox/pool.ts';
+import { ProcessSandbox } from '../../src/engine/sandbox/pool.ts';
+import type { SandboxLogger } from '../../src/engine/sandbox/pool.ts';
 import type {
   BotProgram,
   CallContext,
@@ -13,7 +13,7 @@ import type {
   HostCall,
   HostHandler,
   Json,
-} from '../src/engine/sandbox/types.ts';
+} from '../../src/engine/sandbox/types.ts';
 
 const LIMITS = { memoryMb: 64, timeoutMs: 300 };
 

@@ -6,13 +6,13 @@ import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
 import type { Client } from '@botpress/client';
 import { isApiError } from '@botpress/client';
-import { BACKLOG_RETRY_AFTER_SECONDS } from '../src/domain/queue/backlog-quota.ts';
-import { deployWithCli } from './helpers/chat-bots.ts';
-import { waitFor } from './helpers/runtime.ts';
-import { rawChat } from './helpers/sse.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
-import { testStores } from './helpers/stores.ts';
+import { BACKLOG_RETRY_AFTER_SECONDS } from '../../src/domain/queue/backlog-quota.ts';
+import { deployWithCli } from '../helpers/chat-bots.ts';
+import { waitFor } from '../helpers/runtime.ts';
+import { rawChat } from '../helpers/sse.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { testStores } from '../helpers/stores.ts';
 
 /** The backlog a workspace may have, set small for the test. */
 const BACKLOG = 20;

@@ -7,10 +7,10 @@ import { after, describe, test } from 'node:test';
 import { Client } from '@botpress/client';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import type { ServedProcess } from './helpers/serve-processes.ts';
-import { ServeProcesses } from './helpers/serve-processes.ts';
-import { waitFor } from './helpers/runtime.ts';
-import { testStores } from './helpers/stores.ts';
+import type { ServedProcess } from '../helpers/serve-processes.ts';
+import { ServeProcesses } from '../helpers/serve-processes.ts';
+import { waitFor } from '../helpers/runtime.ts';
+import { testStores } from '../helpers/stores.ts';
 
 const MB = 1024 * 1024;
 

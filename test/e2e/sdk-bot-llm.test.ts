@@ -3,15 +3,15 @@
 // client; Parley's gateway answers its model calls with the operator's provider (the test model server).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { chatUrlOf, deployWithBp, initBotProject } from './helpers/bp-cli.ts';
-import { ChatSession } from './helpers/chat-bots.ts';
-import { logsSince } from './helpers/deployed-bots.ts';
-import { parleySettings, startModelServer } from './helpers/model-server.ts';
-import type { ModelServer } from './helpers/model-server.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
-import { sandboxSkip } from './helpers/sandbox.ts';
-import { testStores } from './helpers/stores.ts';
+import { chatUrlOf, deployWithBp, initBotProject } from '../helpers/bp-cli.ts';
+import { ChatSession } from '../helpers/chat-bots.ts';
+import { logsSince } from '../helpers/deployed-bots.ts';
+import { parleySettings, startModelServer } from '../helpers/model-server.ts';
+import type { ModelServer } from '../helpers/model-server.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { sandboxSkip } from '../helpers/sandbox.ts';
+import { testStores } from '../helpers/stores.ts';
 
 /** A bot in SDK 0.10's style whose every answer is the model's, through cognitive's Cognitive API path. */
 const LLM_BOT = `import { Bot, z } from '@botpress/sdk'

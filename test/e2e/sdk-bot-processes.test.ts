@@ -1,18 +1,18 @@
 // SDK bot processes as a resource: each bot's process stops when idle and starts again for its next
 // message, their number is bounded (the one idle longest makes room), and a workspace at its share waits
-// for its own. Apart from test/sdk-bot-isolation.test.ts so that neither file runs past the runner's
+// for its own. Apart from test/e2e/sdk-bot-isolation.test.ts so that neither file runs past the runner's
 // time limit of a file on a busy machine.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
-import { chatUrlOf } from './helpers/bp-cli.ts';
-import { ChatSession } from './helpers/chat-bots.ts';
-import { waitFor } from './helpers/runtime.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
-import { testStores } from './helpers/stores.ts';
-import { sandboxSkip } from './helpers/sandbox.ts';
-import { chatBundle as bundle } from './helpers/sdk-bundles.ts';
+import { chatUrlOf } from '../helpers/bp-cli.ts';
+import { ChatSession } from '../helpers/chat-bots.ts';
+import { waitFor } from '../helpers/runtime.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { testStores } from '../helpers/stores.ts';
+import { sandboxSkip } from '../helpers/sandbox.ts';
+import { chatBundle as bundle } from '../helpers/sdk-bundles.ts';
 
 const sqlite = (await testStores())[0] ?? { name: 'sqlite' };
 const noSandbox = await sandboxSkip();

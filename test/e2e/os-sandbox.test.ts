@@ -7,9 +7,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { NODE, OsSandbox } from '../src/engine/os-sandbox/sandbox.ts';
-import type { Sandboxed } from '../src/engine/os-sandbox/sandbox.ts';
-import { sandboxSkip } from './helpers/sandbox.ts';
+import { NODE, OsSandbox } from '../../src/engine/os-sandbox/sandbox.ts';
+import type { Sandboxed } from '../../src/engine/os-sandbox/sandbox.ts';
+import { sandboxSkip } from '../helpers/sandbox.ts';
 
 const noSandbox = await sandboxSkip();
 

@@ -6,17 +6,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { isApiError } from '@botpress/client';
 import type { Client } from '@botpress/client';
-import { waitForLog } from './helpers/deployed-bots.ts';
-import { rejects4xx, waitFor } from './helpers/runtime.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
-import { testStores } from './helpers/stores.ts';
-import { sandboxSkip } from './helpers/sandbox.ts';
-import { startReceiver } from './helpers/webhooks.ts';
+import { waitForLog } from '../helpers/deployed-bots.ts';
+import { rejects4xx, waitFor } from '../helpers/runtime.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { testStores } from '../helpers/stores.ts';
+import { sandboxSkip } from '../helpers/sandbox.ts';
+import { startReceiver } from '../helpers/webhooks.ts';
 
 /** The integrations post to the test's receivers, on this host's loopback: the operator lets them. */
 const RECEIVERS = '127.0.0.1';
-import type { WebhookReceiver } from './helpers/webhooks.ts';
+import type { WebhookReceiver } from '../helpers/webhooks.ts';
 
 /**
  * A generic HTTP channel, as an integration bundle: a POST `{user, conversation, text}` to its webhook

@@ -15,12 +15,12 @@ import {
   startChat,
   waitForLog,
   waitForReplies,
-} from './helpers/deployed-bots.ts';
-import type { Chatter, DeployedBot, Files } from './helpers/deployed-bots.ts';
-import { rejectsWith } from './helpers/runtime.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
-import { testStores } from './helpers/stores.ts';
+} from '../helpers/deployed-bots.ts';
+import type { Chatter, DeployedBot, Files } from '../helpers/deployed-bots.ts';
+import { rejectsWith } from '../helpers/runtime.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { testStores } from '../helpers/stores.ts';
 
 const TIMEOUT_MS = 2000;
 

@@ -12,19 +12,19 @@ import {
   deployWithBp,
   initBotProject,
   initIntegrationProject,
-} from './helpers/bp-cli.ts';
-import type { BotProject, IntegrationProject } from './helpers/bp-cli.ts';
-import { ChatSession } from './helpers/chat-bots.ts';
-import { rejects4xx, rejectsWith, unique, unknownId, waitFor } from './helpers/runtime.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
-import { testStores } from './helpers/stores.ts';
-import { sandboxSkip } from './helpers/sandbox.ts';
-import { startReceiver } from './helpers/webhooks.ts';
+} from '../helpers/bp-cli.ts';
+import type { BotProject, IntegrationProject } from '../helpers/bp-cli.ts';
+import { ChatSession } from '../helpers/chat-bots.ts';
+import { rejects4xx, rejectsWith, unique, unknownId, waitFor } from '../helpers/runtime.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { testStores } from '../helpers/stores.ts';
+import { sandboxSkip } from '../helpers/sandbox.ts';
+import { startReceiver } from '../helpers/webhooks.ts';
 
 /** The integrations post to the test's receivers, on this host's loopback: the operator lets them. */
 const RECEIVERS = '127.0.0.1';
-import type { WebhookReceiver } from './helpers/webhooks.ts';
+import type { WebhookReceiver } from '../helpers/webhooks.ts';
 
 /** The workspace handle the integrations' names carry: `bp deploy` claims it for the workspace. */
 const HANDLE = 'acme';

@@ -3,14 +3,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@botpress/client';
-import { chatUrlOf } from './helpers/bp-cli.ts';
-import { ChatSession, turnOutcome } from './helpers/chat-bots.ts';
-import { waitForLog } from './helpers/deployed-bots.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
-import { testStores } from './helpers/stores.ts';
-import { sandboxSkip } from './helpers/sandbox.ts';
-import { chatBundle as bundle } from './helpers/sdk-bundles.ts';
+import { chatUrlOf } from '../helpers/bp-cli.ts';
+import { ChatSession, turnOutcome } from '../helpers/chat-bots.ts';
+import { waitForLog } from '../helpers/deployed-bots.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { testStores } from '../helpers/stores.ts';
+import { sandboxSkip } from '../helpers/sandbox.ts';
+import { chatBundle as bundle } from '../helpers/sdk-bundles.ts';
 
 const sqlite = (await testStores())[0] ?? { name: 'sqlite' };
 const noSandbox = await sandboxSkip();

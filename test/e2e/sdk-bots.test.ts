@@ -4,14 +4,14 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { after, before, describe, test } from 'node:test';
-import { chatUrlOf, deployWithBp, initBotProject } from './helpers/bp-cli.ts';
-import { ChatSession, turnOutcome } from './helpers/chat-bots.ts';
-import { logsSince, waitForLog } from './helpers/deployed-bots.ts';
-import { waitFor } from './helpers/runtime.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
-import { testStores } from './helpers/stores.ts';
-import { sandboxSkip } from './helpers/sandbox.ts';
+import { chatUrlOf, deployWithBp, initBotProject } from '../helpers/bp-cli.ts';
+import { ChatSession, turnOutcome } from '../helpers/chat-bots.ts';
+import { logsSince, waitForLog } from '../helpers/deployed-bots.ts';
+import { waitFor } from '../helpers/runtime.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { testStores } from '../helpers/stores.ts';
+import { sandboxSkip } from '../helpers/sandbox.ts';
 
 /** A bot for the tests in SDK 0.10's style: a conversation state, its configuration, a message handler. */
 const COUNTER_BOT = `import { Bot, z } from '@botpress/sdk'

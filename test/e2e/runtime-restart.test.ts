@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Client } from '@botpress/client';
-import { ChatSession, deployWithCli, textOf, turnOutcome } from './helpers/chat-bots.ts';
-import type { ChatMessage } from './helpers/chat-bots.ts';
-import { ServeProcesses } from './helpers/serve-processes.ts';
-import { testStores } from './helpers/stores.ts';
+import { ChatSession, deployWithCli, textOf, turnOutcome } from '../helpers/chat-bots.ts';
+import type { ChatMessage } from '../helpers/chat-bots.ts';
+import { ServeProcesses } from '../helpers/serve-processes.ts';
+import { testStores } from '../helpers/stores.ts';
 
 /** The engine's claim on an event lapses this long after its process died (dispatcher.ts LEASE_MS). */
 const LEASE_MS = 2500;

@@ -4,12 +4,12 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { Client } from '@botpress/client';
-import { MAX_INTERRUPTED_DELIVERIES } from '../src/domain/queue/event-queue.ts';
-import { ChatSession, deployWithCli, textOf, turnOutcome } from './helpers/chat-bots.ts';
-import { waitFor } from './helpers/runtime.ts';
-import { ServeProcesses } from './helpers/serve-processes.ts';
-import type { ServedProcess } from './helpers/serve-processes.ts';
-import { testStores } from './helpers/stores.ts';
+import { MAX_INTERRUPTED_DELIVERIES } from '../../src/domain/queue/event-queue.ts';
+import { ChatSession, deployWithCli, textOf, turnOutcome } from '../helpers/chat-bots.ts';
+import { waitFor } from '../helpers/runtime.ts';
+import { ServeProcesses } from '../helpers/serve-processes.ts';
+import type { ServedProcess } from '../helpers/serve-processes.ts';
+import { testStores } from '../helpers/stores.ts';
 
 /**
  * How long a delivery may take to begin after a start: on Postgres the killed process's claim lapses
