@@ -2,12 +2,13 @@
 // the knowledge base, its table is created), the demo orders imported with `parley tables import`, then
 // asked over the Chat API, on both stores, the tests' model server standing in for the model: a question
 // answered from its documents (the passage and its link in what the model was given, the citation in the
-// reply), an order looked up in its table, and a hand-over to a person.
+// reply), an order looked up in its table, and a hand-over to a person (who answers and gives it back).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { deployFolder, logsSince, replies, sendAndWait, startChat } from './helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from './helpers/deployed-bots.ts';
 import { completionsAbout } from './helpers/model-bots.ts';
+import { parleyAdmin } from './helpers/parley-client.ts';
 import { parleySettings, startModelServer } from './helpers/model-server.ts';
 import type { ModelServer, ReceivedRequest } from './helpers/model-server.ts';
 import { runParley } from './helpers/process.ts';
@@ -104,6 +105,31 @@ for (const store of await testStores()) {
       assert.equal(
         await ask(chatter, 'I would like to talk to someone'),
         'I am handing you over to a person of the team: they will answer here.',
+      );
+
+      // A person of the team finds it in the queue, answers, and gives the conversation back.
+      const desk = parleyAdmin(t);
+      const handoff = await waitFor('the handoff in the queue', async () => {
+        const { handoffs } = await desk.listHandoffs({ id: bot.botId, status: 'pending' });
+        return handoffs.find((h) => h.conversationId === chatter.runtimeConversationId);
+      });
+      assert.equal(handoff.team, 'support');
+      assert.match(handoff.reason, /I would like to talk to someone/);
+      await desk.assignHandoff({ id: bot.botId, handoffId: handoff.id });
+      await desk.createHandoffMessage({
+        id: bot.botId,
+        handoffId: handoff.id,
+        payload: { type: 'text', text: 'Hello, Ada from the team here.' },
+      });
+      await waitFor('the agent’s message to reach the visitor', async () => {
+        const { messages } = await chatter.chat.listMessages({ conversationId: chatter.conversationId });
+        return messages.some(
+          (m) => m.payload.type === 'text' && m.payload.text === 'Hello, Ada from the team here.',
+        );
+      });
+      await desk.resolveHandoff({ id: bot.botId, handoffId: handoff.id });
+      await waitFor('the bot to be back', async () =>
+        (await replies(bot, chatter)).includes('I am back: ask me anything else about your order.'),
       );
     });
   });
