@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { applyEdits, modify } from 'jsonc-parser';
 import { CliError } from './errors.ts';
+import { LINKS_FOLDER } from './deploy-links.ts';
 import { printHelp } from './help.ts';
 import { userPath } from './paths.ts';
 import { PACKAGE_ROOT } from '../paths.ts';
@@ -133,7 +134,12 @@ export async function initCommand(argv: string[]): Promise<number> {
 
   const source = path.join(EXAMPLES, TEMPLATES[template]);
   await mkdir(target, { recursive: true });
-  await cp(source, target, { recursive: true, filter: (file) => path.basename(file) !== 'README.md' });
+  // Not the template's README (the package gets its own), nor the bots the example folder was deployed
+  // to (its deploy links): the new package deploys to a bot of its own.
+  await cp(source, target, {
+    recursive: true,
+    filter: (file) => !['README.md', LINKS_FOLDER].includes(path.relative(source, file)),
+  });
   // `$schema` points at Parley's schemas from where the package now is, so editors keep checking it.
   // The files keep their layout: only those two values change.
   for (const file of await jsonFiles(target)) {
