@@ -10,9 +10,10 @@ const NODE_CORE = `^(node:)?(${builtinModules.join('|')})$`;
 
 /**
  * The server's pure modules besides the contract that the console bundles: the closed value sets, the
- * page sizes and the roles' rules, each the one source of what it states.
+ * page sizes, the roles' rules and the fallback message's default, each the one source of what it states.
  */
-const SHARED_PURE = '^src/(value-sets|domain/shared/page-size|domain/workspace/role-rules)\\.ts$';
+const SHARED_PURE =
+  '^src/(value-sets|domain/shared/page-size|domain/workspace/role-rules|domain/chat/fallback-message)\\.ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {

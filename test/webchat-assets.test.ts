@@ -117,6 +117,43 @@ for (const store of await testStores()) {
       assert.match(page, /<title>Ada<\/title>/);
     });
 
+    test('a frame on a page the allowed origins leave out is told why, not left blank', async () => {
+      const shop = 'https://shop.example.com';
+      await t.client().updateBot({
+        id: botId,
+        integrations: { chat: { configuration: { allowedOrigins: [shop] } } },
+      });
+      const framedFrom = (referer: string | undefined) =>
+        fetch(`${t.url}/s/${clientId}?embedded`, {
+          headers: { 'sec-fetch-dest': 'iframe', ...(referer && { referer }) },
+        });
+
+      const elsewhere = await framedFrom('https://blog.example.org/posts/1');
+      assert.equal(elsewhere.status, 403);
+      const csp = elsewhere.headers.get('content-security-policy') ?? '';
+      assert.doesNotMatch(csp, /frame-ancestors/, 'the notice may show in any frame');
+      assert.match(csp, /default-src 'none'/, 'text only: nothing runs or loads');
+      const notice = await elsewhere.text();
+      assert.match(notice, /This chat cannot be shown on https:\/\/blog\.example\.org\./);
+      assert.match(notice, /allowedOrigins/);
+      assert.doesNotMatch(notice, /shop\.example\.com/, 'the notice does not list the allowed origins');
+
+      // An allowed page gets the chat, under the policy that keeps any other ancestor out.
+      const allowed = await framedFrom(`${shop}/help`);
+      assert.equal(allowed.status, 200);
+      assert.match(
+        allowed.headers.get('content-security-policy') ?? '',
+        /frame-ancestors https:\/\/shop\.example\.com;/,
+      );
+      await allowed.arrayBuffer();
+      // A page that sends no referrer, or a top-level visit: the policy alone decides.
+      for (const res of [await framedFrom(undefined), await fetch(`${t.url}/s/${clientId}`)]) {
+        assert.equal(res.status, 200);
+        await res.arrayBuffer();
+      }
+      await t.client().updateBot({ id: botId, integrations: { chat: { configuration: {} } } });
+    });
+
     test('an unknown client id has no share page; none of these routes is in the API description', async () => {
       const res = await fetch(`${t.url}/s/no-such-client`);
       assert.equal(res.status, 404);

@@ -3,6 +3,7 @@
 // Admin and Runtime APIs closed to other origins unless the operator allows some.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { BOT_CORS_SETTING, CORS_REFUSED_HEADER } from '../src/api/cors.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
@@ -123,6 +124,14 @@ for (const store of await testStores()) {
             null,
             'the browser keeps it from the page',
           );
+          // Its developer tools show why, on the preflight and the answer alike.
+          for (const res of [refused, answer]) {
+            assert.equal(
+              res.headers.get(CORS_REFUSED_HEADER),
+              `${ELSEWHERE} is not an allowed origin: see ${BOT_CORS_SETTING}`,
+            );
+          }
+          assert.equal(allowed.headers.get(CORS_REFUSED_HEADER), null, 'an allowed origin is not told so');
         }
         const page = await fetch(`${t.url}/s/${clientId}`);
         assert.match(
@@ -194,5 +203,9 @@ describe('PARLEY_CORS_ORIGINS opens the Admin and Runtime APIs to the origins it
     assert.equal(bots.headers.get('access-control-allow-origin'), SHOP);
     const other = await preflight(`${t.url}/v1/admin/bots`, ELSEWHERE, 'GET', ['authorization']);
     assert.equal(other.headers.get('access-control-allow-origin'), null);
+    assert.equal(
+      other.headers.get(CORS_REFUSED_HEADER),
+      `${ELSEWHERE} is not an allowed origin: see the server setting PARLEY_CORS_ORIGINS`,
+    );
   });
 });

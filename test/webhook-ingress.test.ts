@@ -255,6 +255,7 @@ for (const store of await testStores()) {
         await sql`alter table bot_api_keys drop column ${sql.ref(column)}`.execute(db);
       await sql`alter table workspaces drop column ai_spend_limit`.execute(db);
       await sql`alter table messages drop column event_id`.execute(db);
+      await sql`alter table chat_channels drop column fallback_message`.execute(db);
       for (const column of ['event_id', 'call_kind', 'call_ms'])
         await sql`alter table bot_logs drop column ${sql.ref(column)}`.execute(db);
       await sql`drop index events_pending_workspace`.execute(db);

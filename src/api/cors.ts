@@ -1,5 +1,6 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { SETTINGS } from '../config.ts';
 import { HEADERS } from '../contract/headers.ts';
 
 /** Origins a browser may call from: any (`*`), or an allow-list (`*` inside it also allows any). */
@@ -40,9 +41,24 @@ export const PLATFORM_HEADERS = [
   HEADERS.destinationBotId,
 ] as const;
 
+/**
+ * On an answer to a browser's origin that is not allowed: why its page cannot read the answer, and where
+ * the list is set. The browser hides the answer from the page and says only that a CORS header is
+ * missing; this header shows in its developer tools.
+ */
+export const CORS_REFUSED_HEADER = 'x-parley-cors-refused';
+
+/** Where the chat-facing routes' allow-list is set. */
+export const BOT_CORS_SETTING =
+  "the bot's integrations.chat.configuration.allowedOrigins (the console's Publish tab)";
+/** Where the platform APIs' allow-list is set. */
+export const OPERATOR_CORS_SETTING = `the server setting ${SETTINGS.corsOrigins.env}`;
+
 export interface CorsOptions {
   /** The origins allowed for this request (the allow-list of the bot its path names, say). */
   origins(request: FastifyRequest): AllowedOrigins | Promise<AllowedOrigins>;
+  /** Where the allow-list is set, for CORS_REFUSED_HEADER (e.g. the bot's allowedOrigins). */
+  setIn: string;
   /** Request headers a browser may send; default: the chat-facing ones. */
   allowedHeaders?: readonly string[];
   /** Default: GET, HEAD, POST, PUT, DELETE. */
@@ -64,6 +80,16 @@ const PREFLIGHT_MAX_AGE_S = 600;
 export async function allowCors(app: FastifyInstance, options: CorsOptions): Promise<void> {
   const allowedHeaders = [...(options.allowedHeaders ?? CHAT_FACING_HEADERS)];
   const methods = [...(options.methods ?? ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'])];
+  // Before the plugin's hook, which answers preflights: the header goes on those too.
+  app.addHook('onRequest', async (request, reply) => {
+    const origin = request.headers.origin;
+    if (origin === undefined) return;
+    const allowed = await options.origins(request);
+    if (allowed === '*' || allowed.includes('*') || allowed.includes(origin)) return;
+    // The origin is the browser's, echoed only when it is plain text a header may carry.
+    const named = /^[\x21-\x7e]{1,300}$/.test(origin) ? origin : 'this origin';
+    reply.header(CORS_REFUSED_HEADER, `${named} is not an allowed origin: see ${options.setIn}`);
+  });
   await app.register(cors, {
     delegator: async (request: FastifyRequest) => {
       const allowed = await options.origins(request);

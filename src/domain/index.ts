@@ -39,6 +39,7 @@ import { Members } from './workspace/members.ts';
 import { Messages } from './runtime/messages.ts';
 import { Chat } from './chat/chat.ts';
 import { ChatChannels } from './chat/channels.ts';
+import { FallbackReplies } from './chat/fallback-replies.ts';
 import { ForeignIds } from './chat/foreign-ids.ts';
 import { Links } from './bots/links.ts';
 import { ConversationLog } from './live/conversation-log.ts';
@@ -92,6 +93,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   foreignIds: ForeignIds;
   log: ConversationLog;
   channels: ChatChannels;
+  /** What a visitor reads when the turn of their message fails for good. */
+  fallbackReplies: FallbackReplies;
   links: Links;
   chat: Chat;
   webchat: Webchat;
@@ -232,6 +235,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     foreignIds,
     log,
     channels,
+    fallbackReplies: new FallbackReplies(channels, messages),
     links,
     chat,
     webchat: new Webchat({ store, chat, ids: foreignIds, users, messages, events, log }),

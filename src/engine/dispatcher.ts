@@ -121,6 +121,7 @@ export class Dispatcher {
         eventId: row.id,
       },
     ]);
+    await this.sendFallback(row);
     try {
       await this.domain.queue.finish(row.id, 'failed', reason);
     } catch (finishErr) {
@@ -132,6 +133,7 @@ export class Dispatcher {
   private async fail(row: ClaimedEvent, err: unknown): Promise<void> {
     const reason = reasonOf(err);
     this.log.warn({ eventId: row.id, botId: row.botId, type: row.type, reason }, 'event failed');
+    await this.sendFallback(row);
     try {
       await this.domain.queue.finish(row.id, 'failed', reason);
     } catch (finishErr) {
@@ -140,10 +142,28 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * The visitor's fallback message, for an event given up. Sent before the failure is recorded where
+   * the dispatcher records it, so a process that dies between the two leaves the event to be failed
+   * again, which finds the message sent. A failure to send it is logged; the event fails all the same.
+   */
+  private async sendFallback(row: ClaimedEvent): Promise<void> {
+    try {
+      await this.domain.fallbackReplies.send(row);
+    } catch (err) {
+      this.log.error(
+        { err, eventId: row.id, botId: row.botId },
+        'could not send the fallback message of a failed turn',
+      );
+    }
+  }
+
   /** A failure that may pass (the store, a fault of the server): the event waits, then is tried again. */
   private async retry(row: ClaimedEvent, err: unknown): Promise<void> {
     try {
       const outcome = await this.domain.queue.retryLater(row, reasonOf(err));
+      // Only once it is given up: a try that a later one redeems must not leave the visitor both.
+      if (outcome === 'failed') await this.sendFallback(row);
       this.log.error(
         { err, eventId: row.id, botId: row.botId, attempts: row.attempts + 1, outcome },
         outcome === 'retrying'

@@ -31,6 +31,7 @@ import * as passageVectors from './migrations/0024_passage_vectors.ts';
 import * as turnLinks from './migrations/0025_turn_links.ts';
 import * as rowVectors from './migrations/0026_row_vectors.ts';
 import * as handoffs from './migrations/0027_handoffs.ts';
+import * as fallbackMessage from './migrations/0028_fallback_message.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -71,6 +72,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0025_turn_links': turnLinks,
   '0026_row_vectors': rowVectors,
   '0027_handoffs': handoffs,
+  '0028_fallback_message': fallbackMessage,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -365,6 +365,8 @@ export interface ChatChannelsTable {
   allowed_origins: string | null;
   /** JSON object: how the channel's webchat looks (bot name, avatar, colour...). */
   webchat: string;
+  /** JSON `{ enabled, text? }`: what a visitor reads when a turn fails; null: the default (on). */
+  fallback_message: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/api/console/index.ts';
+import { DEFAULT_FALLBACK_TEXT } from '../../src/domain/chat/fallback-message.ts';
 import { deployPackage, send, startChat, waitForTurn } from '../helpers/deployed-bots.ts';
 import { TURNS_BOT } from '../helpers/turns-bot.ts';
 import type { Chatter, DeployedBot } from '../helpers/deployed-bots.ts';
@@ -91,7 +92,11 @@ describe('console: turns, conversations, try it (sqlite, Chromium)', () => {
     assert.deepEqual(await texts(hi, '.bubble.from-bot p.text'), ['You said: hi']);
     assert.deepEqual(await texts(hi, '.log-lines .message'), ['turn for: hi']);
 
-    assert.deepEqual(await texts(boom, '.bubble.from-bot p.text'), [], 'the failed turn sent nothing');
+    assert.deepEqual(
+      await texts(boom, '.bubble.from-bot p.text'),
+      [DEFAULT_FALLBACK_TEXT],
+      'the failed turn sent only the fallback message',
+    );
     await boom.getByText(/Turn failed:.*boom was said/).waitFor();
     const boomLines = await texts(boom, '.log-lines .message');
     assert.equal(boomLines[0], 'turn for: boom');

@@ -4,6 +4,7 @@
 // every other bot keep working.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { DEFAULT_FALLBACK_TEXT } from '../../src/domain/chat/fallback-message.ts';
 import { isApiError, OperationTimeoutError, RuntimeError } from '@botpress/client';
 import {
   deployPackage,
@@ -340,10 +341,14 @@ for (const store of await testStores()) {
         new RegExp(`The turn of event ${failed.id} \\(message_created\\) failed`),
         'error',
       );
-      assert.deepEqual(await replies(bot, c), [], 'no reply to the message whose turn failed');
+      assert.deepEqual(
+        await replies(bot, c),
+        [DEFAULT_FALLBACK_TEXT],
+        'only the fallback message answers the message whose turn failed',
+      );
       const next = await sendAndWait(bot, c, 'hello again');
       assert.equal(next.status, 'processed', `the next turn: ${next.failureReason}`);
-      assert.deepEqual(await waitForReplies(bot, c, 1), ['ok: hello again']);
+      assert.deepEqual(await waitForReplies(bot, c, 2), [DEFAULT_FALLBACK_TEXT, 'ok: hello again']);
       await stillWorking();
     });
 
@@ -357,7 +362,11 @@ for (const store of await testStores()) {
       // Not taken as the answer to the question of the failed turn: the dialog starts over and asks again.
       const next = await sendAndWait(asker, c, 'Ada');
       assert.equal(next.status, 'processed', `the next turn: ${next.failureReason}`);
-      assert.deepEqual(await waitForReplies(asker, c, 2), ['Your name?', 'Your name?']);
+      assert.deepEqual(await waitForReplies(asker, c, 3), [
+        'Your name?',
+        DEFAULT_FALLBACK_TEXT,
+        'Your name?',
+      ]);
     });
 
     test('the server still answers after all that', async () => {

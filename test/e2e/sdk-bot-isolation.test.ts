@@ -2,6 +2,7 @@
 // own process: stopped with the reason, harming nothing else; and an SDK bot's own actions.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { DEFAULT_FALLBACK_TEXT } from '../../src/domain/chat/fallback-message.ts';
 import type { Client } from '@botpress/client';
 import { chatUrlOf } from '../helpers/bp-cli.ts';
 import { ChatSession, turnOutcome } from '../helpers/chat-bots.ts';
@@ -106,7 +107,8 @@ describe(
       assert.match(outcome.failureReason ?? '', /did not answer within 2 s/);
       await waitForLog(t, botId, since, /ran past its time limit of 2 s/, 'error');
       await session.say('hello');
-      assert.deepEqual(await session.nextTexts(1, 20_000), ['fine: hello']);
+      // The failed turn left the visitor its fallback message, not silence.
+      assert.deepEqual(await session.nextTexts(2, 20_000), [DEFAULT_FALLBACK_TEXT, 'fine: hello']);
     });
 
     test('memory past the limit, buffers included, stops the process; another bot answers all along', async () => {
@@ -158,7 +160,7 @@ describe(
       assert.match(outcome.failureReason ?? '', /the bot process exited with code 3/);
       await waitForLog(t, botId, since, /the bot process exited with code 3/, 'error');
       await session.say('hi');
-      assert.deepEqual(await session.nextTexts(1, 20_000), ['still: hi']);
+      assert.deepEqual(await session.nextTexts(2, 20_000), [DEFAULT_FALLBACK_TEXT, 'still: hi']);
     });
   },
 );

@@ -2,6 +2,7 @@
 // official webchat on any page, as a bubble that opens it or inline in an element of the page. The chat
 // runs in a frame of Parley's own origin (its styles and the page's cannot meet), so this script stays
 // small; its bubble lives in a shadow root for the same reason.
+import { INJECT_SCRIPT, SHARE_PATH, WEBCHAT_ASSETS_PATH } from '../../src/contract/webchat/pages.ts';
 import { isFrameMessage } from './config.ts';
 
 interface InitOptions {
@@ -29,7 +30,7 @@ interface Instance {
   toggle(): void;
 }
 
-const SCRIPT_PATH = '/webchat/v1/inject.js';
+const SCRIPT_PATH = `${WEBCHAT_ASSETS_PATH}${INJECT_SCRIPT}`;
 const script = document.currentScript instanceof HTMLScriptElement ? document.currentScript : undefined;
 const scriptBase = script?.src ? script.src.slice(0, script.src.indexOf(SCRIPT_PATH)) : undefined;
 
@@ -59,9 +60,12 @@ const STYLES = `
 
 function frameFor(base: string, clientId: string, title: string, embedded: boolean): HTMLIFrameElement {
   const frame = document.createElement('iframe');
-  frame.src = `${base}/s/${encodeURIComponent(clientId)}${embedded ? '?embedded' : ''}`;
+  frame.src = `${base}${SHARE_PATH}${encodeURIComponent(clientId)}${embedded ? '?embedded' : ''}`;
   frame.title = title;
   frame.setAttribute('allow', 'clipboard-write');
+  // The page's origin, even from a page that sends no referrer: where the bot's allowed origins leave
+  // it out, Parley answers the frame with why instead of a blank frame (the Origin header tells it as much).
+  frame.referrerPolicy = 'origin';
   return frame;
 }
 

@@ -5,7 +5,7 @@ import {
   ADMIN_TOKEN_HANDLERS,
 } from '../../handlers/admin/index.ts';
 import { accountActorOf, principalOf, requireAuth, workspaceActorOf } from '../auth.ts';
-import { allowCors, PLATFORM_HEADERS } from '../cors.ts';
+import { allowCors, OPERATOR_CORS_SETTING, PLATFORM_HEADERS } from '../cors.ts';
 import type { PlatformApiOptions } from '../cors.ts';
 import { PAYLOAD_LIMITS } from '../limits.ts';
 import { routeOperations } from '../operations.ts';
@@ -19,7 +19,12 @@ export const adminApi: FastifyPluginAsync<PlatformApiOptions> = async (app, { co
   app.addHook('onRoute', (route) => {
     route.bodyLimit ??= PAYLOAD_LIMITS.admin;
   });
-  if (corsOrigins) await allowCors(app, { origins: () => corsOrigins, allowedHeaders: PLATFORM_HEADERS });
+  if (corsOrigins)
+    await allowCors(app, {
+      origins: () => corsOrigins,
+      setIn: OPERATOR_CORS_SETTING,
+      allowedHeaders: PLATFORM_HEADERS,
+    });
   requireAuth(app, app.domain, 'workspace');
   routeOperations(app, ADMIN_MEMBER_HANDLERS, workspaceActorOf);
   routeOperations(app, ADMIN_ACCOUNT_HANDLERS, accountActorOf, { auth: 'account' });

@@ -6,7 +6,7 @@ import { CHAT_USER_HANDLERS, CHAT_VISITOR_HANDLERS } from '../../handlers/chat/i
 import { listenConversation } from '../../contract/chat/listen.ts';
 import type { ChatSession, ChatVisitor } from '../../domain/chat/chat.ts';
 import { channelRoutes, pathParam } from '../channel-routes.ts';
-import { allowCors } from '../cors.ts';
+import { allowCors, BOT_CORS_SETTING } from '../cors.ts';
 import { unavailable } from '../errors.ts';
 import { userKeyOf } from '../headers.ts';
 import { documentSecurity } from '../openapi-security.ts';
@@ -52,6 +52,7 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
   });
   // Browsers may call a channel from the origins its bot allows (any, unless configured).
   await allowCors(app, {
+    setIn: BOT_CORS_SETTING,
     origins: async (request) => (await chat.scope(webhookIdOf(request))).channel.allowedOrigins ?? '*',
   });
 

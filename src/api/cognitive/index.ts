@@ -5,7 +5,7 @@ import { COGNITIVE_HANDLERS } from '../../handlers/cognitive/index.ts';
 import { errorResponses } from '../../contract/models.ts';
 import type { GenerationRequest } from '../../domain/llm/schemas.ts';
 import { botActorOf, requireAuth } from '../auth.ts';
-import { allowCors, PLATFORM_HEADERS } from '../cors.ts';
+import { allowCors, OPERATOR_CORS_SETTING, PLATFORM_HEADERS } from '../cors.ts';
 import type { PlatformApiOptions } from '../cors.ts';
 import { PAYLOAD_LIMITS } from '../limits.ts';
 import { routeOperations } from '../operations.ts';
@@ -24,7 +24,12 @@ export const cognitiveApi: FastifyPluginAsync<PlatformApiOptions> = async (app, 
       ? PAYLOAD_LIMITS.audio
       : PAYLOAD_LIMITS.runtime;
   });
-  if (corsOrigins) await allowCors(app, { origins: () => corsOrigins, allowedHeaders: PLATFORM_HEADERS });
+  if (corsOrigins)
+    await allowCors(app, {
+      origins: () => corsOrigins,
+      setIn: OPERATOR_CORS_SETTING,
+      allowedHeaders: PLATFORM_HEADERS,
+    });
   requireAuth(app, app.domain, 'bot');
   routeOperations(app, COGNITIVE_HANDLERS, botActorOf);
 

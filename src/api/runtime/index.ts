@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { RUNTIME_HANDLERS } from '../../handlers/runtime/index.ts';
 import { botActorOf, requireAuth } from '../auth.ts';
-import { allowCors, PLATFORM_HEADERS } from '../cors.ts';
+import { allowCors, OPERATOR_CORS_SETTING, PLATFORM_HEADERS } from '../cors.ts';
 import type { PlatformApiOptions } from '../cors.ts';
 import { PAYLOAD_LIMITS } from '../limits.ts';
 import { routeOperations } from '../operations.ts';
@@ -11,7 +11,12 @@ export const runtimeApi: FastifyPluginAsync<PlatformApiOptions> = async (app, { 
   app.addHook('onRoute', (route) => {
     route.bodyLimit ??= PAYLOAD_LIMITS.runtime;
   });
-  if (corsOrigins) await allowCors(app, { origins: () => corsOrigins, allowedHeaders: PLATFORM_HEADERS });
+  if (corsOrigins)
+    await allowCors(app, {
+      origins: () => corsOrigins,
+      setIn: OPERATOR_CORS_SETTING,
+      allowedHeaders: PLATFORM_HEADERS,
+    });
   requireAuth(app, app.domain, 'bot');
   routeOperations(app, RUNTIME_HANDLERS, botActorOf);
 };

@@ -1,21 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import fastifyStatic from '@fastify/static';
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiError, unlessMissing } from '../../domain/shared/errors.ts';
+import { headerValue } from '../headers.ts';
 import { webchatConfiguration } from './configuration.ts';
 import { PACKAGE_ROOT } from '../../paths.ts';
+import { INJECT_SCRIPT, SHARE_PATH, WEBCHAT_ASSETS_PATH } from '../../contract/webchat/pages.ts';
 
 /** Where `npm run build:webchat` (run by `npm ci`) writes the webchat's assets. */
 export const WEBCHAT_DIR = path.join(PACKAGE_ROOT, 'dist', 'webchat');
-/** The embed script's address: `<script src="{base}/webchat/v1/inject.js" data-client-id="…">`. */
-export const WEBCHAT_ASSETS_PATH = '/webchat/v1/';
-export const INJECT_SCRIPT = 'inject.js';
-/** A full-page chat with a bot: `{base}/s/{clientId}` (with `?embedded` inside the embed script's frame). */
-export const SHARE_PATH = '/s/';
-
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** The embed script keeps its address across builds: pages pick up a new one within minutes. */
 const INJECT_CACHE = 'public, max-age=300';
@@ -84,6 +80,50 @@ function contentSecurityPolicy(
   ].join('; ');
 }
 
+/**
+ * The origin of the page that frames this request, when the browser says both that it is a frame's
+ * (`Sec-Fetch-Dest`) and where it comes from (`Referer`, an origin at least unless the page withholds it).
+ */
+function framingOrigin(request: FastifyRequest): string | undefined {
+  if (headerValue(request.headers['sec-fetch-dest']) !== 'iframe') return undefined;
+  const referer = headerValue(request.headers.referer);
+  if (!referer) return undefined;
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The origin of the page framing the share page, when the bot's allow-list leaves it out: the browser
+ * would refuse the page there (`frame-ancestors`) and show an empty grey frame, so the frame is told
+ * why instead. Undefined when the frame may show the chat, or when the browser does not say who frames it
+ * (then the policy alone decides).
+ */
+function refusedFrame(
+  request: FastifyRequest,
+  allowedOrigins: readonly string[] | undefined,
+): string | undefined {
+  if (!allowedOrigins || allowedOrigins.includes('*')) return undefined;
+  const origin = framingOrigin(request);
+  return origin !== undefined && !allowedOrigins.includes(origin) ? origin : undefined;
+}
+
+/** What a frame on a page the bot does not allow shows: text only, nothing to run or load. */
+const refusedFrameHtml = (origin: string) =>
+  `<!doctype html><meta charset="utf-8"><title>Not allowed here</title>
+<body style="font:15px/1.5 system-ui,sans-serif;margin:0;padding:1.25rem;color:#1c2330;background:#fff4e5;overflow-wrap:anywhere">
+<p><strong>This chat cannot be shown on ${escapeHtml(origin)}.</strong></p>
+<p>The bot allows its chat only on the websites listed in its allowed origins, and this one is not among them.
+Its owner can add <code>${escapeHtml(origin)}</code> in the console (the bot's Publish screen), or to
+<code>integrations.chat.configuration.allowedOrigins</code>.</p>
+</body>
+`;
+/** Text, no script; any page may frame it (it says only that it may not show the chat). */
+const REFUSED_FRAME_POLICY =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
+
 /** The share page of a chat that is not there: text, nothing to run or load. */
 const NOT_FOUND_POLICY = "default-src 'none'; base-uri 'none'; form-action 'none'";
 
@@ -144,16 +184,31 @@ export const webchatAssets: FastifyPluginAsync<WebchatAssetsOptions> = async (ap
             '<!doctype html><meta charset="utf-8"><title>Not found</title><p>This chat is not available.</p>\n',
           );
       }
-      return reply
-        .type('text/html; charset=utf-8')
-        .header('cache-control', 'no-cache')
-        .header(
-          'content-security-policy',
-          contentSecurityPolicy(scope.channel.allowedOrigins, app.domain.links.contentUrl),
-        )
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', 'no-referrer')
-        .send(pageHtml(manifest, webchatConfiguration(scope, webchat.uploadsAvailable)));
+      const refusedOrigin = refusedFrame(request, scope.channel.allowedOrigins);
+      if (refusedOrigin !== undefined) {
+        return reply
+          .code(403)
+          .type('text/html; charset=utf-8')
+          .header('cache-control', 'no-cache')
+          .header('content-security-policy', REFUSED_FRAME_POLICY)
+          .header('x-content-type-options', 'nosniff')
+          .header('vary', 'sec-fetch-dest, referer')
+          .send(refusedFrameHtml(refusedOrigin));
+      }
+      return (
+        reply
+          .type('text/html; charset=utf-8')
+          .header('cache-control', 'no-cache')
+          .header(
+            'content-security-policy',
+            contentSecurityPolicy(scope.channel.allowedOrigins, app.domain.links.contentUrl),
+          )
+          .header('x-content-type-options', 'nosniff')
+          .header('referrer-policy', 'no-referrer')
+          // Who frames the page decides between it and the notice of refusedFrame.
+          .header('vary', 'sec-fetch-dest, referer')
+          .send(pageHtml(manifest, webchatConfiguration(scope, webchat.uploadsAvailable)))
+      );
     },
   });
 };

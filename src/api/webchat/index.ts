@@ -11,7 +11,7 @@ import type { ChatSession } from '../../domain/chat/chat.ts';
 import type { WebchatVisitor } from '../../domain/webchat/webchat.ts';
 import { resumePoint } from '../chat/listen.ts';
 import { channelRoutes, pathParam } from '../channel-routes.ts';
-import { allowCors } from '../cors.ts';
+import { allowCors, BOT_CORS_SETTING } from '../cors.ts';
 import { unavailable } from '../errors.ts';
 import { openEventStream } from '../event-stream.ts';
 import { headerValue } from '../headers.ts';
@@ -55,6 +55,7 @@ export const webchatApi: FastifyPluginAsync<WebchatApiOptions> = async (app, { p
     for (const close of [...streams]) close();
   });
   await allowCors(app, {
+    setIn: BOT_CORS_SETTING,
     origins: async (request) => (await webchat.scope(clientIdOf(request))).channel.allowedOrigins ?? '*',
   });
 

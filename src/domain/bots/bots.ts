@@ -172,6 +172,7 @@ function chatIntegration(
       ...(secrets && channel.encryptionKey && { encryptionKey: channel.encryptionKey }),
       ...(channel.allowedOrigins && { allowedOrigins: channel.allowedOrigins }),
       ...(Object.keys(channel.webchat).length > 0 && { webchat: channel.webchat }),
+      ...(channel.fallbackMessage && { fallbackMessage: channel.fallbackMessage }),
     },
     status: 'registered',
     statusReason: null,
@@ -453,6 +454,7 @@ export class Bots {
           encryptionKey: configuration.encryptionKey ?? null,
           allowedOrigins: configuration.allowedOrigins ? checkOrigins(configuration.allowedOrigins) : null,
           webchat: configuration.webchat ?? {},
+          fallbackMessage: configuration.fallbackMessage ?? null,
         }),
       });
     }

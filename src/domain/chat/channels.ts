@@ -7,6 +7,7 @@ import { nowIso } from '../shared/time.ts';
 import type { Settings } from '../shared/settings.ts';
 import type { Caches } from '../shared/caches.ts';
 import type { WebchatAppearance } from '../webchat/appearance.ts';
+import type { FallbackMessage } from './fallback-message.ts';
 
 /** The built-in chat integration: its name is also its id and its alias on every bot. */
 export const CHAT_INTEGRATION = 'chat';
@@ -24,6 +25,8 @@ export interface ChatChannel {
   allowedOrigins?: string[];
   /** How the channel's webchat looks. */
   webchat: WebchatAppearance;
+  /** What a visitor reads when a turn fails, as set; undefined: the default (`fallbackInForce`). */
+  fallbackMessage?: FallbackMessage;
   createdAt: string;
   updatedAt: string;
 }
@@ -41,6 +44,8 @@ export interface ChatChannelChanges {
   /** `null`: any origin. */
   allowedOrigins?: string[] | null;
   webchat?: WebchatAppearance;
+  /** `null`: back to the default. */
+  fallbackMessage?: FallbackMessage | null;
 }
 
 function toChannel(row: Row<'chat_channels'>): ChatChannel {
@@ -51,6 +56,9 @@ function toChannel(row: Row<'chat_channels'>): ChatChannel {
     ...(row.encryption_key !== null && { encryptionKey: row.encryption_key }),
     ...(row.allowed_origins !== null && { allowedOrigins: JSON.parse(row.allowed_origins) as string[] }),
     webchat: JSON.parse(row.webchat) as WebchatAppearance,
+    ...(row.fallback_message !== null && {
+      fallbackMessage: JSON.parse(row.fallback_message) as FallbackMessage,
+    }),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -73,6 +81,7 @@ export class ChatChannels {
       encryption_key: null,
       allowed_origins: null,
       webchat: '{}',
+      fallback_message: null,
       created_at: now,
       updated_at: now,
     };
@@ -123,6 +132,9 @@ export class ChatChannels {
           allowed_origins: changes.allowedOrigins === null ? null : JSON.stringify(changes.allowedOrigins),
         }),
         ...(changes.webchat !== undefined && { webchat: JSON.stringify(changes.webchat) }),
+        ...(changes.fallbackMessage !== undefined && {
+          fallback_message: changes.fallbackMessage === null ? null : JSON.stringify(changes.fallbackMessage),
+        }),
         updated_at: nowIso(),
       })
       .where('bot_id', '=', botId)

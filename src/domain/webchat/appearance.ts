@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import { createAjv } from '../shared/json-schema.ts';
 import { invalidPayload } from '../shared/errors.ts';
+import { FallbackMessageSchema } from '../chat/fallback-message.ts';
 
 const Url = Type.String({ minLength: 1, maxLength: 2000, pattern: '^(https?://|data:image/)' });
 
@@ -41,13 +42,15 @@ const Origin = Type.String({ minLength: 1, maxLength: 300 });
 
 /**
  * The configuration of a bot's chat channel (`integrations.chat.configuration` of updateBot): the
- * Chat API's key mode, the origins browsers may call the channel from, and the webchat's look.
+ * Chat API's key mode, the origins browsers may call the channel from, the webchat's look, and what a
+ * visitor reads when a turn fails.
  */
 export const ChatConfigurationSchema = Type.Object(
   {
     encryptionKey: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     allowedOrigins: Type.Optional(Type.Union([Type.Array(Origin, { maxItems: 100 }), Type.Null()])),
     webchat: Type.Optional(Type.Union([WebchatAppearanceSchema, Type.Null()])),
+    fallbackMessage: Type.Optional(Type.Union([FallbackMessageSchema, Type.Null()])),
   },
   { additionalProperties: false },
 );

@@ -8,6 +8,7 @@ import { Conversations } from './conversations.tsx';
 import { Logs } from './logs.tsx';
 import { TryIt } from './try-it.tsx';
 import { Settings } from './settings.tsx';
+import { Publish } from './publish/publish.tsx';
 import { Keys } from './keys.tsx';
 import { Webhooks } from './webhooks.tsx';
 
@@ -25,6 +26,7 @@ export const BOT_SECTIONS: BotSection[] = [
   { segment: 'conversations', label: 'Conversations', component: Conversations },
   { segment: 'logs', label: 'Logs', component: Logs },
   { segment: 'try', label: 'Try it', component: TryIt },
+  { segment: 'publish', label: 'Publish', component: Publish },
   { segment: 'settings', label: 'Settings', component: Settings },
   { segment: 'webhooks', label: 'Webhooks', component: Webhooks },
   { segment: 'keys', label: 'API keys', component: Keys, needs: 'botKeys.manage' },
