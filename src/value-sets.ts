@@ -112,3 +112,7 @@ export type TableJobStatus = (typeof TABLE_JOB_STATUSES)[number];
 /** Where a workspace provider's model list comes from: declared by its maker, or read from its `GET /models`. */
 export const LLM_MODEL_SOURCES = ['declared', 'provider'] as const;
 export type LlmModelSource = (typeof LLM_MODEL_SOURCES)[number];
+
+/** How searchFiles and findTableRows rank (PARLEY_SEARCH_RANKING): both ways fused, by words, by meaning. */
+export const SEARCH_RANKINGS = ['hybrid', 'words', 'meaning'] as const;
+export type SearchRanking = (typeof SEARCH_RANKINGS)[number];
