@@ -2,11 +2,13 @@
 // machine's ceiling, everything started here on 127.0.0.1 and stopped at the end. Parley's chat round
 // trip and live fan-out run with SSE listeners and again with WebSocket ones (rows named `…, WebSocket`).
 // Prints one table and writes bench/results/latest.json. Options: --quick, --no-pin, --profile,
-// --scenarios chat,sdk,held,actions,fanout,search,tables,llm,aiturn, --stores sqlite,postgres. `sdk` is
+// --scenarios chat,sdk,held,actions,fanout,search,tables,llm,aiturn,retrieval, --stores sqlite,postgres. `sdk` is
 // the chat round trip of the echo bot of `bp init`, deployed as `bp deploy` does, and its cold start.
 // `llm` is what the LLM gateway adds to a streamed completion (first token, last byte), 1 and 64 streams
 // at a time, beside the same streams asked of the provider directly. `aiturn` is the held load on a bot
 // whose replies come from an AI card's model answering in a fixed 1 s: what Parley adds to it.
+// `retrieval` is search quality (recall@5, MRR) and latency by words, by meaning and both, on a
+// generated corpus of known answers at 2,000 and 100,000 passages (not in the default set: see below).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
@@ -28,6 +30,7 @@ import {
   deploy,
   llmSettings,
   ownerAdmin,
+  parleyData,
   POSTGRES_URL,
   postgresProblem,
   ROOT,
@@ -67,6 +70,15 @@ import type {
   RunResult,
 } from './lib/protocol.ts';
 import { median, round, summarize } from './lib/stats.ts';
+import { seeded } from './lib/seeded.ts';
+import { ask, botClient, RECALL_AT, untilEmbedded, upload } from './lib/retrieval.ts';
+import {
+  benchCorpus,
+  PASSAGES_PER_DOCUMENT,
+  RETRIEVAL_QUESTION_DOCUMENTS,
+  RETRIEVAL_QUESTIONS,
+} from './lib/retrieval-corpus.ts';
+import type { SearchRanking } from '../src/value-sets.ts';
 import type { Latency } from './lib/stats.ts';
 
 const { values: options } = parseArgs({
@@ -96,6 +108,8 @@ const plan = quick
       held: { conversations: 500, intervalMs: 5000, warmupMs: 5000, durationMs: 15_000, graceMs: 5000 },
       aiTurns: { conversations: 200, intervalMs: 2000, warmupMs: 4000, durationMs: 10_000, graceMs: 5000 },
       tables: { rows: 10_000, finds: 1000, findWarmup: 100, upserts: 10, upsertWarmup: 2 },
+      // timeMs: added to the run's time limit when the scenario runs, for each store.
+      retrieval: { passages: [2000, 20_000], largeQuestions: 50, timeMs: 5 * 60_000 },
       llm: { concurrency: [1, 64], rounds: 4, streams: { 1: 10, 64: 128 } as Record<number, number> },
       timeLimitMs: 180_000,
     }
@@ -112,6 +126,7 @@ const plan = quick
       held: { conversations: 2000, intervalMs: 5000, warmupMs: 5000, durationMs: 30_000, graceMs: 5000 },
       aiTurns: { conversations: 200, intervalMs: 2000, warmupMs: 4000, durationMs: 30_000, graceMs: 5000 },
       tables: { rows: 100_000, finds: 5000, findWarmup: 500, upserts: 30, upsertWarmup: 2 },
+      retrieval: { passages: [2000, 100_000], largeQuestions: 50, timeMs: 30 * 60_000 },
       llm: { concurrency: [1, 64], rounds: 8, streams: { 1: 20, 64: 256 } as Record<number, number> },
       timeLimitMs: 18 * 60_000,
     };
@@ -151,11 +166,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 process.on('exit', killAllNow);
+const timeLimitMs =
+  plan.timeLimitMs +
+  (scenarios.has('retrieval') ? plan.retrieval.timeMs * (options.stores?.split(',').length ?? 2) : 0);
 const watchdog = setTimeout(() => {
-  log(`time limit (${plan.timeLimitMs / 1000} s) reached: stopping`);
+  log(`time limit (${timeLimitMs / 1000} s) reached: stopping`);
   stopping = true;
   void cleanup().finally(() => process.exit(3));
-}, plan.timeLimitMs);
+}, timeLimitMs);
 watchdog.unref();
 
 // ---------------------------------------------------------------------------------------------------
@@ -600,17 +618,6 @@ const SEARCH_DOCUMENTS = 40;
 const SEARCH_SECTIONS = 25;
 const SEARCH_CONCURRENCY = 8;
 
-/** A seeded generator, so every run searches the same corpus with the same queries. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A vocabulary of 1,200 made-up words, drawn with a skew (a few common, many rare), like a real text's. */
 function vocabulary(random: () => number): { word(): string; words: string[] } {
   const syllables = [
@@ -748,6 +755,154 @@ async function searchScenario(store: StoreName, server: ParleyServer): Promise<v
     median: mediansOf(runs),
     passages,
   });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Retrieval: how well and how fast searchFiles finds the passages that answer known questions, ranked
+// by words (BM25), by meaning (the vectors) and both fused (hybrid, the default): servers started one
+// after another on the same data, with PARLEY_SEARCH_RANKING set to each. The corpus and its questions
+// come from bench/lib/retrieval-corpus.ts, the embedding model is the bench provider's (the tests'
+// deterministic embedder with the corpus's synonyms). The questions' documents come first (2,000
+// passages); filler documents then grow the corpus to each size of plan.retrieval.passages, uploaded
+// through the Files API as a bot would, and every question is asked again among them.
+
+const RANKINGS: { ranking: SearchRanking; system: string }[] = [
+  { ranking: 'words', system: 'BM25 alone' },
+  { ranking: 'meaning', system: 'vectors alone' },
+  { ranking: 'hybrid', system: 'hybrid (RRF)' },
+];
+/** Filler documents are uploaded this many generated documents to a file (fewer, larger uploads). */
+const FILLER_DOCUMENTS_PER_FILE = 20;
+
+interface RetrievalFigure {
+  store: StoreName;
+  passages: number;
+  /** Questions asked of each set. */
+  questions: number;
+  ranking: SearchRanking;
+  system: string;
+  literal: { recall: number; mrr: number };
+  paraphrase: { recall: number; mrr: number };
+  /** searchFiles round trips over both sets of questions, one at a time. */
+  latency: Latency;
+}
+const retrievalFigures: RetrievalFigure[] = [];
+
+async function retrievalScenario(store: StoreName, provider: ProviderReady): Promise<void> {
+  const corpus = benchCorpus();
+  const data = await parleyData(store);
+  cleanupTasks.push(() => data.remove());
+  const serve = (ranking: SearchRanking) =>
+    startParley(
+      store,
+      [],
+      {
+        ...llmSettings(provider),
+        PARLEY_EMBEDDINGS_MODEL: provider.embeddingModel,
+        PARLEY_SEARCH_RANKING: ranking,
+      },
+      data,
+    );
+  try {
+    let current: SearchRanking = 'hybrid';
+    let server = await serve(current);
+    const { bot } = await ownerAdmin(server).createBot({ name: 'retrieval-bench' });
+    const key = await botApiKey(server, bot.id);
+    let client = botClient(server.url, bot.id, key);
+    const { knowledgeBase } = await client.createKnowledgeBase({ name: 'retrieval' });
+    let documents = 0;
+    for (const size of plan.retrieval.passages) {
+      const started = performance.now();
+      if (documents === 0) {
+        await upload(client, knowledgeBase.id, corpus.documents(0, RETRIEVAL_QUESTION_DOCUMENTS));
+        documents = RETRIEVAL_QUESTION_DOCUMENTS;
+      }
+      while (documents * PASSAGES_PER_DOCUMENT < size) {
+        const count = Math.min(FILLER_DOCUMENTS_PER_FILE, size / PASSAGES_PER_DOCUMENT - documents);
+        const part = corpus.documents(documents, count);
+        await upload(client, knowledgeBase.id, [
+          { key: `filler-${documents}.md`, content: part.map((d) => d.content).join('\n') },
+        ]);
+        documents += count;
+      }
+      await untilEmbedded(data, size, 30 * 60_000, (state) => log(`retrieval ${store}: ${state}`));
+      log(
+        `retrieval ${store}: ${num(size)} passages indexed and embedded (${((performance.now() - started) / 1000).toFixed(1)} s)`,
+      );
+      for (const { ranking, system } of RANKINGS) {
+        if (ranking !== current) {
+          await server.stop();
+          server = await serve(ranking);
+          current = ranking;
+          client = botClient(server.url, bot.id, key);
+        }
+        // A first pass warms the server's caches and the driver's statements up; the second is measured.
+        await ask(client, knowledgeBase.id, [...corpus.literal, ...corpus.paraphrase].slice(0, 40));
+        // Past the first size, fewer questions of each set: an exact scan of 100,000 vectors is slow.
+        const asked =
+          size === plan.retrieval.passages[0] ? RETRIEVAL_QUESTIONS : plan.retrieval.largeQuestions;
+        const literal = await ask(client, knowledgeBase.id, corpus.literal.slice(0, asked));
+        const paraphrase = await ask(client, knowledgeBase.id, corpus.paraphrase.slice(0, asked));
+        const figure: RetrievalFigure = {
+          store,
+          passages: size,
+          questions: asked,
+          ranking,
+          system,
+          literal: { recall: round(literal.recall), mrr: round(literal.mrr) },
+          paraphrase: { recall: round(paraphrase.recall), mrr: round(paraphrase.mrr) },
+          latency: summarize([...literal.timesMs, ...paraphrase.timesMs]),
+        };
+        retrievalFigures.push(figure);
+        log(
+          `retrieval ${store} ${num(size)} ${system}: literal recall@${RECALL_AT} ${figure.literal.recall} MRR ${figure.literal.mrr}, paraphrase recall@${RECALL_AT} ${figure.paraphrase.recall} MRR ${figure.paraphrase.mrr}, p50 ${ms(figure.latency.p50)} ms p99 ${ms(figure.latency.p99)} ms`,
+        );
+      }
+      // The next size is loaded with the default ranking (the order of RANKINGS ends with it).
+    }
+    await server.stop();
+  } finally {
+    await data.remove();
+  }
+}
+
+/** Issue 33's targets: hybrid at least as good as BM25 on each set, better on paraphrases; p99 < 50 ms at 100,000. */
+function retrievalTargets(): void {
+  for (const hybrid of retrievalFigures.filter((f) => f.ranking === 'hybrid')) {
+    const words = retrievalFigures.find(
+      (f) => f.ranking === 'words' && f.store === hybrid.store && f.passages === hybrid.passages,
+    );
+    const at = `${num(hybrid.passages)} passages`;
+    if (words) {
+      targets.push({
+        name: `retrieval, ${at}: hybrid recall@${RECALL_AT} vs BM25 (literal, paraphrase)`,
+        store: hybrid.store,
+        value: `${hybrid.literal.recall} vs ${words.literal.recall}, ${hybrid.paraphrase.recall} vs ${words.paraphrase.recall}`,
+        target: '≥ on literal, > on paraphrase',
+        met:
+          hybrid.literal.recall >= words.literal.recall && hybrid.paraphrase.recall > words.paraphrase.recall,
+      });
+    }
+    if (hybrid.passages >= 100_000) {
+      targets.push({
+        name: `retrieval, ${at}: hybrid searchFiles p99`,
+        store: hybrid.store,
+        value: `${ms(hybrid.latency.p99)} ms`,
+        target: '< 50 ms',
+        met: hybrid.latency.p99 < 50,
+      });
+    }
+  }
+}
+
+function retrievalTable(): string {
+  const head = `| store | passages (questions a set) | ranking | literal recall@${RECALL_AT} | literal MRR | paraphrase recall@${RECALL_AT} | paraphrase MRR | p50 ms | p99 ms |`;
+  const rule = '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |';
+  const rows = retrievalFigures.map(
+    (f) =>
+      `| ${f.store} | ${num(f.passages)} (${f.questions}) | ${f.system} | ${f.literal.recall} | ${f.literal.mrr} | ${f.paraphrase.recall} | ${f.paraphrase.mrr} | ${ms(f.latency.p50)} | ${ms(f.latency.p99)} |`,
+  );
+  return [head, rule, ...rows].join('\n');
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1850,7 +2005,10 @@ async function main(): Promise<number> {
       'node:http echo',
       path.join(BENCH_DIR, 'peers', 'http-echo.mjs'),
     );
-  const provider = scenarios.has('llm') || scenarios.has('aiturn') ? await startModelProvider() : undefined;
+  const provider =
+    scenarios.has('llm') || scenarios.has('aiturn') || scenarios.has('retrieval')
+      ? await startModelProvider()
+      : undefined;
   if (havePeers) {
     peers.botkit = await startServerProcess('Botkit echo', path.join(BENCH_DIR, 'peers', 'botkit-echo.mjs'));
     peers.directline = await startServerProcess(
@@ -1881,6 +2039,11 @@ async function main(): Promise<number> {
   for (const store of stores) {
     const profileDir = path.join(profileRoot, store);
     if (options.profile) await mkdir(profileDir, { recursive: true });
+    if (scenarios.has('retrieval')) {
+      if (!provider) throw new Error('the model provider is not running');
+      await retrievalScenario(store, provider);
+    }
+    if ([...scenarios].every((s) => s === 'retrieval')) continue;
     const uncachedDir = await uncachedActionBot();
     cleanupTasks.push(() => uncachedDir.remove());
     /** `parley serve` on this store with the three bots deployed. */
@@ -1956,8 +2119,10 @@ async function main(): Promise<number> {
     }
   }
 
+  retrievalTargets();
   const rows = buildRows();
   const table = markdownTable(rows);
+  const retrieval = retrievalFigures.length > 0 ? retrievalTable() : undefined;
   const date = new Date().toISOString();
   const result = {
     date,
@@ -1981,6 +2146,8 @@ async function main(): Promise<number> {
     actions: actionSeries,
     search: searchSeries,
     tables: tablesSeries,
+    retrieval: retrievalFigures,
+    ...(retrieval !== undefined && { retrievalTable: retrieval }),
     llm: llmFigures,
     fanout: fanoutFigures,
     held: heldFigures,
@@ -1994,7 +2161,8 @@ async function main(): Promise<number> {
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, JSON.stringify(result, null, 2) + '\n');
 
-  process.stdout.write(`\n${table}\n\n`);
+  if (rows.length > 0) process.stdout.write(`\n${table}\n\n`);
+  if (retrieval !== undefined) process.stdout.write(`${retrieval}\n\n`);
   process.stdout.write(
     `${date.slice(0, 10)}, ${info.cpu}, ${info.cores} cores, ${info.memoryGiB} GiB, ${info.os}, Node ${process.version}; ` +
       `${pinningOn() ? `servers on core ${SERVER_CPU}, load on core ${LOAD_CPU}; ` : ''}medians of ${plan.rounds} alternating rounds\n`,

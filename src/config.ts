@@ -5,6 +5,8 @@ import { parseAddressList } from './domain/shared/public-addresses.ts';
 import type { AddressList } from './domain/shared/public-addresses.ts';
 import { DEFAULT_PROVIDER } from './domain/llm/providers.ts';
 import type { LlmOptions, ModelPrice } from './domain/llm/providers.ts';
+import { SEARCH_RANKINGS } from './value-sets.ts';
+import type { SearchRanking } from './value-sets.ts';
 
 /**
  * Every setting of a Parley process, read once from flags and the environment.
@@ -379,6 +381,13 @@ export const SETTINGS = {
     description:
       'The model of the provider’s `POST /embeddings` that embeds the passages of indexed files (after their text is indexed), the searchable text of table rows (off their writes) and search queries, so that searchFiles and findTableRows rank by meaning as well as by words: `default:<model>` or a model id of `PARLEY_LLM_BASE_URL` as it names it (`text-embedding-3-small` on OpenAI, `nomic-embed-text` on Ollama). Its dimension is learned from its first answer and recorded with the vectors; a server started with another model embeds everything again in the background, search answering from the older vectors until it is done. Unset: full-text search alone.',
   },
+  searchRanking: {
+    env: 'PARLEY_SEARCH_RANKING',
+    flag: 'search-ranking',
+    default: 'hybrid',
+    description:
+      'How searchFiles and findTableRows rank once an embedding model is configured: `hybrid` (by words, BM25, and by meaning, the vectors, fused by reciprocal rank), `words` (full-text alone) or `meaning` (the vectors alone, full-text while the query cannot be embedded). For comparing them on your own content: `npm run bench -- --scenarios retrieval` does on a generated one.',
+  },
   llmTimeoutSeconds: {
     env: 'PARLEY_LLM_TIMEOUT_SECONDS',
     flag: 'llm-timeout-seconds',
@@ -460,6 +469,8 @@ export interface Config {
   corsOrigins: string[] | undefined;
   files: { maxFileBytes: number; botStorageBytes: number };
   llm: LlmOptions;
+  /** How searches rank once an embedding model is configured. */
+  searchRanking: SearchRanking;
   /** Outgoing webhooks may be posted to non-public addresses. */
   webhookPrivateTargets: boolean;
   /** Workspaces' model providers may be on non-public addresses. */
@@ -625,7 +636,21 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
       botStorageBytes: megabytes(values, 'filesBotStorageMb'),
     },
     llm: llmFrom(values),
+    searchRanking: oneOf(values, 'searchRanking', SEARCH_RANKINGS),
   };
+}
+
+/** A setting whose value is one of a closed set. */
+function oneOf<T extends string>(
+  values: Partial<Record<SettingName, string>>,
+  name: SettingName,
+  allowed: readonly T[],
+): T {
+  const value = required(values, name);
+  const found = allowed.find((a) => a === value);
+  if (found === undefined)
+    throw new ConfigError(`${SETTINGS[name].env} must be one of ${allowed.join(', ')}, got "${value}"`);
+  return found;
 }
 
 /** The server's model provider (none without a base URL) and what its calls may take and cost. */

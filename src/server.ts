@@ -86,6 +86,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       webhookPrivateTargets: config.webhookPrivateTargets,
       workspaceBacklog: config.engineWorkspaceBacklog,
       llm: config.llm,
+      searchRanking: config.searchRanking,
       llmTargets: {
         // The operator's provider is reached as it is; a workspace's only where tenants' targets may go.
         connections: publicConnections(

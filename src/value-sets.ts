@@ -148,3 +148,7 @@ export const HANDOFF_ACTIONS = [
   'timed_out',
 ] as const;
 export type HandoffAction = (typeof HANDOFF_ACTIONS)[number];
+
+/** How searchFiles and findTableRows rank (PARLEY_SEARCH_RANKING): both ways fused, by words, by meaning. */
+export const SEARCH_RANKINGS = ['hybrid', 'words', 'meaning'] as const;
+export type SearchRanking = (typeof SEARCH_RANKINGS)[number];

@@ -73,6 +73,12 @@ test('PARLEY_EMBEDDINGS_MODEL names a model of the server provider, and needs on
   assert.throws(() => buildConfig({ ...provider, embeddingsModel: 'default:' }), ConfigError);
 });
 
+test('PARLEY_SEARCH_RANKING is hybrid unless it says words or meaning', () => {
+  assert.equal(buildConfig({}).searchRanking, 'hybrid');
+  assert.equal(buildConfig({ searchRanking: 'meaning' }).searchRanking, 'meaning');
+  assert.throws(() => buildConfig({ searchRanking: 'vectors' }), /PARLEY_SEARCH_RANKING must be one of/);
+});
+
 for (const store of await testStores()) {
   describe(`semantic search: embeddings and hybrid ranking (${store.name})`, { skip: store.skip }, () => {
     let models: ModelServer;
@@ -314,6 +320,24 @@ for (const store of await testStores()) {
       assert.ok(mine.passages.every((p) => p.file.id !== theirFile && p.file.id !== sameText));
       const their = await theirs.client.searchFiles({ query: QUESTION, limit: 50, contextDepth: 0 });
       assert.ok(their.passages.every((p) => [theirFile, sameText].includes(p.file.id)));
+    });
+
+    test('PARLEY_SEARCH_RANKING: by words alone the question is not found, by meaning alone it is', async () => {
+      const ask = () => bot.client.searchFiles({ query: QUESTION, tags: { kbId }, contextDepth: 0 });
+      try {
+        await semantic.restart({ searchRanking: 'words' });
+        const words = await ask();
+        assert.ok(words.passages.every((p) => !p.content.includes('Vehicles')));
+        await semantic.restart({ searchRanking: 'meaning' });
+        const meaning = await ask();
+        assert.match(meaning.passages[0]?.content ?? '', /^Vehicles may be left in the north lot/);
+        // Not fused: a cosine similarity, above what reciprocal rank fusion gives any first hit (2 / 61).
+        assert.ok((meaning.passages[0]?.score ?? 0) > 2 / 61);
+      } finally {
+        await semantic.restart({ searchRanking: 'hybrid' });
+      }
+      const hybrid = await ask();
+      assert.ok((hybrid.passages[0]?.score ?? 1) <= 2 / 61);
     });
   });
 }

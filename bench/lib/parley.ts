@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { HEADERS } from '../../src/contract/headers.ts';
@@ -47,22 +48,57 @@ export function llmSettings(provider: LlmProvider): Record<string, string> {
   };
 }
 
-/** Runs `parley serve` as a user would (LOG_LEVEL=warn, port 0, a temp DATA_DIR), pinned to the server core. */
-export async function startParley(
-  store: StoreName,
-  nodeArgs: string[] = [],
-  extraEnv: Record<string, string> = {},
-): Promise<ParleyServer> {
+/**
+ * Where a server keeps its data: a temp DATA_DIR and, on Postgres, a schema of its own. Made by
+ * startParley for each server, or beforehand (`parleyData`) for servers that follow one another on the
+ * same data.
+ */
+export interface ParleyData {
+  dataDir: string;
+  /** Postgres's; undefined on SQLite. */
+  databaseUrl: string | undefined;
+  /** The workspace its first server created (a server started again on it says nothing of it). */
+  workspaceId?: string;
+  remove(): Promise<void>;
+}
+
+export async function parleyData(store: StoreName): Promise<ParleyData> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'parley-bench-'));
   let schema: Awaited<ReturnType<typeof createSchema>> | undefined;
-  let proc: Started | undefined;
-  const cleanup = async () => {
-    if (proc) await stop(proc.pid, 10_000);
+  const remove = async () => {
     await schema?.drop().catch(() => {});
     await rm(dataDir, { recursive: true, force: true });
   };
   try {
     if (store === 'postgres') schema = await createSchema(POSTGRES_URL, 'bench');
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return { dataDir, databaseUrl: schema?.url, remove };
+}
+
+/**
+ * Runs `parley serve` as a user would (LOG_LEVEL=warn, port 0), pinned to the server core, on `data`
+ * (kept when the server stops), or on data of its own (removed when it stops).
+ */
+export async function startParley(
+  store: StoreName,
+  nodeArgs: string[] = [],
+  extraEnv: Record<string, string> = {},
+  data?: ParleyData,
+): Promise<ParleyServer> {
+  let own: ParleyData | undefined;
+  let proc: Started | undefined;
+  const cleanup = async () => {
+    if (proc) await stop(proc.pid, 10_000);
+    await own?.remove();
+  };
+  try {
+    const used = data ?? (own = await parleyData(store));
+    const { dataDir, databaseUrl } = used;
+    // A server started again on its data prints nothing: it is given a port, and asked when it is ready.
+    const port = used.workspaceId === undefined ? 0 : await freePort();
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? os.tmpdir(),
@@ -73,13 +109,13 @@ export async function startParley(
       PARLEY_RATE_LIMITS: 'off',
       // The load generator is one address, with a connection for each of thousands of listeners.
       PARLEY_MAX_CONNECTIONS_PER_ADDRESS: '100000',
-      ...(schema && { DATABASE_URL: schema.url }),
+      ...(databaseUrl !== undefined && { DATABASE_URL: databaseUrl }),
       ...extraEnv,
     };
     const server = start(
       `parley serve (${store})`,
       process.execPath,
-      [...nodeArgs, PARLEY_BIN, 'serve', '--port', '0'],
+      [...nodeArgs, PARLEY_BIN, 'serve', '--port', String(port)],
       {
         cwd: ROOT,
         env,
@@ -87,14 +123,19 @@ export async function startParley(
       },
     );
     proc = server;
-    const [, workspaceId] = await server.waitFor(/workspace id: (\S+)/, 60_000);
-    const [, url] = await server.waitFor(/(http:\/\/127\.0\.0\.1:\d+)\/v1\/admin\/bots/);
+    let url = `http://127.0.0.1:${port}`;
+    if (used.workspaceId === undefined) {
+      [, used.workspaceId] = await server.waitFor(/workspace id: (\S+)/, 60_000);
+      [, url = url] = await server.waitFor(/(http:\/\/127\.0\.0\.1:\d+)\/v1\/admin\/bots/);
+    } else await untilReady(url, 60_000);
+    const { workspaceId } = used;
+    if (workspaceId === undefined) throw new Error('parley serve did not say its workspace');
     const sandboxes = new Set<number>();
     return {
       store,
-      url: url as string,
+      url,
       token: ADMIN_TOKEN,
-      workspaceId: workspaceId as string,
+      workspaceId,
       proc: server,
       pids: () => {
         for (const pid of descendantsOf(server.pid)) {
@@ -108,6 +149,32 @@ export async function startParley(
   } catch (err) {
     await cleanup();
     throw err;
+  }
+}
+
+/** A port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function untilReady(url: string, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const ready = await fetch(`${url}/readyz`).then(
+      (res) => res.ok,
+      () => false,
+    );
+    if (ready) return;
+    if (Date.now() > until) throw new Error(`${url} was not ready within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

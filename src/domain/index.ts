@@ -62,6 +62,7 @@ import { createTablesDomain } from './tables/index.ts';
 import type { TablesDomain } from './tables/index.ts';
 
 /** Every domain service, wired to one store. The API, the engine and the CLI all go through these. */
+import type { SearchRanking } from '../value-sets.ts';
 export interface Domain extends FilesDomain, TablesDomain {
   /** Throws when the store cannot answer (readiness). */
   ping(): Promise<void>;
@@ -135,6 +136,8 @@ export interface DomainOptions {
   llm?: LlmOptions;
   /** How workspaces' model providers are reached (none are when absent: a one-off command's domain). */
   llmTargets?: TenantTargets;
+  /** How searches rank once an embedding model is configured (`hybrid` when absent). */
+  searchRanking?: SearchRanking;
   /** Told of each search that answered by words alone, its query not embedded (ignored when absent). */
   onSearchFallback?: (fallback: SearchFallback) => void;
   /** Told of bot log lines the store did not take at once (ignored when absent: a one-off command's). */
@@ -156,10 +159,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   // One queue of embedding work for files and tables, with the server provider's embedding model.
   const embedding = new EmbeddingQueue(store, new Embeddings(options.llm ?? NO_LLM, llmUsage, aiSpend));
   const onFallback = options.onSearchFallback ?? (() => undefined);
-  const files = createFilesDomain(store, settings, links, options.files ?? DEFAULT_FILES_OPTIONS, {
-    embedding,
-    onFallback,
-  });
+  const semantic = { embedding, onFallback, ranking: options.searchRanking ?? 'hybrid' };
+  const files = createFilesDomain(store, settings, links, options.files ?? DEFAULT_FILES_OPTIONS, semantic);
   const accounts = new Accounts(db, caches);
   const members = new Members(db, accounts, caches);
   const users = new Users(store);
@@ -255,6 +256,6 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     settings,
     ...files,
     embedding,
-    ...createTablesDomain(store, files.fileContents, { embedding, onFallback }),
+    ...createTablesDomain(store, files.fileContents, semantic),
   };
 }

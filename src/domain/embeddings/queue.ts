@@ -1,6 +1,6 @@
 import type { Executor, Store } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
-import type { EmbeddingKind } from '../../value-sets.ts';
+import type { EmbeddingKind, SearchRanking } from '../../value-sets.ts';
 import { keptErrorText } from '../shared/errors.ts';
 import { LeasedRows } from '../shared/leased-rows.ts';
 import { ProviderFailure } from '../llm/openai-compatible.ts';
@@ -18,6 +18,8 @@ import type { TextEmbedder } from './vectors.ts';
 export interface SemanticSearch {
   embedding: EmbeddingQueue;
   onFallback: (fallback: SearchFallback) => void;
+  /** How searches rank once there is a model (PARLEY_SEARCH_RANKING). */
+  ranking: SearchRanking;
 }
 
 /** An item's embedding whose provider failed this many times is given up (its text search still works). */

@@ -1,4 +1,5 @@
 import type { SearchHit } from '../../store/index.ts';
+import type { SearchRanking } from '../../value-sets.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { dot, fromBytes, unitVector } from './vectors.ts';
 import type { TextEmbedder } from './vectors.ts';
@@ -38,6 +39,29 @@ export interface SearchFallback {
 
 /** Reciprocal rank fusion's constant: how much the first ranks weigh more than the next ones. */
 export const RRF_K = 60;
+
+/**
+ * A search's ranking, as the server's PARLEY_SEARCH_RANKING says: by words alone (the query is then not
+ * embedded), by meaning alone (by words when nothing ranks by meaning: no vectors yet, or the query could
+ * not be embedded), or both fused (`hybrid`, the default). `byWords` is asked for `limit` hits, or for
+ * `depth` when they are fused.
+ */
+export async function rankedBy(
+  how: SearchRanking,
+  byWords: (depth: number) => Promise<SearchHit[]>,
+  byMeaning: () => Promise<SearchHit[]>,
+  { limit, depth }: { limit: number; depth: number },
+): Promise<SearchHit[]> {
+  if (how === 'words') return (await byWords(limit)).slice(0, limit);
+  if (how === 'meaning') {
+    const meaning = await byMeaning();
+    return (meaning.length > 0 ? meaning : await byWords(limit)).slice(0, limit);
+  }
+  // One after the other: they may share a transaction's one connection.
+  const words = await byWords(Math.max(limit, depth));
+  const meaning = await byMeaning();
+  return meaning.length === 0 ? words.slice(0, limit) : fused([words, meaning], limit);
+}
 
 /**
  * Reciprocal rank fusion: each item scores the sum, over the rankings that hold it, of 1 / (k + its

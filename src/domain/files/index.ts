@@ -55,6 +55,7 @@ export function createFilesDomain(
   semantic: SemanticSearch = {
     embedding: new EmbeddingQueue(store, NO_EMBEDDER),
     onFallback: () => undefined,
+    ranking: 'hybrid',
   },
 ): FilesDomain {
   const { embedding } = semantic;
@@ -75,7 +76,7 @@ export function createFilesDomain(
   return {
     files,
     fileContents: new FileContents(store, files, blobs, signer),
-    fileSearch: new FileSearch(store, engine, passages, embedding, semantic.onFallback),
+    fileSearch: new FileSearch(store, engine, passages, semantic),
     knowledgeBases: new KnowledgeBases(store, files),
     indexing: new IndexingQueue(store, passages, blobs, parser, embedding),
     closeFiles: () => parser.close(),

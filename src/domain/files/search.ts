@@ -10,9 +10,8 @@ import { HEADING_TYPES } from './passages.ts';
 import type { PassageStore } from './passages.ts';
 import type { ContextItem, SearchPassage, TagFilter } from './schemas.ts';
 import { tagFilterConditions } from './tag-filter.ts';
-import type { EmbeddingQueue } from '../embeddings/queue.ts';
-import { closestToQuery, fused } from '../embeddings/ranking.ts';
-import type { SearchFallback } from '../embeddings/ranking.ts';
+import type { EmbeddingQueue, SemanticSearch } from '../embeddings/queue.ts';
+import { closestToQuery, rankedBy } from '../embeddings/ranking.ts';
 import { SEARCH_LIMIT_DEFAULT, CONTEXT_DEPTH_DEFAULT } from './schemas.ts';
 
 export interface SearchFilesQuery {
@@ -39,17 +38,21 @@ type Hit = { passage: PassageRow; score: number };
  * matching the tag filter), then each hit is dressed with its file, neighbours and headings.
  */
 export class FileSearch {
+  private readonly embedding: EmbeddingQueue;
+
   constructor(
     private readonly store: Store,
     private readonly engine: SearchEngine,
     private readonly passages: PassageStore,
-    private readonly embedding: EmbeddingQueue,
-    private readonly onFallback: (fallback: SearchFallback) => void,
-  ) {}
+    private readonly semantic: SemanticSearch,
+  ) {
+    this.embedding = semantic.embedding;
+  }
 
   /**
    * The passages the search may answer, ranked: by their words; with an embedding model, by their words
-   * and their meaning together (reciprocal rank fusion), once the passages have vectors.
+   * and their meaning together (reciprocal rank fusion), once the passages have vectors (or by one of
+   * them alone, as PARLEY_SEARCH_RANKING says).
    */
   private async ranked(
     actor: BotActor,
@@ -59,15 +62,14 @@ export class FileSearch {
     wanted: number,
   ): Promise<SearchHit[]> {
     const { model } = this.embedding.embedder;
-    const byWords = await this.engine.search(this.store.db, {
-      query: q.query,
-      candidate,
-      limit: model === undefined ? wanted : Math.max(wanted, FUSED_DEPTH),
-    });
+    const byWords = (limit: number) =>
+      this.engine.search(this.store.db, { query: q.query, candidate, limit });
     // A query of no word has no meaning to rank by either.
-    if (model === undefined || !/[\p{L}\p{N}]/u.test(q.query)) return byWords.slice(0, wanted);
-    const byMeaning = await this.byMeaning(actor, q, fileIds);
-    return byMeaning.length === 0 ? byWords.slice(0, wanted) : fused([byWords, byMeaning], wanted);
+    const how = model === undefined || !/[\p{L}\p{N}]/u.test(q.query) ? 'words' : this.semantic.ranking;
+    return rankedBy(how, byWords, () => this.byMeaning(actor, q, fileIds), {
+      limit: wanted,
+      depth: FUSED_DEPTH,
+    });
   }
 
   /**
@@ -95,7 +97,7 @@ export class FileSearch {
       this.embedding.embedder,
       { actor, query: q.query, model, depth: FUSED_DEPTH },
       rows.map((r) => ({ id: r.passage_id, vector: r.vector })),
-      this.onFallback,
+      this.semantic.onFallback,
     );
   }
 

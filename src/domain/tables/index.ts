@@ -28,6 +28,7 @@ export function createTablesDomain(
   const search = new TableSearch(
     store.sql.textSearch,
     new RowVectors(semantic.embedding, semantic.onFallback),
+    semantic.ranking,
   );
   const tables = new Tables(store, search);
   const tableRows = new TableRows(store, tables, search);

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Executor, SearchEngine, SearchHit } from '../../store/index.ts';
+import type { SearchRanking } from '../../value-sets.ts';
 import type { BotActor } from '../workspace/actors.ts';
-import { fused } from '../embeddings/ranking.ts';
+import { rankedBy } from '../embeddings/ranking.ts';
 import { isSearchable } from './columns.ts';
 import { rowView } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
@@ -27,6 +28,7 @@ export class TableSearch {
   constructor(
     private readonly engine: SearchEngine,
     private readonly vectors: RowVectors,
+    private readonly ranking: SearchRanking,
   ) {}
 
   static searchable(table: TableRecord): boolean {
@@ -91,15 +93,20 @@ export class TableSearch {
     query: string,
   ): Promise<Map<number, number>> {
     const prefix = prefixOf(table);
-    const byWords: SearchHit[] = (
-      await this.engine.search(db, {
-        query,
-        candidate: (id) => sql`substr(${id}, 1, ${prefix.length}) = ${prefix}`,
-        limit: SEARCH_HITS,
-      })
-    ).map((hit) => ({ id: hit.id.slice(prefix.length), score: hit.score }));
-    const byMeaning = await this.vectors.byMeaning(db, actor, table, query, SEARCH_HITS);
-    const ranked = byMeaning.length === 0 ? byWords : fused([byWords, byMeaning], SEARCH_HITS);
+    const byWords = async (limit: number): Promise<SearchHit[]> =>
+      (
+        await this.engine.search(db, {
+          query,
+          candidate: (id) => sql`substr(${id}, 1, ${prefix.length}) = ${prefix}`,
+          limit,
+        })
+      ).map((hit) => ({ id: hit.id.slice(prefix.length), score: hit.score }));
+    const ranked = await rankedBy(
+      this.ranking,
+      byWords,
+      () => this.vectors.byMeaning(db, actor, table, query, SEARCH_HITS),
+      { limit: SEARCH_HITS, depth: SEARCH_HITS },
+    );
     return new Map(ranked.map((hit) => [Number(hit.id), hit.score]));
   }
 }
