@@ -10,6 +10,7 @@ import type { RuntimeEvent } from './helpers/deployed-bots.ts';
 import { modelBotSuite } from './helpers/model-bots.ts';
 import { waitFor } from './helpers/runtime.ts';
 import { testStores } from './helpers/stores.ts';
+import { DEFAULT_FALLBACK_TEXT } from '../src/domain/chat/fallback-message.ts';
 
 for (const store of await testStores()) {
   describe(`turn links (${store.name})`, { skip: store.skip }, () => {
@@ -37,6 +38,8 @@ for (const store of await testStores()) {
         ['boom', 'incoming', undefined],
         ['hi', 'incoming', undefined],
         ['ok', 'incoming', undefined],
+        // The failed turn's one reply: the bot's fallback message, never the error.
+        [DEFAULT_FALLBACK_TEXT, 'outgoing', boom],
         ['You said: hi', 'outgoing', hi],
         ['You said: ok', 'outgoing', ok],
       ]);
