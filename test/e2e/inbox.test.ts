@@ -269,4 +269,24 @@ describe('console: the handoff inbox (sqlite, Chromium)', () => {
     await shot(page, '04-viewer');
     await page.close();
   });
+  test('the owner takes the waiting handoff and transfers it to the agent, who then has it', async () => {
+    const page = await signIn(t.token);
+    await inboxLink(page).click();
+    const row = page
+      .getByRole('region', { name: 'Waiting' })
+      .getByRole('row')
+      .filter({ hasText: 'late order' });
+    await row.getByRole('link').click();
+    await page.getByRole('button', { name: 'Take it' }).click();
+    const to = page.getByRole('combobox', { name: 'Transfer to' });
+    await to.selectOption({ label: `${agent.email} (agent)` });
+    // Only members who may answer are offered: the viewer is not.
+    assert.equal(await to.locator('option', { hasText: viewer.email }).count(), 0);
+    await page.getByRole('button', { name: 'Transfer' }).click();
+    await page.getByText(`${agent.email} has it: take it over to answer.`).waitFor();
+    await page.getByRole('button', { name: 'Take over' }).waitFor();
+    assert.equal(await page.getByRole('textbox', { name: 'Message', exact: true }).count(), 0);
+    await shot(page, '05-transferred');
+    await page.close();
+  });
 });
