@@ -6,6 +6,8 @@ import { Bots } from './screens/bots.tsx';
 import { BOT_SECTIONS } from './screens/bot/sections.tsx';
 import { BotShell } from './screens/bot/shell.tsx';
 import { Transcript } from './screens/bot/transcript.tsx';
+import { HandoffScreen } from './screens/inbox/handoff.tsx';
+import { Inbox } from './screens/inbox/inbox.tsx';
 import { Members } from './screens/members.tsx';
 import { Models } from './screens/models.tsx';
 import { SignIn } from './screens/sign-in.tsx';
@@ -73,6 +75,8 @@ function Screens() {
         <Route path={paths.models} component={Models} />
         <Route path={paths.members} component={Members} />
         <Route path={paths.tokens} component={Tokens} />
+        <Route path={paths.inbox} component={Inbox} />
+        <Route path={`${paths.inbox}/:botId/:handoffId`} component={HandoffScreen} />
         <Route default component={NotFound} />
       </Router>
     </Layout>

@@ -81,12 +81,14 @@ export function useVisible(): boolean {
 
 /**
  * Calls `poll` every `intervalMs` while the page is visible and `enabled`, never two at once; the error of
- * the last call (undefined once one succeeds) is returned, so the view can say it is reconnecting.
+ * the last call (undefined once one succeeds) is returned, so the view can say it is reconnecting. A change
+ * of `restart` polls again at once (what the poll reads changed, or the screen wants it fresh).
  */
 export function usePolling(
   poll: (signal: AbortSignal) => Promise<void>,
   intervalMs: number,
   enabled = true,
+  restart: unknown[] = [],
 ): unknown {
   const visible = useVisible();
   const [error, setError] = useState<unknown>(undefined);
@@ -110,6 +112,6 @@ export function usePolling(
       stop.abort();
       clearTimeout(timer);
     };
-  }, [visible, enabled, intervalMs]);
+  }, [visible, enabled, intervalMs, ...restart]);
   return error;
 }

@@ -10,6 +10,8 @@ export const paths = {
   botSection: (botId: string, section: string) => `${root}/bots/${e(botId)}/${section}`,
   conversation: (botId: string, conversationId: string) =>
     `${root}/bots/${e(botId)}/conversations/${e(conversationId)}`,
+  inbox: `${root}/inbox`,
+  handoff: (botId: string, handoffId: string) => `${root}/inbox/${e(botId)}/${e(handoffId)}`,
   members: `${root}/members`,
   models: `${root}/models`,
   tokens: `${root}/tokens`,

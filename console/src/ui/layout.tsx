@@ -6,15 +6,26 @@ import { paths } from '../paths.ts';
 import { useCurrentSession } from '../session.tsx';
 import { InlineError, valueOf } from './components.tsx';
 import { useAction } from '../hooks.ts';
+import { QueueBadge, QueueProvider } from '../screens/inbox/queue.tsx';
 
 const NAV = [
   { href: paths.bots, label: 'Bots' },
+  { href: paths.inbox, label: 'Inbox' },
   { href: paths.models, label: 'Models' },
   { href: paths.members, label: 'Members' },
   { href: paths.tokens, label: 'Tokens' },
 ];
 
 export function Layout({ children }: { children: ComponentChildren }) {
+  // The handoff queue is read for every screen: the navigation counts what waits.
+  return (
+    <QueueProvider>
+      <Frame>{children}</Frame>
+    </QueueProvider>
+  );
+}
+
+function Frame({ children }: { children: ComponentChildren }) {
   const { path } = useLocation();
   const session = useCurrentSession();
   const switching = useAction((id: string) => session.switchWorkspace(id));
@@ -35,6 +46,7 @@ export function Layout({ children }: { children: ComponentChildren }) {
               aria-current={path.startsWith(item.href) ? 'page' : undefined}
             >
               {item.label}
+              {item.href === paths.inbox && <QueueBadge />}
             </a>
           ))}
         </nav>
