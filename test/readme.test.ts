@@ -5,21 +5,26 @@ import { SETTINGS } from '../src/config.ts';
 import { PAYLOAD_LIMITS } from '../src/api/limits.ts';
 
 const readme = await readFile('README.md', 'utf8');
+// The settings' reference, tested against their declaration so that it cannot drift.
+const configuration = await readFile('docs/configuration.md', 'utf8');
 
-test('the README lists every setting with its flag and default', () => {
+test('docs/configuration.md lists every setting with its flag and default', () => {
   for (const setting of Object.values(SETTINGS)) {
-    const row = readme.split('\n').find((line) => new RegExp(`^\\|\\s*\`${setting.env}\`\\s*\\|`).test(line));
-    assert.ok(row, `README has a row for ${setting.env}`);
+    const row = configuration
+      .split('\n')
+      .find((line) => new RegExp(`^\\|\\s*\`${setting.env}\`\\s*\\|`).test(line));
+    assert.ok(row, `docs/configuration.md has a row for ${setting.env}`);
     assert.ok(row.includes(`\`--${setting.flag}\``), `${setting.env} row names --${setting.flag}`);
     if ('default' in setting)
       assert.ok(row.includes(`\`${setting.default}\``), `${setting.env} row gives its default`);
   }
 });
 
-test('the README states the payload limits the server enforces', () => {
+test('docs/configuration.md states the payload limits the server enforces', () => {
   const mb = (bytes: number) => `${bytes / (1024 * 1024)} MB`;
-  const line = readme.split('\n').find((l) => l.startsWith('Payload limits')) ?? '';
-  const next = readme.split('\n')[readme.split('\n').indexOf(line) + 1] ?? '';
+  const lines = configuration.split('\n');
+  const line = lines.find((l) => l.startsWith('Payload limits')) ?? '';
+  const next = lines[lines.indexOf(line) + 1] ?? '';
   const text = `${line} ${next}`;
   assert.ok(text.includes(`Admin ${mb(PAYLOAD_LIMITS.admin)}`));
   assert.ok(text.includes(`Runtime ${mb(PAYLOAD_LIMITS.runtime)}`));
