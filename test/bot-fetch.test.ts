@@ -40,11 +40,11 @@ const ACTIONS = {
   ),
 };
 
-/** The README's example, run as the bot's `order` action against the test's server instead of the example host. */
+/** The docs' example (docs/writing-bots.md), run as the bot's `order` action against the test's server instead of the example host. */
 async function readmeExample(targetUrl: string): Promise<string> {
-  const readme = await readFile('README.md', 'utf8');
-  const code = /<!-- bot code: fetch -->\s*```ts\n([\s\S]*?)```/.exec(readme)?.[1];
-  assert.ok(code, 'the README has the example');
+  const page = await readFile('docs/writing-bots.md', 'utf8');
+  const code = /<!-- bot code: fetch -->\s*```ts\n([\s\S]*?)```/.exec(page)?.[1];
+  assert.ok(code, 'docs/writing-bots.md has the example');
   return code.replaceAll('https://api.example.com', targetUrl);
 }
 

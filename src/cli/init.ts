@@ -93,7 +93,7 @@ npx parley chat --bot <bot id>      # talk to it in the terminal (the id deploy 
 
 Deploy again after a change with \`npx parley deploy ${dir}\`: the folder remembers its bot (in
 \`.parley/links.json\`, which git ignores), and conversations go on.
-The share link opens a full-page chat with the bot; Parley's README shows how to put it on a website.
+The share link opens a full-page chat with the bot; Parley's docs/chat.md shows how to put it on a website.
 `;
 }
 
