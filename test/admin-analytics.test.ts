@@ -227,7 +227,8 @@ for (const store of await testStores()) {
       assert.ok(typeof turns?.durationMs.p50 === 'number' && turns.durationMs.p50 >= 0);
       assert.ok((turns?.durationMs.p99 ?? -1) >= (turns?.durationMs.p50 ?? 0));
       assert.equal(records[0]?.userMessages, 2);
-      assert.equal(records[0]?.botMessages, 1, 'no reply to the failed turn');
+      // The failed turn's one message is the bot's fallback message (on by default), never its "ok".
+      assert.equal(records[0]?.botMessages, 2, 'the reply to "hello" and the fallback message');
     });
 
     test('bad windows are an InvalidQuery naming the field', async () => {
