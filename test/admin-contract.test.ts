@@ -46,6 +46,7 @@ const PARLEY_ONLY = new Set([
   'deleteLlmProvider',
   'getBotModels',
   'updateBotModels',
+  'listWorkspaceHandoffs',
   'listHandoffs',
   'getHandoff',
   'assignHandoff',
@@ -368,6 +369,11 @@ for (const store of await testStores()) {
         error: 'InvalidPayload',
       },
       // A handoff is opened by a bot (test/handoff.test.ts): here, the queue and one that is not there.
+      listWorkspaceHandoffs: {
+        good: async () => ({ status: 'assigned' }),
+        bad: async () => ({ status: 'waiting' }),
+        error: 'InvalidPayload',
+      },
       listHandoffs: {
         good: async () => ({ id: botId, status: 'pending' }),
         bad: async () => ({ id: botId, status: 'waiting' }),

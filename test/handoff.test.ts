@@ -154,6 +154,19 @@ for (const store of await testStores()) {
 
         const pending = await pendingOf(c);
         assert.equal(pending.reason, 'The visitor asked for a person');
+        // The workspace's queue, every bot's in one call (the console's inbox), is the workspace's only.
+        const queue = (await agent.listWorkspaceHandoffs({ status: 'pending' })).handoffs;
+        assert.ok(queue.some((h) => h.id === pending.id && h.botId === bot.botId));
+        assert.equal(
+          (await agent.listWorkspaceHandoffs({ status: 'resolved' })).handoffs.some(
+            (h) => h.id === pending.id,
+          ),
+          false,
+        );
+        assert.equal(
+          (await outsider.listWorkspaceHandoffs({})).handoffs.some((h) => h.id === pending.id),
+          false,
+        );
         assert.equal(pending.team, 'support');
         assert.equal(pending.source, 'card');
         assert.equal(pending.userId, c.runtimeUserId);

@@ -14,9 +14,9 @@ const as = (signal?: AbortSignal) => apiClient(APIS.admin, signal ? { signal } :
 const session = as();
 
 export const handoffs = {
-  /** One page of the bot's handoffs in `status`, newest first: a queue longer than a page is rare. */
-  listHandoffs: (botId: string, status: HandoffStatus, signal?: AbortSignal) =>
-    as(signal).listHandoffs({ id: botId, status, pageSize: PAGE_SIZE_MAX }),
+  /** One page of the workspace's handoffs in `status` (every bot's), newest first: the inbox's queue. */
+  listWorkspaceHandoffs: (status: HandoffStatus, signal?: AbortSignal) =>
+    as(signal).listWorkspaceHandoffs({ status, pageSize: PAGE_SIZE_MAX }),
   getHandoff: (botId: string, handoffId: string, signal?: AbortSignal) =>
     as(signal).getHandoff({ id: botId, handoffId }),
   /** Takes it (no `agentId`), or gives it to the member `agentId` (a transfer). */

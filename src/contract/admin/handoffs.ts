@@ -19,6 +19,15 @@ const HandoffAnswer = Type.Object({ handoff: Model.Handoff });
  */
 export const handoffOperations = [
   listOperation({
+    id: 'listWorkspaceHandoffs',
+    path: '/handoffs',
+    tag,
+    summary: 'List the handoffs of every bot of the workspace, newest first (an inbox’s queue in one call)',
+    query: ListHandoffsQuerySchema.properties,
+    key: 'handoffs',
+    item: Model.Handoff,
+  }),
+  listOperation({
     id: 'listHandoffs',
     path: '/bots/:id/handoffs',
     tag,

@@ -157,15 +157,19 @@ export class Handoffs {
     return this.openOf(this.db, bot.botId, conversationId);
   }
 
+  /** A bot's handoffs, or (no `botId`) those of every bot of the actor's workspace. */
   async list(
     actor: WorkspaceActor,
-    botId: string,
+    botId: string | undefined,
     query: ListHandoffsQuery & PageRequest,
   ): Promise<Page<Handoff>> {
-    await requireBotOfWorkspace(this.db, actor, botId);
+    if (botId !== undefined) await requireBotOfWorkspace(this.db, actor, botId);
     const pageSize = pageSizeOf(query);
     const cursor = keyset.decode(query.nextToken);
-    let select = this.selectHandoffs(this.db).where('h.bot_id', '=', botId);
+    let select =
+      botId === undefined
+        ? this.selectHandoffs(this.db).where('h.workspace_id', '=', actor.workspaceId)
+        : this.selectHandoffs(this.db).where('h.bot_id', '=', botId);
     if (query.status !== undefined) select = select.where('h.status', '=', query.status);
     if (cursor) select = select.where(keyset.after(cursor));
     const rows = await select

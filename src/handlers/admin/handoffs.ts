@@ -3,6 +3,7 @@ import type { handoffOperations } from '../../contract/admin/handoffs.ts';
 import type { Handlers } from '../operation.ts';
 
 export const handoffHandlers = {
+  listWorkspaceHandoffs: (d, actor, query) => d.handoffs.list(actor, undefined, query),
   listHandoffs: (d, actor, { id, ...query }) => d.handoffs.list(actor, id, query),
   getHandoff: (d, actor, { id, handoffId }) => d.handoffs.get(actor, id, handoffId),
   assignHandoff: async (d, actor, { id, handoffId, ...body }) => ({

@@ -32,6 +32,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .on('handoffs')
     .columns(['bot_id', 'created_at', 'id'])
     .execute();
+  // A workspace's queue (the console's inbox), by status, newest first.
+  await db.schema
+    .createIndex('handoffs_workspace_status_created')
+    .on('handoffs')
+    .columns(['workspace_id', 'status', 'created_at', 'id'])
+    .execute();
   // The open handoff of a conversation (at most one), found at each of its messages' turns.
   await db.schema.createIndex('handoffs_conversation').on('handoffs').column('conversation_id').execute();
   // The sweep for handoffs no agent took in time.

@@ -67,14 +67,14 @@ export function QueueProvider({ children }: { children: ComponentChildren }) {
       const current = bots.current;
       if (!current) return;
       current.age++;
+      // Two requests a poll, whatever the number of bots: the workspace's queue, by status.
+      const names = new Map(current.list.map((bot) => [bot.id, bot.name]));
       const read = await Promise.all(
-        current.list.flatMap((bot) =>
-          (['pending', 'assigned'] as const).map(async (status) =>
-            (await handoffs.listHandoffs(bot.id, status, signal)).handoffs.map((h) => ({
-              ...h,
-              botName: bot.name,
-            })),
-          ),
+        (['pending', 'assigned'] as const).map(async (status) =>
+          (await handoffs.listWorkspaceHandoffs(status, signal)).handoffs.map((h) => ({
+            ...h,
+            botName: names.get(h.botId) ?? h.botId,
+          })),
         ),
       );
       if (signal.aborted) return;
