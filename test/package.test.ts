@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -774,6 +774,18 @@ describe('parley deploy and parley validate (SQLite)', () => {
     assert.ok(newId && newId !== botId, fresh.output);
     const followed = await parley(['deploy', folder]);
     assert.match(followed.output, new RegExp(`^Deployed Greeter: bot ${newId}$`, 'm'));
+
+    // A copy of the folder (its links file along) gets a bot of its own, and says why.
+    const copy = path.join(tmp, 'linked-copy');
+    await cp(folder, copy, { recursive: true });
+    const copied = await parley(['deploy', copy]);
+    assert.equal(copied.code, 0, copied.output);
+    assert.match(copied.output, /^Created and deployed Greeter: bot /m);
+    assert.doesNotMatch(copied.output, /^Deployed Greeter/m, 'not over the original folder’s bot');
+    assert.match(copied.output, /this folder is a copy, so it gets a bot of its own/);
+    const copyAgain = await parley(['deploy', copy]);
+    assert.match(copyAgain.output, /^Deployed Greeter: bot /m);
+    assert.doesNotMatch(copyAgain.output, new RegExp(`^Deployed Greeter: bot ${newId}$`, 'm'));
 
     // Another workspace of the same server is another link: the folder creates its bot there.
     const other = await client.createWorkspace({ name: 'links elsewhere' });

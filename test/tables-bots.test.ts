@@ -13,6 +13,7 @@ import { json, writePackage } from './helpers/deployed-bots.ts';
 import { runParley } from './helpers/process.ts';
 import { testStores } from './helpers/stores.ts';
 import { columnsOf } from './helpers/tables.ts';
+import { DEFAULT_FALLBACK_TEXT } from '../src/domain/chat/fallback-message.ts';
 
 const EXAMPLE = 'examples/order-status-bot';
 
@@ -241,6 +242,8 @@ for (const store of await testStores()) {
         failed.failureReason ?? '',
         /^The tableFind card on table TicketsTable failed: InvalidQuery: .*gte/,
       );
+      // The visitor reads the bot's fallback message, never the error.
+      assert.deepEqual(await chat.nextTexts(1), [DEFAULT_FALLBACK_TEXT]);
       const badRow = await chat.say('bad-row');
       const refused = await turnOutcome(client, badRow);
       assert.equal(refused.status, 'failed');
@@ -248,6 +251,7 @@ for (const store of await testStores()) {
         refused.failureReason ?? '',
         /^The tableInsert card on table TicketsTable failed: .*priority/,
       );
+      assert.deepEqual(await chat.nextTexts(1), [DEFAULT_FALLBACK_TEXT]);
       assert.equal((await client.findTableRows({ table: 'TicketsTable' })).rows.length, 2);
       // The conversation goes on after a failed turn.
       assert.equal(await ask(chat, 'find T-3'), 'T-3 p3 open: ');

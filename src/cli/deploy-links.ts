@@ -15,6 +15,11 @@ export interface DeployLink {
   url: string;
   workspaceId: string;
   botId: string;
+  /**
+   * The folder (absolute) the link was written in: a copy of the folder (a new bot made from an existing
+   * one) carries the file along, and must not deploy over the original's bot.
+   */
+  folder: string;
 }
 
 interface LinksDocument {
@@ -29,7 +34,7 @@ function sameTarget(link: DeployLink, url: string, workspaceId: string): boolean
 function isLink(value: unknown): value is DeployLink {
   if (typeof value !== 'object' || value === null) return false;
   const fields: Record<string, unknown> = { ...value };
-  return ['url', 'workspaceId', 'botId'].every((name) => typeof fields[name] === 'string');
+  return ['url', 'workspaceId', 'botId', 'folder'].every((name) => typeof fields[name] === 'string');
 }
 
 async function readLinks(folder: string): Promise<DeployLink[]> {
@@ -52,18 +57,27 @@ async function readLinks(folder: string): Promise<DeployLink[]> {
   return Array.isArray(links) ? links.filter(isLink) : [];
 }
 
-/** The bot this folder was last deployed to on that server and workspace, if any. */
+/**
+ * The bot this folder was last deployed to on that server and workspace, if any; or, when the link was
+ * written in another folder (this one is a copy, or was moved), that folder and its bot, which this
+ * folder does not deploy to unless told.
+ */
 export async function linkedBot(
   folder: string,
   url: string,
   workspaceId: string,
-): Promise<string | undefined> {
-  return (await readLinks(folder)).find((link) => sameTarget(link, url, workspaceId))?.botId;
+): Promise<{ botId: string } | { elsewhere: DeployLink } | undefined> {
+  const link = (await readLinks(folder)).find((l) => sameTarget(l, url, workspaceId));
+  if (link === undefined) return undefined;
+  return link.folder === path.resolve(folder) ? { botId: link.botId } : { elsewhere: link };
 }
 
 /** Records that the folder deploys to `botId` there (replacing the link it had to that server and workspace). */
 export async function linkBot(folder: string, link: DeployLink): Promise<void> {
-  const others = (await readLinks(folder)).filter((l) => !sameTarget(l, link.url, link.workspaceId));
+  // A copy's links to other folders' bots go: the file names this folder's own from now on.
+  const others = (await readLinks(folder)).filter(
+    (l) => !sameTarget(l, link.url, link.workspaceId) && l.folder === link.folder,
+  );
   const document: LinksDocument = { links: [...others, link] };
   const dir = path.join(folder, LINKS_FOLDER);
   await mkdir(dir, { recursive: true });

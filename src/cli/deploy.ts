@@ -173,8 +173,14 @@ export async function deployCommand(argv: string[]): Promise<number> {
   const given = typeof flags['bot-id'] === 'string' ? flags['bot-id'] : undefined;
   if (given !== undefined && flags.new === true) throw new CliError('--bot-id and --new: choose one');
   const folder = userPath(dir);
-  const linked =
+  const link =
     given === undefined && flags.new !== true ? await linkedBot(folder, url, workspaceId) : undefined;
+  const linked = link && 'botId' in link ? link.botId : undefined;
+  if (link && 'elsewhere' in link) {
+    process.stderr.write(
+      `note: ${LINKS_FILE} was written in ${link.elsewhere.folder} (its bot: ${link.elsewhere.botId}); this folder is a copy, so it gets a bot of its own (--bot-id ${link.elsewhere.botId} deploys to that one)\n`,
+    );
+  }
   const botId = given ?? linked;
 
   // Validation happens entirely before the first request: a package with problems changes nothing.
@@ -209,7 +215,7 @@ export async function deployCommand(argv: string[]): Promise<number> {
     await applyTables(asBot(bot.id).tables, await planTables(asBot(bot.id).tables, tables));
   }
 
-  await linkBot(folder, { url, workspaceId, botId: bot.id });
+  await linkBot(folder, { url, workspaceId, botId: bot.id, folder });
   process.stdout.write(`${botId ? 'Deployed' : 'Created and deployed'} ${bot.name}: bot ${bot.id}\n`);
   const chat = bot.integrations.chat;
   if (chat) process.stdout.write(`Chat webhook URL: ${chat.webhookUrl}\n`);
