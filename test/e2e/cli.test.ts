@@ -5,10 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, ForbiddenError } from '@botpress/client';
-import { SETTINGS } from '../src/config.ts';
-import { runParley } from './helpers/process.ts';
-import type { ParleyProcess } from './helpers/process.ts';
-import { LISTENING, STARTS_WITHIN_MS } from './helpers/serve-processes.ts';
+import { SETTINGS } from '../../src/config.ts';
+import { runParley } from '../helpers/process.ts';
+import type { ParleyProcess } from '../helpers/process.ts';
+import { LISTENING, STARTS_WITHIN_MS } from '../helpers/serve-processes.ts';
 
 async function serve(dataDir: string, env: Record<string, string> = {}) {
   const proc = runParley(['serve', '--port', '0', '--data-dir', dataDir], env);

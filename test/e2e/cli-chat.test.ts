@@ -6,13 +6,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { deployWithCli } from './helpers/chat-bots.ts';
-import { writePackage } from './helpers/deployed-bots.ts';
-import { runParley } from './helpers/process.ts';
-import { showcaseBot } from './helpers/showcase-bot.ts';
-import type { ParleyProcess } from './helpers/process.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
+import { deployWithCli } from '../helpers/chat-bots.ts';
+import { writePackage } from '../helpers/deployed-bots.ts';
+import { runParley } from '../helpers/process.ts';
+import { showcaseBot } from '../helpers/showcase-bot.ts';
+import type { ParleyProcess } from '../helpers/process.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
 
 /** Writes a line to the command's input, as a user pressing Enter. */
 const type = (proc: ParleyProcess, line: string) => proc.child.stdin.write(`${line}\n`);

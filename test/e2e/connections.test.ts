@@ -11,16 +11,16 @@ import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
-import { buildConfig } from '../src/config.ts';
-import { connectionBudget } from '../src/descriptors.ts';
-import { openListener } from './helpers/listen.ts';
-import { startTestServer } from './helpers/server.ts';
-import type { TestServer } from './helpers/server.ts';
-import { createChatBot, eventually, listenUrl, openSse } from './helpers/sse.ts';
-import type { ChatBot } from './helpers/sse.ts';
-import { testStores } from './helpers/stores.ts';
-import { parleyAdmin } from './helpers/parley-client.ts';
-import { webchatClientId } from './helpers/webchat.ts';
+import { buildConfig } from '../../src/config.ts';
+import { connectionBudget } from '../../src/descriptors.ts';
+import { openListener } from '../helpers/listen.ts';
+import { startTestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { createChatBot, eventually, listenUrl, openSse } from '../helpers/sse.ts';
+import type { ChatBot } from '../helpers/sse.ts';
+import { testStores } from '../helpers/stores.ts';
+import { parleyAdmin } from '../helpers/parley-client.ts';
+import { webchatClientId } from '../helpers/webchat.ts';
 
 const sqlite = (await testStores()).find((s) => s.name === 'sqlite')!;
 

@@ -9,11 +9,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
 import pg from 'pg';
-import { deployWithCli } from './helpers/chat-bots.ts';
-import { runParley } from './helpers/process.ts';
-import { waitFor } from './helpers/runtime.ts';
-import { startTestServer } from './helpers/server.ts';
-import { testDatabaseUrl, testStores } from './helpers/stores.ts';
+import { deployWithCli } from '../helpers/chat-bots.ts';
+import { runParley } from '../helpers/process.ts';
+import { waitFor } from '../helpers/runtime.ts';
+import { startTestServer } from '../helpers/server.ts';
+import { testDatabaseUrl, testStores } from '../helpers/stores.ts';
 
 const SENDERS = 4;
 
