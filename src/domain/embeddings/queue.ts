@@ -28,6 +28,8 @@ export const MAX_EMBEDDING_ATTEMPTS = 8;
 const BATCH = 256;
 /** Texts without a vector read at once from an item (a table's rows are read page by page). */
 const PAGE = 1024;
+/** Content hashes looked up in one statement (`in (…)`). */
+const HASHES_PER_LOOKUP = 500;
 
 type EmbeddingJob = Row<'embedding_jobs'>;
 
@@ -49,8 +51,11 @@ export interface StoredVector {
 export interface EmbeddingSource {
   /** Up to `limit` texts of the item that have no vector of `model` (none: done, or the item is gone). */
   missing(db: Executor, id: string, model: string, limit: number): Promise<EmbeddingText[]>;
-  /** The vectors of `model` the bot has already of these hashes, in any item of this kind (never another bot's). */
-  known(db: Executor, botId: string, model: string, hashes: string[]): Promise<Map<string, StoredVector>>;
+  /**
+   * The vectors of `model` the bot has already of these hashes (at most `HASHES_PER_LOOKUP`), in any item of
+   * this kind (never another bot's).
+   */
+  known(db: Executor, botId: string, model: string, hashes: string[]): Promise<StoredVector[]>;
   /** Stores vectors of the item's texts, in the caller's transaction (a text changed since is skipped). */
   write(trx: Executor, id: string, model: string, vectors: (StoredVector & { key: string })[]): Promise<void>;
   /** The items whose texts are not all embedded with `model` (another model's, or none): to embed. */
@@ -254,9 +259,7 @@ export class EmbeddingQueue {
       const fresh = missing.filter((m) => !tried.has(`${m.key}:${m.hash}`));
       if (fresh.length === 0) return true;
       for (const m of fresh) tried.add(`${m.key}:${m.hash}`);
-      const known = await source.known(this.store.db, job.bot_id, job.model, [
-        ...new Set(fresh.map((m) => m.hash)),
-      ]);
+      const known = await this.known(source, job, [...new Set(fresh.map((m) => m.hash))]);
       const empty = new Float32Array(0);
       const reused = fresh.flatMap((m) => {
         const vector = known.get(m.hash);
@@ -326,6 +329,21 @@ export class EmbeddingQueue {
       .where('lease_owner', '=', owner)
       .executeTakeFirst();
     return Number(moved.numUpdatedRows) === 0 ? undefined : { ...job, model };
+  }
+
+  /** The vectors the job's bot has already of these hashes, by hash: looked up a statement's worth at a time. */
+  private async known(
+    source: EmbeddingSource,
+    job: EmbeddingJob,
+    hashes: string[],
+  ): Promise<Map<string, StoredVector>> {
+    const known = new Map<string, StoredVector>();
+    for (let at = 0; at < hashes.length; at += HASHES_PER_LOOKUP) {
+      const batch = hashes.slice(at, at + HASHES_PER_LOOKUP);
+      for (const vector of await source.known(this.store.db, job.bot_id, job.model, batch))
+        known.set(vector.content_hash, vector);
+    }
+    return known;
   }
 
   /**

@@ -4,9 +4,6 @@ import type { EmbeddingSource, EmbeddingText, StoredVector } from '../embeddings
 import { contentHash } from '../embeddings/vectors.ts';
 import { searchEntries } from './passages.ts';
 
-/** Hashes looked up in one statement. */
-const LOOKUP_BATCH = 500;
-
 /**
  * Files' passages as the embedding queue sees them: a passage is embedded as the search index holds it
  * (under its headings), its vector kept in `passage_vectors` (removed with it by the foreign key).
@@ -32,21 +29,15 @@ export const passageVectors: EmbeddingSource = {
       .map((entry) => ({ key: entry.id, text: entry.text, hash: contentHash(entry.text) }));
   },
 
-  async known(db, botId, model, hashes): Promise<Map<string, StoredVector>> {
-    const known = new Map<string, StoredVector>();
-    for (let at = 0; at < hashes.length; at += LOOKUP_BATCH) {
-      const rows = await db
-        .selectFrom('passage_vectors')
-        .innerJoin('files', 'files.id', 'passage_vectors.file_id')
-        .select(['content_hash', 'dimension', 'vector'])
-        .where('passage_vectors.model', '=', model)
-        .where('content_hash', 'in', hashes.slice(at, at + LOOKUP_BATCH))
-        .where('files.bot_id', '=', botId)
-        .execute();
-      for (const row of rows) known.set(row.content_hash, row);
-    }
-    return known;
-  },
+  known: (db, botId, model, hashes): Promise<StoredVector[]> =>
+    db
+      .selectFrom('passage_vectors')
+      .innerJoin('files', 'files.id', 'passage_vectors.file_id')
+      .select(['content_hash', 'dimension', 'vector'])
+      .where('passage_vectors.model', '=', model)
+      .where('content_hash', 'in', hashes)
+      .where('files.bot_id', '=', botId)
+      .execute(),
 
   async write(trx, fileId, model, vectors): Promise<void> {
     // Passages are never changed, only replaced (new ids): one gone meanwhile takes no vector.

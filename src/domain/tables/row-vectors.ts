@@ -132,21 +132,15 @@ const rowSource: EmbeddingSource = {
     });
   },
 
-  async known(db, botId, model, hashes): Promise<Map<string, StoredVector>> {
-    const known = new Map<string, StoredVector>();
-    for (let at = 0; at < hashes.length; at += ID_BATCH) {
-      const rows = await db
-        .selectFrom('row_vectors')
-        .innerJoin('tables', 'tables.id', 'row_vectors.table_id')
-        .select(['content_hash', 'dimension', 'vector'])
-        .where('row_vectors.model', '=', model)
-        .where('content_hash', 'in', hashes.slice(at, at + ID_BATCH))
-        .where('tables.bot_id', '=', botId)
-        .execute();
-      for (const row of rows) known.set(row.content_hash, row);
-    }
-    return known;
-  },
+  known: (db, botId, model, hashes): Promise<StoredVector[]> =>
+    db
+      .selectFrom('row_vectors')
+      .innerJoin('tables', 'tables.id', 'row_vectors.table_id')
+      .select(['content_hash', 'dimension', 'vector'])
+      .where('row_vectors.model', '=', model)
+      .where('content_hash', 'in', hashes)
+      .where('tables.bot_id', '=', botId)
+      .execute(),
 
   async write(trx, tableId, model, vectors): Promise<void> {
     const table = await tableOf(trx, tableId);
