@@ -22,6 +22,7 @@ import type { TestServer } from '../helpers/server.ts';
 import { testStores } from '../helpers/stores.ts';
 import { startReceiver } from '../helpers/webhooks.ts';
 import type { WebhookReceiver } from '../helpers/webhooks.ts';
+import { freePort } from '../helpers/ports.ts';
 
 const noSandbox = await sandboxSkip();
 /** The unprivileged user of Debian and most systems. */
@@ -36,14 +37,6 @@ const redisAnswers = await new Promise<boolean>((resolve) => {
 });
 
 /** A port nothing listens on here (bound, then let go). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
-}
-
 /** What a TCP connection from this process (the host) to 127.0.0.1:port comes to. */
 function connectFromHost(port: number): Promise<string> {
   return new Promise((resolve) => {
