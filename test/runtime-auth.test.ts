@@ -123,13 +123,30 @@ for (const store of await testStores()) {
       await assert.rejects(asBot(t.token, ownBot).trackAnalytics({ name: 'x', count: 1 }), ForbiddenError);
     });
 
-    test('a bot key is refused on the Admin API, but for reading its own bot', async () => {
+    test('a bot key is refused on the Admin API, but for reading its own bot and changing its tags', async () => {
       const before = (await t.client().listBots({})).bots.length;
       await assert.rejects(t.client({ token: keyA }).listBots({}), UnauthorizedError);
       // What @botpress/cognitive reads of its bot (test/admin-auth.test.ts has the rest of this rule).
-      const { bot } = await t.client({ token: keyA, botId: botA }).getBot({ id: botA });
+      const itself = t.client({ token: keyA, botId: botA });
+      const { bot } = await itself.getBot({ id: botA });
       assert.equal(bot.id, botA);
-      await assert.rejects(t.client({ token: keyA, botId: botA }).getBot({ id: botB }), ForbiddenError);
+      await assert.rejects(itself.getBot({ id: botB }), ForbiddenError);
+      // The ADK runtime keeps its state in the bot's tags, with the bot's own key.
+      const tagged = await itself.updateBot({ id: botA, tags: { phase: 'two', stale: 'yes' } });
+      assert.equal(tagged.bot.tags.phase, 'two');
+      await itself.updateBot({ id: botA, tags: { stale: null } as unknown as Record<string, string> });
+      assert.deepEqual((await t.client().getBot({ id: botA })).bot.tags, { ...bot.tags, phase: 'two' });
+      // Nothing else of itself, and nothing of another bot.
+      await assert.rejects(itself.updateBot({ id: botA, name: 'renamed by its key' }), ForbiddenError);
+      await assert.rejects(
+        itself.updateBot({ id: botA, tags: { phase: 'three' }, code: 'export default {}' }),
+        ForbiddenError,
+      );
+      await assert.rejects(itself.updateBot({ id: botB, tags: { phase: 'x' } }), ForbiddenError);
+      const after = (await t.client().getBot({ id: botA })).bot;
+      assert.equal(after.name, bot.name);
+      assert.equal(after.tags.phase, 'two');
+      assert.equal((await t.client().getBot({ id: botB })).bot.tags.phase, undefined);
       await assert.rejects(
         t.client({ token: keyA, workspaceId: undefined }).getAccount({}),
         UnauthorizedError,

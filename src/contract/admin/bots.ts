@@ -54,9 +54,12 @@ export const botOperations = [
     access: 'write',
     tag,
     summary: 'Update or deploy a bot (its chat channel’s configuration included)',
+    description:
+      'A bot’s own API key may call it for itself to change its `tags` and nothing else (the ADK runtime keeps its state in bot tags).',
     params: IdParam,
     body: UpdateBotBodySchema.properties,
     response: BotAnswer,
+    botItself: true,
   }),
   operation({
     id: 'deleteBot',

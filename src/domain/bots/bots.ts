@@ -3,7 +3,7 @@ import type { Db, Executor } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
 import type { Row } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
-import { ApiError, notFound } from '../shared/errors.ts';
+import { ApiError, forbidden, notFound } from '../shared/errors.ts';
 import { CHAT_INTEGRATION } from '../chat/channels.ts';
 import { LLM_INTEGRATION, LLM_INTERFACE_VERSION } from '../llm/llm-integration.ts';
 import type { LlmIntegration } from '../llm/llm-integration.ts';
@@ -105,15 +105,11 @@ function emptyDefinition(): Definition {
 }
 
 /**
-<<<<<<< HEAD
- * The entry of the built-in LLM integration (the `llm` interface over the server's model provider or the workspace's):
- * `registered` when a provider is configured, which is what the hosted client looks for.
-=======
- * The entry of the built-in LLM integration (the `llm` interface over the server's model provider), under
- * `llm` or another alias: `registered` when a provider is configured, which is what the hosted client
- * looks for. Its `name` is the alias: `@botpress/cognitive` calls `<name>:listLanguageModels` and names
- * the models `<name>:<model>`, as a preferences file written for the hosted integration does.
->>>>>>> i31-audio
+ * The entry of the built-in LLM integration (the `llm` interface over the server's model provider or the
+ * workspace's), under `llm` or another alias: `registered` when a provider is configured, which is what
+ * the hosted client looks for. Its `name` is the alias: `@botpress/cognitive` calls
+ * `<name>:listLanguageModels` and names the models `<name>:<model>`, as a preferences file written for
+ * the hosted integration does.
  */
 function llmIntegration(
   alias: string,
@@ -307,6 +303,7 @@ export class Bots {
   }
 
   async update(actor: WorkspaceActor, botId: string, body: UpdateBotBody): Promise<Bot> {
+    if (actor.itself !== undefined) return this.updateItself(actor, botId, body);
     requireRole(actor.role, 'bots.write');
     const current = await this.requireRow(actor, botId);
     const def = JSON.parse(current.definition) as Definition;
@@ -376,6 +373,25 @@ export class Bots {
     if (body.code !== undefined) this.deployed(botId);
     this.installations.changed(installed);
     return this.toBot(row, true);
+  }
+
+  /**
+   * A bot's own key changes the bot's tags and nothing else: the ADK runtime keeps its state there; its
+   * code, definition, secrets and integrations stay with the members who may deploy it.
+   */
+  private async updateItself(actor: WorkspaceActor, botId: string, body: UpdateBotBody): Promise<Bot> {
+    const others = Object.keys(body).filter((field) => field !== 'tags');
+    if (others.length > 0)
+      throw forbidden(
+        `A bot's own API key may change only the bot's tags, not ${others.map((f) => `"${f}"`).join(', ')}`,
+      );
+    await this.requireRow(actor, botId);
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('bots').set({ updated_at: nowIso() }).where('id', '=', botId).execute();
+      await applyTagChanges(trx, botId, body.tags ?? {});
+    });
+    this.caches.botChanged(botId);
+    return this.get(actor, botId);
   }
 
   /** An alias of the llm integration may not be the name of an integration the bot installed: both answer `<name>:…`. */

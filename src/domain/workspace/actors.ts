@@ -16,6 +16,8 @@ export interface AccountActor {
 export interface WorkspaceActor extends AccountActor {
   workspaceId: string;
   role: Role;
+  /** A bot acting on itself with its own key (the Admin API routes it may call for itself): its id. */
+  itself?: string;
 }
 
 /** Whoever acts as one bot: callers of the Runtime, Files and Tables APIs, the Chat API, bot code. */

@@ -56,13 +56,19 @@ export class Auth {
   }
 
   /**
-   * A bot's own key on the one Admin API route it may call for itself (getBot): a viewer of its
-   * workspace for that bot alone; any other bot is forbidden.
+   * A bot's own key on the Admin API routes it may call for itself (getBot, and updateBot of its own
+   * tags, as the ADK runtime does): a viewer of its workspace for that bot alone; any other bot is
+   * forbidden.
    */
   botItself(principal: Principal & { kind: 'botKey' }, botId: string | undefined): WorkspaceActor {
     if (botId !== principal.botId)
       throw forbidden(`This API key does not give access to bot "${botId ?? ''}"`);
-    return { accountId: principal.botId, workspaceId: principal.workspaceId, role: 'viewer' };
+    return {
+      accountId: principal.botId,
+      workspaceId: principal.workspaceId,
+      role: 'viewer',
+      itself: principal.botId,
+    };
   }
 
   /**
