@@ -134,7 +134,7 @@ for (const store of await testStores()) {
       // The ADK runtime keeps its state in the bot's tags, with the bot's own key.
       const tagged = await itself.updateBot({ id: botA, tags: { phase: 'two', stale: 'yes' } });
       assert.equal(tagged.bot.tags.phase, 'two');
-      await itself.updateBot({ id: botA, tags: { stale: null } as unknown as Record<string, string> });
+      await itself.updateBot({ id: botA, tags: { stale: null } });
       assert.deepEqual((await t.client().getBot({ id: botA })).bot.tags, { ...bot.tags, phase: 'two' });
       // Nothing else of itself, and nothing of another bot.
       await assert.rejects(itself.updateBot({ id: botA, name: 'renamed by its key' }), ForbiddenError);
