@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type * as chat from '@botpress/chat';
 import { APIS } from '../src/contract/apis.ts';
-import type { Client } from '../src/contract/client.ts';
 import { HEADERS } from '../src/contract/headers.ts';
 import {
   deployPackage,
@@ -16,13 +15,13 @@ import {
   waitForTurn,
 } from './helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from './helpers/deployed-bots.ts';
+import { adminAs, failure, memberToken } from './helpers/handoffs.ts';
+import type { Admin } from './helpers/handoffs.ts';
 import { parleyAdmin, parleyClient } from './helpers/parley-client.ts';
 import { waitFor } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
-
-type Admin = Client<typeof APIS.admin.operations>;
 
 /** A bot that hands over on "human" (no limit) and "human quick" (2 s for an agent to take it). */
 const HANDOFF_BOT = {
@@ -82,25 +81,6 @@ const HANDOFF_BOT = {
   }),
 };
 
-/** An Admin API client with this token, in this workspace; a failure throws with its status and body. */
-const adminAs = (t: TestServer, token: string, workspaceId: string): Admin =>
-  parleyClient(t.url, APIS.admin, {
-    [HEADERS.authorization]: `Bearer ${token}`,
-    [HEADERS.workspaceId]: workspaceId,
-  });
-
-/** The status and error body a call fails with (the test clients throw them in their message). */
-async function failure(call: Promise<unknown>): Promise<{ status: number; body: { type: string } }> {
-  try {
-    await call;
-  } catch (err) {
-    const match = /answered (\d+): (.*)$/s.exec((err as Error).message);
-    assert.ok(match, (err as Error).message);
-    return { status: Number(match[1]), body: JSON.parse(match[2] ?? '{}') as { type: string } };
-  }
-  assert.fail('the call succeeded');
-}
-
 for (const store of await testStores()) {
   describe(`human handoff (${store.name})`, { skip: store.skip }, () => {
     let t: TestServer;
@@ -110,22 +90,13 @@ for (const store of await testStores()) {
     let viewer: Admin;
     let outsider: Admin;
 
-    /** A member of the first workspace with this role, and a token of theirs. */
-    const memberToken = async (role: 'agent' | 'viewer'): Promise<{ email: string; token: string }> => {
-      const email = `${role}-${Date.now()}@example.com`;
-      await parleyAdmin(t).createWorkspaceMember({ email, role });
-      const account = await t.server.domain.accounts.findByEmail(email);
-      assert.ok(account);
-      return { email, token: (await t.server.domain.accounts.createToken(account.id, role)).value };
-    };
-
     before(async () => {
       t = await startTestServer(store);
       bot = await deployPackage(t, HANDOFF_BOT);
-      const a = await memberToken('agent');
+      const a = await memberToken(t, 'agent');
       agentEmail = a.email;
       agent = adminAs(t, a.token, t.workspaceId);
-      viewer = adminAs(t, (await memberToken('viewer')).token, t.workspaceId);
+      viewer = adminAs(t, (await memberToken(t, 'viewer')).token, t.workspaceId);
       // Someone with a workspace of their own, where the bot is not.
       const other = await t.server.domain.accounts.getOrCreateByEmail(`other-${Date.now()}@example.com`);
       const otherToken = (await t.server.domain.accounts.createToken(other.id, 'other')).value;

@@ -50,6 +50,7 @@ import { TagValues } from './runtime/tag-values.ts';
 import { Workflows } from './runtime/workflows.ts';
 import { Workspaces } from './workspace/workspaces.ts';
 import { Handoffs } from './handoffs/handoffs.ts';
+import { HitlIntegration } from './handoffs/hitl-integration.ts';
 import { Webchat } from './webchat/webchat.ts';
 import { BotWebhooks } from './webhooks/bot-webhooks.ts';
 import { WebhookIngress } from './webhooks/ingress.ts';
@@ -208,6 +209,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   );
   const bots = new Bots(db, channels, botWebhooks, links, caches, installations, sdkRuntime, llmIntegration);
   llmIntegration.useAliases((botId) => bots.llmAliases(botId));
+  const handoffs = new Handoffs(store, events, messages, users, conversations, members, log);
+  const hitlIntegration = new HitlIntegration(store, users, conversations, handoffs);
   return {
     ping: () => store.ping(),
     accounts,
@@ -244,9 +247,9 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     webhookIngress: new WebhookIngress(store, botWebhooks, installations, events, integrationHost),
     webhookSubscriptions,
     webhookSends: new WebhookSends(store),
-    handoffs: new Handoffs(store, events, messages, users, conversations, members, log),
+    handoffs,
     queue,
-    actions: new Actions(store, log, outputs, llmIntegration),
+    actions: new Actions(store, log, outputs, llmIntegration, hitlIntegration),
     outputs,
     llm,
     llmProviders,

@@ -32,6 +32,7 @@ import * as turnLinks from './migrations/0025_turn_links.ts';
 import * as rowVectors from './migrations/0026_row_vectors.ts';
 import * as handoffs from './migrations/0027_handoffs.ts';
 import * as fallbackMessage from './migrations/0028_fallback_message.ts';
+import * as hitlConversations from './migrations/0029_hitl_conversations.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -73,6 +74,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0026_row_vectors': rowVectors,
   '0027_handoffs': handoffs,
   '0028_fallback_message': fallbackMessage,
+  '0029_hitl_conversations': hitlConversations,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -625,6 +625,8 @@ export interface HandoffsTable {
   updated_at: string;
   resolved_at: string | null;
   timed_out_at: string | null;
+  /** The agent-side conversation (the `hitl` channel's) of a handoff the `hitl` integration opened; null: none. */
+  hitl_conversation_id: string | null;
 }
 
 /** What happened to a handoff, and which account did it (null: the bot, or the server's timeout). */

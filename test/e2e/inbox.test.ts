@@ -15,10 +15,12 @@ import type { Page } from 'playwright-core';
 import { CONSOLE_DIR } from '../../src/api/console/index.ts';
 import { deployPackage, json, replies, send, startChat, waitForReplies } from '../helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from '../helpers/deployed-bots.ts';
+import { adminAs } from '../helpers/handoffs.ts';
 import { parleyAdmin } from '../helpers/parley-client.ts';
 import { waitFor } from '../helpers/runtime.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
+import { webchatClientId } from '../helpers/webchat.ts';
 import { launchChromium, screenshots } from './browser.ts';
 import type { Browser } from './browser.ts';
 
@@ -287,6 +289,45 @@ describe('console: the handoff inbox (sqlite, Chromium)', () => {
     await page.getByRole('button', { name: 'Take over' }).waitFor();
     assert.equal(await page.getByRole('textbox', { name: 'Message', exact: true }).count(), 0);
     await shot(page, '05-transferred');
+    await page.close();
+  });
+
+  test('the official webchat (the share page) draws the agent’s messages as the agent’s, not the bot’s', async () => {
+    const since = new Date().toISOString();
+    const page = await browser.page();
+    await page.goto(`${t.url}/s/${await webchatClientId(t, bot.botId)}`);
+    const box = page.getByRole('textbox');
+    await box.fill('I want a person');
+    await box.press('Enter');
+    await page.getByText('Connecting you to a person…').waitFor();
+    const ada = adminAs(t, agent.token, t.workspaceId);
+    const handoff = await waitFor('the webchat visitor’s handoff', async () =>
+      (await ada.listHandoffs({ id: bot.botId, status: 'pending' })).handoffs.find(
+        (h) => h.createdAt > since,
+      ),
+    );
+    await ada.assignHandoff({ id: bot.botId, handoffId: handoff.id });
+    await ada.createHandoffMessage({
+      id: bot.botId,
+      handoffId: handoff.id,
+      payload: { type: 'text', text: 'Hello from a person at the shop.' },
+    });
+    // The webchat (4.5) draws a participant's message with the participant's avatar: the agent's
+    // initial (the first letter of their name, their email here), not the bot's. It learns the agent's
+    // name from the participant_added signal of the take.
+    const avatarOf = (text: string) =>
+      page
+        .locator('.bpMessageContainer', { hasText: text })
+        .locator('.bpMessageAvatarFallback')
+        .textContent()
+        .then((s) => s?.trim());
+    await page.getByText('Hello from a person at the shop.').waitFor();
+    assert.equal(await avatarOf('Hello from a person at the shop.'), agent.email.charAt(0));
+    assert.equal(await avatarOf('Connecting you to a person…'), 's');
+    await page.waitForTimeout(500);
+    await shot(page, '06-webchat-agent');
+    await ada.resolveHandoff({ id: bot.botId, handoffId: handoff.id });
+    await page.getByText('The bot is back. Anything else?').waitFor();
     await page.close();
   });
 });

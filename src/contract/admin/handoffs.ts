@@ -45,7 +45,7 @@ export const handoffOperations = [
     tag,
     summary: 'Get a handoff, with its conversation’s messages so far and what happened to it',
     description:
-      'The messages are the conversation’s latest 100, oldest first: the bot’s, the visitor’s (those sent during the handoff too, which the bot’s workflows did not get) and the agents’.',
+      'The messages are the conversation’s latest 100, oldest first: the bot’s, the visitor’s (those sent during the handoff too, which the bot’s workflows did not get) and the agents’. A `hitl` handoff’s are the visitor’s conversation before it opened, then its hitl conversation (the agents’ messages, and what the bot copied there: a copy naming a user in `payload.userId` is shown as the visitor’s, `incoming`), each message once.',
     params: HandoffParams,
     response: Type.Object({
       handoff: Model.Handoff,
@@ -61,7 +61,7 @@ export const handoffOperations = [
     tag,
     summary: 'Take an open handoff, or give it to a colleague (a transfer)',
     description:
-      'The agent joins the conversation as a user of the bot named after them: the visitor sees their name and their messages’ `userId`. The bot gets a `handoff.assigned` event.',
+      'The agent joins the conversation as a user of the bot named after them: the visitor sees their name and their messages’ `userId`. The bot gets a `handoff.assigned` event (and, for a `hitl` handoff, `hitl:hitlAssigned` in its hitl conversation).',
     params: HandoffParams,
     body: AssignHandoffBodySchema.properties,
     response: HandoffAnswer,
@@ -74,7 +74,7 @@ export const handoffOperations = [
     tag,
     summary: 'Answer the visitor of a handoff you have (any Chat API message payload)',
     description:
-      'The message is posted in the conversation from the agent’s user, as the bot’s side of it: the visitor receives it through the Chat API and the webchat, and the bot’s workflows do not run.',
+      'The message is posted in the conversation from the agent’s user, as the bot’s side of it: the visitor receives it through the Chat API and the webchat, and the bot’s workflows do not run. In a `hitl` handoff it is posted in the hitl conversation instead, from the agent’s user, for the bot to forward (as on the hosted platform): the bot gets it as an incoming message.',
     params: HandoffParams,
     body: HandoffMessageBodySchema.properties,
     response: Type.Object({ message: Model.Message }),
@@ -87,7 +87,7 @@ export const handoffOperations = [
     tag,
     summary: 'Close an open handoff: the bot resumes the conversation',
     description:
-      'The bot gets a `handoff.resolved` event; a Parley bot’s dialog goes on where its handoff card says.',
+      'The bot gets a `handoff.resolved` event (and `hitl:hitlStopped` for a `hitl` handoff); a Parley bot’s dialog goes on where its handoff card says.',
     params: HandoffParams,
     response: HandoffAnswer,
   }),

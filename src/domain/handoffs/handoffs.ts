@@ -9,7 +9,7 @@ import type { ConversationLog } from '../live/conversation-log.ts';
 import type { Conversations } from '../runtime/conversations.ts';
 import type { BotRef, Events } from '../runtime/events.ts';
 import type { Messages } from '../runtime/messages.ts';
-import type { Message } from '../runtime/schemas.ts';
+import type { CreateMessageBody, Message } from '../runtime/schemas.ts';
 import type { Users } from '../runtime/users.ts';
 import { ApiError, invalidPayload, notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -20,9 +20,10 @@ import { PAGE_SIZE_MAX } from '../shared/page-size.ts';
 import { Keyset, pageSizeOf } from '../shared/pagination.ts';
 import type { Page, PageRequest } from '../shared/pagination.ts';
 import { nowIso } from '../shared/time.ts';
-import type { WorkspaceActor } from '../workspace/actors.ts';
+import type { BotActor, WorkspaceActor } from '../workspace/actors.ts';
 import type { Members } from '../workspace/members.ts';
 import { can, requireRole } from '../workspace/roles.ts';
+import { HITL_EVENT_TYPES } from './hitl-schemas.ts';
 import { HANDOFF_EVENT_TYPES, MAX_HANDOFF_TIMEOUT_SECONDS } from './schemas.ts';
 import type {
   AssignHandoffBody,
@@ -62,6 +63,7 @@ function toHandoff(row: HandoffRow): Handoff {
     updatedAt: row.updated_at,
     ...(row.resolved_at !== null && { resolvedAt: row.resolved_at }),
     ...(row.timed_out_at !== null && { timedOutAt: row.timed_out_at }),
+    ...(row.hitl_conversation_id !== null && { hitlConversationId: row.hitl_conversation_id }),
   };
 }
 
@@ -141,6 +143,7 @@ export class Handoffs {
         updated_at: now,
         resolved_at: null,
         timed_out_at: null,
+        hitl_conversation_id: input.hitlConversationId ?? null,
       };
       await trx.insertInto('handoffs').values(row).execute();
       const handoff = toHandoff({ ...row, agent_name: null });
@@ -189,8 +192,8 @@ export class Handoffs {
   ): Promise<{ handoff: Handoff; messages: Message[]; events: HandoffEvent[] }> {
     const handoff = await this.require(actor, botId, handoffId);
     const bot = { botId, workspaceId: actor.workspaceId };
-    const [page, events] = await Promise.all([
-      this.messages.list(bot, { conversationId: handoff.conversationId, pageSize: PAGE_SIZE_MAX }),
+    const [messages, events] = await Promise.all([
+      this.transcript(bot, handoff),
       this.db
         .selectFrom('handoff_events')
         .selectAll()
@@ -199,10 +202,30 @@ export class Handoffs {
         .orderBy('id')
         .execute(),
     ]);
-    const messages = [...page.items].sort((a, b) =>
-      a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1,
-    );
     return { handoff, messages, events: events.map(toEvent) };
+  }
+
+  /**
+   * What the agent reads, the latest messages oldest first, each once: the conversation's; for a `hitl`
+   * handoff, the visitor's conversation until it opened, then its hitl conversation, where the bot copies
+   * the visitor's messages (the originals are not shown again) and the agents write (the bot's copies
+   * of theirs in the visitor's conversation are not shown either). The hitl conversation's messages
+   * are shown as the visitor's conversation reads them (`asVisitorSees`).
+   */
+  private async transcript(bot: BotRef, handoff: Handoff): Promise<Message[]> {
+    const latest = (conversationId: string, beforeDate?: string) =>
+      this.messages
+        .list(bot, { conversationId, pageSize: PAGE_SIZE_MAX, ...(beforeDate && { beforeDate }) })
+        .then((page) => page.items);
+    const hitl = handoff.hitlConversationId;
+    const messages =
+      hitl === undefined
+        ? await latest(handoff.conversationId)
+        : [
+            ...(await latest(handoff.conversationId, handoff.createdAt)),
+            ...(await latest(hitl)).map((m) => asVisitorSees(m, handoff)),
+          ];
+    return messages.sort(byCreation).slice(-PAGE_SIZE_MAX);
   }
 
   /**
@@ -250,9 +273,16 @@ export class Handoffs {
         agentId,
         ...(transfer && current.agent && { fromAgentId: current.agent.accountId }),
       });
-      const joined = await this.conversations.ensureParticipant(handoff.conversationId, agentUserId, trx);
+      const signals: RecordedSignal[] = [];
+      for (const conversationId of [handoff.conversationId, handoff.hitlConversationId]) {
+        const joined =
+          conversationId !== undefined &&
+          (await this.conversations.ensureParticipant(conversationId, agentUserId, trx));
+        if (joined) signals.push(joined);
+      }
       await this.queue(trx, bot, handoff, HANDOFF_EVENT_TYPES.assigned);
-      return { handoff, signals: joined ? [joined] : [], queued: true };
+      await this.queueHitl(trx, bot, handoff, HITL_EVENT_TYPES.assigned, { userId: agentUserId });
+      return { handoff, signals, queued: true };
     });
     this.announce(changed);
     return changed.handoff;
@@ -282,13 +312,50 @@ export class Handoffs {
       payload: body.payload,
       ...(body.metadata && { metadata: body.metadata }),
     });
-    const message = await this.messages.create(
-      { botId, workspaceId: actor.workspaceId },
-      { conversationId: handoff.conversationId, userId: handoff.agent.userId, type, payload, tags: {} },
-      { fromAgent: true },
-    );
+    const bot = { botId, workspaceId: actor.workspaceId };
+    const { userId } = handoff.agent;
+    // A `hitl` handoff's agent writes in its hitl conversation, to the bot, which forwards it to the
+    // visitor as the hosted platform's hitl plugin does: posted in both, the visitor would read it twice.
+    const message =
+      handoff.hitlConversationId === undefined
+        ? await this.messages.create(
+            bot,
+            { conversationId: handoff.conversationId, userId, type, payload, tags: {} },
+            { fromAgent: true },
+          )
+        : await this.messages.create(bot, {
+            conversationId: handoff.hitlConversationId,
+            userId,
+            type,
+            payload,
+            tags: {},
+          });
     await this.record(this.db, handoff, 'message', actor.accountId, { messageId: message.id, type });
     return message;
+  }
+
+  /**
+   * A message of the bot (the Runtime API's `createMessage`). The bot's message into a conversation it
+   * handed over through the `hitl` integration that names the handoff's agent's user in
+   * `payload.userId` (how the hitl plugin forwards an agent's message, and how the hosted webchat shows
+   * it as theirs) is written as that agent's, as their own messages in a card's handoff are: the
+   * visitor sees their name. Any other message is created as it is.
+   */
+  async createMessage(actor: BotActor, body: CreateMessageBody): Promise<Message> {
+    const as = body.payload.userId;
+    if (body.userId !== actor.botId || typeof as !== 'string' || as === actor.botId)
+      return this.messages.create(actor, body);
+    // The latest, open or not: a message the agent sent just before resolving is forwarded after.
+    const row = await this.selectHandoffs(this.db)
+      .where('h.bot_id', '=', actor.botId)
+      .where('h.conversation_id', '=', body.conversationId)
+      .where('h.hitl_conversation_id', 'is not', null)
+      .orderBy('h.created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.agent_user_id === as
+      ? this.messages.create(actor, { ...body, userId: as }, { fromAgent: true })
+      : this.messages.create(actor, body);
   }
 
   /** Closes an open handoff as a member: the bot resumes. */
@@ -296,6 +363,23 @@ export class Handoffs {
     requireRole(actor.role, 'handoffs.answer');
     await this.require(actor, botId, handoffId);
     return this.close({ botId, workspaceId: actor.workspaceId }, handoffId, 'resolved', actor.accountId);
+  }
+
+  /** The handoff of a hitl conversation (`stopHitl` names it), if it is the bot's. */
+  async ofHitlConversation(bot: BotRef, hitlConversationId: string): Promise<Handoff | undefined> {
+    const row = await this.selectHandoffs(this.db)
+      .where('h.hitl_conversation_id', '=', hitlConversationId)
+      .where('h.bot_id', '=', bot.botId)
+      .executeTakeFirst();
+    return row && toHandoff(row);
+  }
+
+  /**
+   * Closes an open handoff as the bot (`stopHitl`): resolved, with no account. The bot stopped it, so
+   * it gets no `hitl:hitlStopped` for it (the `handoff.resolved` event still records it).
+   */
+  async stopByBot(bot: BotRef, handoffId: string): Promise<Handoff> {
+    return this.close(bot, handoffId, 'resolved', null, OPEN_HANDOFF_STATUSES, { byBot: true });
   }
 
   /**
@@ -332,6 +416,7 @@ export class Handoffs {
     status: 'resolved' | 'timed_out',
     accountId: string | null,
     from: readonly HandoffStatus[] = OPEN_HANDOFF_STATUSES,
+    { byBot }: { byBot: boolean } = { byBot: false },
   ): Promise<Handoff> {
     const changed = await this.db.transaction().execute(async (trx): Promise<Changed> => {
       const now = nowIso();
@@ -355,6 +440,8 @@ export class Handoffs {
         handoff,
         status === 'resolved' ? HANDOFF_EVENT_TYPES.resolved : HANDOFF_EVENT_TYPES.timedOut,
       );
+      // An agent's resolve, or the timeout: the bot's hitl session stopped without it.
+      if (!byBot) await this.queueHitl(trx, bot, handoff, HITL_EVENT_TYPES.stopped, {});
       return { handoff, signals: [], queued: true };
     });
     this.announce(changed);
@@ -469,9 +556,40 @@ export class Handoffs {
     );
   }
 
+  /**
+   * One of the `hitl` integration's events, for a handoff it opened: in its hitl conversation, with the
+   * hitl conversation's id in the payload (as the interface's events carry it).
+   */
+  private async queueHitl(
+    db: Executor,
+    bot: BotRef,
+    handoff: Handoff,
+    type: string,
+    payload: JsonObject,
+  ): Promise<void> {
+    const conversationId = handoff.hitlConversationId;
+    if (conversationId === undefined) return;
+    await this.events.queue(bot.botId, { type, payload: { conversationId, ...payload }, conversationId }, db);
+  }
+
   private announce(changed: Changed): void {
     if (changed.signals.length > 0) this.log.publish(changed.signals);
     // The queue is told after the commit, when the event can be seen by every process.
     if (changed.queued) this.events.notifyQueued();
   }
+}
+
+const byCreation = (a: Message, b: Message) =>
+  a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1;
+
+/**
+ * A message of a hitl conversation as the visitor's conversation reads it: there the agents' messages
+ * are the bot's side (outgoing) and the bot's copies of the visitor's (the bot writing as the user its
+ * `payload.userId` names, as the interface's hitl channel lets it) are the visitor's (incoming).
+ */
+function asVisitorSees(message: Message, handoff: Handoff): Message {
+  if (message.direction === 'incoming') return { ...message, direction: 'outgoing' };
+  const as = message.payload.userId;
+  if (typeof as !== 'string') return message;
+  return { ...message, direction: 'incoming', userId: handoff.userId ?? as };
 }

@@ -62,6 +62,12 @@ export const HandoffSchema = Type.Object({
   updatedAt: Timestamp,
   resolvedAt: Type.Optional(Timestamp),
   timedOutAt: Type.Optional(Timestamp),
+  hitlConversationId: Type.Optional(
+    Type.String({
+      description:
+        'A `hitl` handoff’s agent-side conversation (the `hitl` channel’s): the agents’ messages reach the bot there, and the bot copies the visitor’s there',
+    }),
+  ),
 });
 export type Handoff = Static<typeof HandoffSchema>;
 
@@ -107,4 +113,6 @@ export interface OpenHandoff {
   timeoutSeconds?: number;
   onResolved?: string;
   onTimeout?: string;
+  /** The agent-side conversation the `hitl` integration made for it. */
+  hitlConversationId?: string;
 }

@@ -11,6 +11,7 @@ import { nowIso } from '../shared/time.ts';
 import { cacheKey } from '../shared/output-cache.ts';
 import type { OutputCache } from '../shared/output-cache.ts';
 import type { LlmIntegration } from '../llm/llm-integration.ts';
+import type { HitlIntegration } from '../handoffs/hitl-integration.ts';
 
 /** A bot's own action as its runtime describes it. */
 export interface ResolvedAction {
@@ -40,7 +41,8 @@ const ajv = createAjv();
 /**
  * The action call: `name` runs the bot's own action (inside the caller's turn when bot code calls
  * it); `alias:name` an installed integration's (the built-in chat channel offers `chat:sendEvent`, the
- * built-in llm integration its two actions, under `llm` and the other aliases a bot gave it).
+ * built-in llm integration its two actions, under `llm` and the other aliases a bot gave it; the
+ * built-in hitl integration its three, under `hitl`).
  * Input and output are checked against the action's schemas; a cacheable action answers a repeated
  * input from its cache within the TTL.
  */
@@ -53,6 +55,7 @@ export class Actions {
     private readonly log: ConversationLog,
     private readonly outputs: OutputCache,
     private readonly llm: LlmIntegration,
+    private readonly hitl: HitlIntegration,
   ) {}
 
   useRunner(runner: BotActionRunner): void {
@@ -70,6 +73,8 @@ export class Actions {
         // The gateway keeps its own cache of answers, and says when one came from it.
         return { output: await this.llm.call(actor, alias, name, input), cached: false };
       }
+      if (this.hitl.handles(alias, name))
+        return { output: await this.hitl.call(actor, name, input), cached: false };
       const action = this.runner && (await this.runner.resolveIntegration(actor, alias, name));
       if (!action) throw notFound('Action', type);
       return this.run(actor, type, action, input, (i) => action.run(i));

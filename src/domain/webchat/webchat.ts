@@ -441,8 +441,10 @@ export class Webchat {
         return data.isBot ? [frame('custom', { event: data.payload })] : [];
       case 'participant_added': {
         const foreignId = typeof data.participantId === 'string' ? data.participantId : '';
-        const userId = await this.s.ids.internalOf(this.s.store.db, bot.botId, 'user', foreignId);
-        const user = userId && (await unlessMissing(this.s.users.get(bot, userId)));
+        // A user made outside the Chat API (a handoff's agent) has no foreign id: its id is its own.
+        const userId =
+          (await this.s.ids.internalOf(this.s.store.db, bot.botId, 'user', foreignId)) ?? foreignId;
+        const user = userId !== '' && (await unlessMissing(this.s.users.get(bot, userId)));
         if (!user) return [];
         return [
           frame('participant_added', {

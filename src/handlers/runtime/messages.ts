@@ -3,7 +3,8 @@ import type { messageOperations } from '../../contract/runtime/messages.ts';
 import type { Handlers } from '../operation.ts';
 
 export const messageHandlers = {
-  createMessage: async (d, actor, body) => ({ message: await d.messages.create(actor, body) }),
+  // Through the handoffs: a bot forwarding a `hitl` handoff's agent's message writes it as the agent.
+  createMessage: async (d, actor, body) => ({ message: await d.handoffs.createMessage(actor, body) }),
   getOrCreateMessage: async (d, actor, body) => {
     const { message, created } = await d.messages.getOrCreate(actor, body);
     return { message, meta: { created } };
