@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ResourceNotFoundError, UnauthorizedError } from '@botpress/client';
+import { InvalidPayloadError, ResourceNotFoundError, UnauthorizedError } from '@botpress/client';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
@@ -32,6 +32,36 @@ for (const store of await testStores()) {
       const theirs = (await t.client({ token, workspaceId: undefined }).getAccount({})).account;
       assert.equal(theirs.id, other.id);
       assert.equal(theirs.email, 'someone@example.com');
+    });
+
+    test('updateAccount changes only the account of the token: its name, seen by its colleagues, and its picture', async () => {
+      const other = await t.server.domain.accounts.getOrCreateByEmail('colleague@example.com');
+      await t.client().createWorkspaceMember({ email: 'colleague@example.com', role: 'viewer' });
+      const token = (await t.server.domain.accounts.createToken(other.id, 'test')).value;
+      const theirs = t.client({ token, workspaceId: undefined });
+      const { account: named } = await theirs.updateAccount({ displayName: 'Dana from support' });
+      assert.equal(named.displayName, 'Dana from support');
+      // A field left out keeps its value.
+      const { account: pictured } = await theirs.updateAccount({
+        profilePicture: 'https://example.com/d.png',
+      });
+      assert.equal(pictured.displayName, 'Dana from support');
+      assert.equal(pictured.profilePicture, 'https://example.com/d.png');
+      assert.equal((await account().getAccount({})).account.displayName, undefined, 'the owner is unchanged');
+      const { members } = await t.client().listWorkspaceMembers({});
+      assert.equal(
+        members.find((m) => m.email === 'colleague@example.com')?.displayName,
+        'Dana from support',
+      );
+      await assert.rejects(theirs.updateAccount({ displayName: '' }), (err) => {
+        assert.ok(err instanceof InvalidPayloadError);
+        assert.match(err.message, /displayName/);
+        return true;
+      });
+      await assert.rejects(
+        t.client({ token: 'bp_pat_nope', workspaceId: undefined }).updateAccount({ displayName: 'x' }),
+        UnauthorizedError,
+      );
     });
 
     test('createPersonalAccessToken returns a bp_pat_ value with at least 128 random bits, which works as a token', async () => {

@@ -161,6 +161,11 @@ for (const store of await testStores()) {
 
     const cases: Record<string, Case> = {
       getAccount: { good: async () => ({}) },
+      updateAccount: {
+        good: async () => ({ displayName: 'The owner' }),
+        bad: async () => ({ displayName: '' }),
+        error: 'InvalidPayload',
+      },
       listPersonalAccessTokens: { good: async () => ({}) },
       createPersonalAccessToken: {
         good: async () => ({ note: 'contract' }),

@@ -1,7 +1,11 @@
 import { Type } from 'typebox';
 import { Timestamp } from '../../domain/shared/schemas.ts';
 import { EmptySchema, IdParam, KeyNote } from '../schemas.ts';
-import { AccountSchema, PersonalAccessTokenSchema } from '../../domain/workspace/schemas.ts';
+import {
+  AccountSchema,
+  PersonalAccessTokenSchema,
+  UpdateAccountBodySchema,
+} from '../../domain/workspace/schemas.ts';
 import { operation } from '../operation.ts';
 
 const tag = 'Account';
@@ -14,6 +18,18 @@ export const accountOperations = [
     access: 'read',
     tag,
     summary: 'Get the account of the token',
+    response: Type.Object({ account: AccountSchema }),
+  }),
+  operation({
+    id: 'updateAccount',
+    method: 'PUT',
+    path: '/account/me',
+    access: 'write',
+    tag,
+    summary: 'Change the name and picture of the account of the token',
+    description:
+      'The display name is what colleagues see in the console and what visitors see of an agent who answers a handoff.',
+    body: UpdateAccountBodySchema.properties,
     response: Type.Object({ account: AccountSchema }),
   }),
   operation({

@@ -5,7 +5,7 @@ import { notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
 import { nowIso } from '../shared/time.ts';
 import { hashToken, newToken } from './tokens.ts';
-import type { Account, PersonalAccessToken } from './schemas.ts';
+import type { Account, PersonalAccessToken, UpdateAccountBody } from './schemas.ts';
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -41,6 +41,20 @@ export class Accounts {
       .executeTakeFirst();
     if (!row) throw notFound('Account', accountId);
     return toAccount(row);
+  }
+
+  /** The account's own name and picture; a field left out keeps its value. */
+  async update(accountId: string, body: UpdateAccountBody): Promise<Account> {
+    await this.db
+      .updateTable('accounts')
+      .set({
+        ...(body.displayName !== undefined && { display_name: body.displayName }),
+        ...(body.profilePicture !== undefined && { profile_picture: body.profilePicture }),
+        updated_at: nowIso(),
+      })
+      .where('id', '=', accountId)
+      .execute();
+    return this.get(accountId);
   }
 
   async findByEmail(email: string, db: Executor = this.db): Promise<Account | undefined> {

@@ -16,6 +16,15 @@ export const AccountSchema = Type.Object({
 });
 export type Account = Static<typeof AccountSchema>;
 
+/** What an account changes of itself (`updateAccount`): the name and picture its colleagues and visitors see. */
+export const UpdateAccountBodySchema = Type.Object({
+  displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  profilePicture: Type.Optional(Type.String({ maxLength: 2048 })),
+  /** The hosted API's refresh from the identity provider: there is none here, so it changes nothing. */
+  refresh: Type.Optional(Type.Boolean()),
+});
+export type UpdateAccountBody = Static<typeof UpdateAccountBodySchema>;
+
 export const PersonalAccessTokenSchema = Type.Object({
   id: Type.String(),
   createdAt: Timestamp,

@@ -5,6 +5,7 @@ import type { Handlers } from '../operation.ts';
 
 export const accountHandlers = {
   getAccount: async (d, actor) => ({ account: await d.accounts.get(actor.accountId) }),
+  updateAccount: async (d, actor, body) => ({ account: await d.accounts.update(actor.accountId, body) }),
   listPersonalAccessTokens: async (d, actor) => ({ pats: await d.accounts.listTokens(actor.accountId) }),
   createPersonalAccessToken: async (d, actor, { note }) => ({
     pat: await d.accounts.createToken(actor.accountId, note),
