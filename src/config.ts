@@ -10,7 +10,7 @@ import type { SearchRanking } from './value-sets.ts';
 
 /**
  * Every setting of a Parley process, read once from flags and the environment.
- * docs/configuration.md's table lists exactly these entries (test/readme.test.ts checks it).
+ * docs/configuration.md's table is written from these entries (`npm run docs`; test/docs.test.ts checks it).
  */
 export interface Setting {
   env: string;

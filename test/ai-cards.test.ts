@@ -2,20 +2,17 @@
 // and `aiTask` (an object matching a JSON Schema, asked again once with the error, then `onFailure`),
 // through the gateway to the tests' model server, driven over the Chat API on both stores.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 import { json, logsSince } from './helpers/deployed-bots.ts';
 import { waitFor } from './helpers/runtime.ts';
 import type { Files } from './helpers/deployed-bots.ts';
 import { completionsAbout, firstExchange, modelBotSuite } from './helpers/model-bots.ts';
 import { testStores } from './helpers/stores.ts';
+import { docsBlock } from './helpers/docs.ts';
 
 /** docs/llm.md's nodes (an aiTask card and its onFailure), as the page shows them. */
 async function nodesOfTheDocs(): Promise<unknown[]> {
-  const page = await readFile('docs/llm.md', 'utf8');
-  const block = /<!-- ai cards: nodes -->\s*```json\n([\s\S]*?)```/.exec(page)?.[1];
-  assert.ok(block, 'docs/llm.md has the nodes');
-  return JSON.parse(block) as unknown[];
+  return JSON.parse(await docsBlock('docs/llm.md', 'ai cards: nodes')) as unknown[];
 }
 
 const say = (text: string) => ({ type: 'say', message: { type: 'text', text } });

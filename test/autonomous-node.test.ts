@@ -29,30 +29,24 @@ import { ServeProcesses } from './helpers/serve-processes.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { docsBlock } from './helpers/docs.ts';
 
 /** A snippet of docs/llm.md's "Autonomous node", by its marker. */
-async function snippet(marker: string): Promise<string> {
-  const page = await readFile('docs/llm.md', 'utf8');
-  const block = new RegExp(`<!-- autonomous node: ${marker} -->\\s*\`\`\`\\w+\\n([\\s\\S]*?)\`\`\``).exec(
-    page,
-  )?.[1];
-  assert.ok(block, `docs/llm.md has the snippet "${marker}"`);
-  return block;
-}
+const snippet = (marker: string) => docsBlock('docs/llm.md', marker);
 
 const say = (text: string) => ({ type: 'say', message: { type: 'text', text } });
 
 /** The docs' example (its action and nodes as the page shows them), with nodes of the tests' own for the caps. */
 async function agentBot(): Promise<Files> {
-  const documented = JSON.parse(await snippet('nodes')) as unknown[];
+  const documented = JSON.parse(await snippet('autonomous node: nodes')) as unknown[];
   return {
     'bot.json': json({
       formatVersion: 1,
       name: 'agent-bot',
       configuration: { variables: { shop: { type: 'string', default: 'the Blue Shop' } } },
     }),
-    'actions/lookupOrder.json': await snippet('lookupOrder.json'),
-    'actions/lookupOrder.ts': await snippet('lookupOrder.ts'),
+    'actions/lookupOrder.json': await snippet('autonomous node: lookupOrder.json'),
+    'actions/lookupOrder.ts': await snippet('autonomous node: lookupOrder.ts'),
     'knowledge/faq.json': json({ files: ['docs/faq.md'] }),
     'docs/faq.md': '# Returns\n\nReturns are accepted within 30 days of delivery, in their original box.\n',
     'workflows/billing.json': json({
@@ -165,7 +159,8 @@ for (const store of await testStores()) {
         function: {
           name: 'lookupOrder',
           description: 'The status of an order, by its number',
-          parameters: (JSON.parse(await snippet('lookupOrder.json')) as { input: unknown }).input,
+          parameters: (JSON.parse(await snippet('autonomous node: lookupOrder.json')) as { input: unknown })
+            .input,
         },
       });
       assert.deepEqual(
@@ -197,7 +192,7 @@ for (const store of await testStores()) {
       const calls = logged.filter((l) => l.message.startsWith('autonomous node')).map((l) => l.call?.kind);
       assert.deepEqual(calls, ['model', 'tool', 'model']);
       // The lines have the shape the docs show.
-      const documented = (await snippet('logs')).trim().split('\n');
+      const documented = (await snippet('autonomous node: logs')).trim().split('\n');
       const shape = (line: string) =>
         line
           .replace(/\d+/g, '0')

@@ -2,22 +2,19 @@
 // Cognitive API, one contract with the HTTP routes) and `actions.llm.generateContent` (the built-in llm
 // integration), answered by the test's model server through the gateway.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 import { json, sendAndWait, startChat } from './helpers/deployed-bots.ts';
 import type { Files } from './helpers/deployed-bots.ts';
 import { modelBotSuite } from './helpers/model-bots.ts';
 import { rawRuntime } from './helpers/runtime.ts';
 import { testStores } from './helpers/stores.ts';
+import { docsBlock } from './helpers/docs.ts';
 
 const free = { input: { type: 'object' }, output: { type: 'object' } };
 
 /** docs/llm.md's bot code, run as it is. */
 async function documentedAction(): Promise<string> {
-  const page = await readFile('docs/llm.md', 'utf8');
-  const code = /<!-- bot code: actions\/answer.ts -->\s*```ts\n([\s\S]*?)```/.exec(page)?.[1];
-  assert.ok(code, 'docs/llm.md has the bot code');
-  return code;
+  return docsBlock('docs/llm.md', 'bot code: actions/answer.ts');
 }
 
 /**

@@ -3,7 +3,6 @@
 // each request in the bot's logs by method, host, status and time only. Driven through `callAction` of
 // the bot's actions with the official client, against a real HTTP server of the test's own.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -12,6 +11,7 @@ import type { DeployedBot, Files } from './helpers/deployed-bots.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { docsBlock } from './helpers/docs.ts';
 
 const free = { input: { type: 'object' }, output: { type: 'object' } };
 /** An action of the bot: its code, with `input` and `fetch` in scope. */
@@ -42,9 +42,7 @@ const ACTIONS = {
 
 /** The docs' example (docs/writing-bots.md), run as the bot's `order` action against the test's server instead of the example host. */
 async function readmeExample(targetUrl: string): Promise<string> {
-  const page = await readFile('docs/writing-bots.md', 'utf8');
-  const code = /<!-- bot code: fetch -->\s*```ts\n([\s\S]*?)```/.exec(page)?.[1];
-  assert.ok(code, 'docs/writing-bots.md has the example');
+  const code = await docsBlock('docs/writing-bots.md', 'bot code: fetch');
   return code.replaceAll('https://api.example.com', targetUrl);
 }
 

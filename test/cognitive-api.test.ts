@@ -3,7 +3,6 @@
 // streaming as NDJSON, fallbacks, caching and idempotency, errors the clients retry or fall back on,
 // and a provider's key kept out of every answer.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { parleySettings, startModelServer } from './helpers/model-server.ts';
 import type { ModelServer } from './helpers/model-server.ts';
@@ -12,6 +11,7 @@ import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { docsBlock } from './helpers/docs.ts';
 
 const API_KEY = 'sk-test-cognitive-secret-0123456789';
 
@@ -529,9 +529,7 @@ for (const store of await testStores()) {
     });
 
     test('the request of docs/llm.md is answered as the page says', async () => {
-      const page = await readFile('docs/llm.md', 'utf8');
-      const block = /<!-- generate-text request -->\s*```json\n([\s\S]*?)```/.exec(page)?.[1];
-      assert.ok(block, 'docs/llm.md has the request');
+      const block = await docsBlock('docs/llm.md', 'generate-text request');
       const answer = await generate(t, bot, JSON.parse(block));
       assert.equal(answer.metadata.model, 'default:test-best');
       assert.equal(answer.output, 'echo: What is Parley?');

@@ -3,7 +3,6 @@
 // audio as a data: URI, a file of the Files API or a URL (under the policy of outgoing webhooks), fallbacks,
 // the cache and idempotency keys, metering, and a provider that has no speech-to-text.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -17,6 +16,7 @@ import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { docsBlock } from './helpers/docs.ts';
 
 const TRANSCRIPT = 'hello from the audio';
 /** A minute of this model's audio costs 0.006 USD (OpenAI's price of whisper-1). */
@@ -137,9 +137,7 @@ for (const store of await testStores()) {
     });
 
     test('the request of docs/llm.md is answered as the page says', async () => {
-      const page = await readFile('docs/llm.md', 'utf8');
-      const block = /<!-- transcribe-audio request -->\s*```json\n([\s\S]*?)```/.exec(page)?.[1];
-      assert.ok(block, 'docs/llm.md has the request');
+      const block = await docsBlock('docs/llm.md', 'transcribe-audio request');
       const answer = await cognitiveOf(t, bot).transcribeAudio(JSON.parse(block) as { url: string });
       assert.equal(answer.output, TRANSCRIPT);
       assert.equal(answer.metadata.model, 'default:test-transcribe');

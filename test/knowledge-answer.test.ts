@@ -2,7 +2,7 @@
 // with their citations, and no model call when nothing supports an answer; deployed with `parley deploy`,
 // driven over the Chat API with the official client, against the tests' model server, on both stores.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -11,25 +11,20 @@ import type { Files } from './helpers/deployed-bots.ts';
 import { completionsAbout, firstExchange, modelBotSuite } from './helpers/model-bots.ts';
 import { runParley } from './helpers/process.ts';
 import { testStores } from './helpers/stores.ts';
+import { docsBlock } from './helpers/docs.ts';
 
 /** docs/llm.md's knowledgeAnswer example: the block under each `<!-- knowledge answer: <name> -->`. */
-async function exampleOfTheDocs(name: string): Promise<string> {
-  const page = await readFile('docs/llm.md', 'utf8');
-  const marker = `<!-- knowledge answer: ${name} -->`;
-  const block = new RegExp(`${marker}\\s*\`\`\`\\w*\\n([\\s\\S]*?)\`\`\``).exec(page)?.[1];
-  assert.ok(block, `docs/llm.md has ${marker}`);
-  return block;
-}
+const exampleOfTheDocs = (marker: string) => docsBlock('docs/llm.md', marker);
 
 const say = (text: string) => ({ type: 'say', message: { type: 'text', text } });
 
 /** The documented knowledge base, document and nodes, and nodes of the tests' own reached by a first word. */
 async function helpDesk(): Promise<Files> {
-  const documentedNodes = JSON.parse(await exampleOfTheDocs('nodes')) as unknown[];
+  const documentedNodes = JSON.parse(await exampleOfTheDocs('knowledge answer: nodes')) as unknown[];
   return {
     'bot.json': json({ formatVersion: 1, name: 'help-desk' }),
-    'knowledge/help.json': await exampleOfTheDocs('knowledge/help.json'),
-    'docs/returns.md': await exampleOfTheDocs('docs/returns.md'),
+    'knowledge/help.json': await exampleOfTheDocs('knowledge answer: knowledge/help.json'),
+    'docs/returns.md': await exampleOfTheDocs('knowledge answer: docs/returns.md'),
     'knowledge/shipping.json': json({ files: ['docs/shipping.md'] }),
     'docs/shipping.md': '# Shipping\n\nParcels to Europe arrive within four working days.\n',
     'workflows/main.json': json({

@@ -2,7 +2,6 @@
 // `llm:generateContent` and `llm:listLanguageModels` through the official client, in the `llm`
 // interface's shapes, answered by the operator's provider (the project's test model server).
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { isApiError } from '@botpress/client';
 import { Cognitive } from '@botpress/cognitive';
@@ -13,6 +12,7 @@ import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { docsBlock } from './helpers/docs.ts';
 
 for (const store of await testStores()) {
   describe(`the built-in llm integration (${store.name})`, { skip: store.skip }, () => {
@@ -153,9 +153,7 @@ for (const store of await testStores()) {
       bot = await createTestBot(t, 'openai-bot');
       // As the hosted API takes an alias: the record's key, naming the integration by `integrationId`;
       // the body docs/llm.md shows.
-      const page = await readFile('docs/llm.md', 'utf8');
-      const block = /<!-- llm alias -->\s*```json\n([\s\S]*?)```/.exec(page)?.[1];
-      assert.ok(block, 'docs/llm.md has the alias');
+      const block = await docsBlock('docs/llm.md', 'llm alias');
       const { integrations } = JSON.parse(block) as {
         integrations: Record<string, { integrationId: string }>;
       };

@@ -4,7 +4,6 @@
 // targets. Two of the project's model servers: `server` is the operator's (`default`), `theirs` a
 // workspace's, with model ids of its own and a key.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import { DEFAULT_MODELS, parleySettings, startModelServer } from './helpers/model-server.ts';
 import type { ModelServer } from './helpers/model-server.ts';
@@ -13,6 +12,7 @@ import type { TestBot } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { docsBlock } from './helpers/docs.ts';
 
 const THEIR_KEY = 'sk-their-own-provider-key-0123456789abcdef';
 const WRONG_KEY = 'sk-a-key-their-provider-refuses-9876543210';
@@ -43,11 +43,8 @@ function isGeneration(value: unknown): value is Generation {
 }
 
 /** The JSON block of docs/llm.md below `<!-- marker -->`. */
-async function docsBlock(marker: string): Promise<Record<string, unknown>> {
-  const page = await readFile('docs/llm.md', 'utf8');
-  const block = new RegExp(`<!-- ${marker} -->\\s*\`\`\`json\\n([\\s\\S]*?)\`\`\``).exec(page)?.[1];
-  assert.ok(block, `docs/llm.md has the ${marker}`);
-  return JSON.parse(block) as Record<string, unknown>;
+async function docsJson(marker: string): Promise<Record<string, unknown>> {
+  return JSON.parse(await docsBlock('docs/llm.md', marker)) as Record<string, unknown>;
 }
 
 /** The chat completions a model server received. */
@@ -375,13 +372,13 @@ for (const store of await testStores()) {
         const team = await startModelServer({ models: ['team-large', 'team-small'], apiKey: 'sk-team-key' });
         try {
           const docsBot = await createTestBot(t, 'docs-bot');
-          const body = { ...(await docsBlock('createLlmProvider body')), baseUrl: team.url };
+          const body = { ...(await docsJson('createLlmProvider body')), baseUrl: team.url };
           const made = await admin('POST', '/llm-providers', body);
           assert.equal(made.status, 201, made.text);
           const chosen = await admin(
             'PUT',
             `/bots/${docsBot.botId}/models`,
-            await docsBlock('updateBotModels body'),
+            await docsJson('updateBotModels body'),
           );
           assert.equal(chosen.status, 200, chosen.text);
           const answer = await generate(docsBot, { messages: [{ role: 'user', content: 'as documented' }] });
