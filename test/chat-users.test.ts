@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
 import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
@@ -373,6 +374,21 @@ for (const store of await testStores()) {
           401,
           'Unauthorized',
         );
+      });
+
+      test('a key with an expiry opens the channel until then, and not after, though it was used just before', async () => {
+        const exp = Math.floor(Date.now() / 1000) + 3;
+        const key = await new SignJWT({ id: 'short-lived' })
+          .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+          .setIssuedAt()
+          .setExpirationTime(exp)
+          .sign(new TextEncoder().encode(encryptionKey));
+        const before = await rawChat(personal.webhookUrl, 'POST', '/users/get-or-create', { key, body: {} });
+        assert.equal(before.status, 201);
+        assert.equal((await rawChat(personal.webhookUrl, 'GET', '/users/me', { key })).status, 200);
+        // Verified keys are remembered: never past their own expiry.
+        await sleep(exp * 1000 - Date.now() + 300);
+        assertChatError(await rawChat(personal.webhookUrl, 'GET', '/users/me', { key }), 401, 'Unauthorized');
       });
 
       test('a signed id that is no valid foreign id is refused with 400', async () => {

@@ -67,6 +67,13 @@ interface Services {
 const keyEncoder = new TextEncoder();
 /** Channels' signing keys kept imported at once (more than any server has channels in use). */
 const IMPORTED_KEYS = 10_000;
+/** How long a verified chat key is taken at its word (the secret it was checked with names the entry). */
+const VERIFIED_KEY_MS = 10 * 60_000;
+
+/** The secret a channel's keys are signed with, by name: the channel's own key, or the server's for it. */
+function secretName(channel: ChatChannel): string {
+  return channel.encryptionKey ? `personal:${channel.encryptionKey}` : `shared:${channel.botId}`;
+}
 
 /**
  * The Chat API's rules, on top of the runtime records: end users identified by HS256 keys `{ id }`,
@@ -498,7 +505,7 @@ export class Chat {
    */
   private secretOf(channel: ChatChannel): Promise<webcrypto.CryptoKey> {
     // Imported once: jose imports raw bytes again on every call, which cost more than the check itself.
-    const name = channel.encryptionKey ? `personal:${channel.encryptionKey}` : `shared:${channel.botId}`;
+    const name = secretName(channel);
     let key = this.keys.get(name);
     if (!key) {
       if (this.keys.size >= IMPORTED_KEYS) this.keys.clear();
@@ -528,13 +535,16 @@ export class Chat {
 
   private async verify(channel: ChatChannel, key: string | undefined): Promise<string> {
     if (!key) throw unauthorized('The x-user-key header is required');
-    const cacheKey = `${channel.botId}:${channel.encryptionKey ? 'p' : 's'}:${key}`;
+    // Named by the secret it is checked with: a new channel key (personal mode) misses at once.
+    const cacheKey = `${secretName(channel)}:${key}`;
     const known = this.s.caches.chatKeys.get(cacheKey);
     if (known) return known;
     try {
       const { payload } = await jwtVerify(key, await this.secretOf(channel), { algorithms: ['HS256'] });
       if (typeof payload.id === 'string' && payload.id !== '') {
-        this.s.caches.chatKeys.set(cacheKey, payload.id);
+        // Kept a while (a visitor writes every few seconds), never past the key's own expiry.
+        const until = Math.min(Date.now() + VERIFIED_KEY_MS, (payload.exp ?? Infinity) * 1000);
+        this.s.caches.chatKeys.set(cacheKey, payload.id, until);
         return payload.id;
       }
     } catch {

@@ -6,6 +6,8 @@ import type { Role } from '../../value-sets.ts';
  */
 
 export const CACHE_TTL_MS = 2000;
+/** Verified chat keys kept at most: a visitor's every request presents one. */
+const CHAT_KEYS = 50_000;
 
 export class TtlMap<V> {
   private readonly entries = new Map<string, { value: V; until: number }>();
@@ -22,9 +24,10 @@ export class TtlMap<V> {
     return entry.value;
   }
 
-  set(key: string, value: V): void {
+  /** Kept for CACHE_TTL_MS, or until `until` (a time in ms) when one is given. */
+  set(key: string, value: V, until = Date.now() + CACHE_TTL_MS): void {
     if (this.entries.size >= this.maxEntries) this.entries.clear();
-    this.entries.set(key, { value, until: Date.now() + CACHE_TTL_MS });
+    this.entries.set(key, { value, until });
   }
 
   delete(key: string): void {
@@ -45,8 +48,12 @@ export class Caches {
   readonly botStamps = new TtlMap<unknown>();
   /** Webhook id -> its chat channel. */
   readonly channels = new TtlMap<unknown>();
-  /** `bot id + user key` -> the user id a verified chat key names (verifying an HS256 JWT costs ~80 µs). */
-  readonly chatKeys = new TtlMap<string>();
+  /**
+   * `channel secret + user key` -> the user id a verified chat key names. Verifying an HS256 JWT with
+   * WebCrypto costs 80 to 350 µs, more than the rest of a chat request's checks; the entry names the
+   * secret it was verified with, so no change of it can leave a key valid here (ChatKeys say how long).
+   */
+  readonly chatKeys = new TtlMap<string>(CHAT_KEYS);
 
   /** A token, key, membership or bot was revoked or deleted: nothing cached about access holds. */
   accessChanged(): void {
