@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import { chatUrlOf } from '../helpers/bp-cli.ts';
 import { ChatSession } from '../helpers/chat-bots.ts';
+import { waitForLog } from '../helpers/deployed-bots.ts';
 import { waitFor } from '../helpers/runtime.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
@@ -64,6 +65,31 @@ describe('SDK bot processes stop when idle and are bounded in number', { skip: n
       all.map((_, i) => `crowd: hi ${i}`),
     );
     assert.equal(await processKeys(t, botId), 1, 'one process serves them all');
+  });
+
+  test('a new version starts at once, whatever the backoff of the version whose process kept ending', async () => {
+    const t = await server({});
+    const since = new Date().toISOString();
+    // Its process ends as soon as it starts: each start waits twice as long as the one before.
+    const { botId, session } = await talkTo(
+      t,
+      'crash-loop',
+      `process.exit(3);\n${bundle('await reply(text);')}`,
+    );
+    await session.say('are you there?');
+    await waitForLog(t, botId, since, /in (4|8|16|32) s at the earliest/, 'error', 60_000);
+    await t.client().updateBot({ id: botId, code: bundle("await reply('fixed: ' + text);") });
+    const deployed = Date.now();
+    // A conversation of its own: the first one's message waits for its own retry.
+    const fresh = await ChatSession.open(await chatUrlOf(t, botId));
+    sessions.push(fresh);
+    await fresh.say('hello');
+    assert.deepEqual(await fresh.nextTexts(1, 20_000), ['fixed: hello']);
+    const waited = Date.now() - deployed;
+    assert.ok(
+      waited < 3500,
+      `the new version answered ${waited} ms after its deploy: it waited out the old backoff`,
+    );
   });
 
   test('a server that stops leaves no key of a bot process behind, and answers again after its restart', async () => {

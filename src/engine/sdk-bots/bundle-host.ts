@@ -97,6 +97,8 @@ interface Life {
 interface Restarts {
   crashes: number;
   notBefore: number;
+  /** The version whose process kept ending: a new one owes nothing to its backoff. */
+  versionId: string;
 }
 
 /** The bundle answered a call with a status the contract calls final (a 4xx), or ran past its time. */
@@ -276,6 +278,8 @@ export class BundleHost {
     if (this.closed) throw new Error('the server is closing');
     if (this.sandbox instanceof SandboxUnavailable)
       throw new BundleCallFailure(`SDK bots cannot run on this server: ${this.sandbox.message}`);
+    // A new version (a fix, likely) starts at once, and its own backoff starts from nothing.
+    if (this.restarts.get(key)?.versionId !== hosted.versionId) this.restarts.delete(key);
     const wait = (this.restarts.get(key)?.notBefore ?? 0) - Date.now();
     if (wait > 0)
       throw new Error(`its process is starting again after it ended (in ${Math.ceil(wait / 1000)} s)`);
@@ -351,9 +355,10 @@ export class BundleHost {
   /** A process that ended on its own: the bot's logs say why, and its next start waits a backoff. */
   private onEnded(hosted: Hosted, startedAt: number, reason: string): void {
     const previous = this.restarts.get(hosted.key);
-    const crashes = Date.now() - startedAt > STABLE_AFTER_MS ? 1 : (previous?.crashes ?? 0) + 1;
+    const before = previous?.versionId === hosted.versionId ? previous.crashes : 0;
+    const crashes = Date.now() - startedAt > STABLE_AFTER_MS ? 1 : before + 1;
     const delay = Math.min(RESTART_BASE_MS * 2 ** (crashes - 1), RESTART_MAX_MS);
-    this.restarts.set(hosted.key, { crashes, notBefore: Date.now() + delay });
+    this.restarts.set(hosted.key, { crashes, notBefore: Date.now() + delay, versionId: hosted.versionId });
     this.botLog(hosted.botId, {
       level: 'error',
       message: `${hosted.logPrefix}${reason}; it starts again when a call comes, in ${delay / 1000} s at the earliest`,
