@@ -212,3 +212,47 @@ describe('SDK bot processes stop when idle and are bounded in number', { skip: n
     assert.deepEqual(await waiting.session.nextTexts(1, 40_000), ['waiting: me too']);
   });
 });
+
+describe('an SDK bot’s configuration', { skip: noSandbox }, () => {
+  let t: TestServer;
+  const sessions: ChatSession[] = [];
+  after(async () => {
+    for (const s of sessions) await s.close();
+    await t?.close();
+  });
+
+  test('its code reads the configuration with the schema’s defaults where the data leaves a value out', async () => {
+    t = await startTestServer(sqlite, {});
+    // What the handler reads: the x-bp-configuration header, as the SDK builds ctx.configuration from it.
+    const code = bundle(
+      "const { payload } = JSON.parse(Buffer.from(req.headers['x-bp-configuration'], 'base64').toString()); await reply(payload);",
+    );
+    const schema = {
+      type: 'object',
+      properties: {
+        greeting: { type: 'string', default: 'hello' },
+        shout: { type: 'boolean', default: false },
+        limits: { type: 'object', default: {}, properties: { turns: { type: 'number', default: 3 } } },
+      },
+    };
+    const configured = async (name: string, data: Record<string, unknown>) => {
+      const { bot } = await t.client().createBot({ name, code, configuration: { schema, data } });
+      const session = await ChatSession.open(await chatUrlOf(t, bot.id));
+      sessions.push(session);
+      await session.say('configuration?');
+      const [text] = await session.nextTexts(1, 30_000);
+      return JSON.parse(text ?? '{}') as Record<string, unknown>;
+    };
+    assert.deepEqual(await configured('defaults', {}), {
+      greeting: 'hello',
+      shout: false,
+      limits: { turns: 3 },
+    });
+    // A value given is kept, falsy ones too; a nested object given gets the defaults it leaves out.
+    assert.deepEqual(await configured('given', { greeting: '', shout: true, limits: { other: 1 } }), {
+      greeting: '',
+      shout: true,
+      limits: { other: 1, turns: 3 },
+    });
+  });
+});

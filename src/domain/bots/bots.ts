@@ -36,6 +36,7 @@ import type {
 } from './schemas.ts';
 import type { Bot, BotSummary, CreateBotBody, UpdateBotBody } from './schemas.ts';
 import type { BotRuntime } from '../../value-sets.ts';
+import { withSchemaDefaults } from '../shared/schema-defaults.ts';
 
 export interface ListBotsQuery extends PageRequest {
   dev?: boolean;
@@ -510,7 +511,8 @@ export class Bots {
       code: row.code,
       runtime: row.runtime,
       deployedAt: row.deployed_at,
-      configuration: def.configuration.data,
+      // As its code reads it: the schema's defaults where the data leaves a value out.
+      configuration: withSchemaDefaults(def.configuration.schema, def.configuration.data),
       secrets: JSON.parse(row.secrets) as MapOf<string>,
       maxExecutionTime: def.maxExecutionTime,
       recurringEvents: def.recurringEvents,
