@@ -15,7 +15,8 @@ export function withSchemaDefaults(schema: Json | undefined, data: JsonObject): 
   for (const [name, property] of Object.entries(schema.properties)) {
     if (!isObject(property)) continue;
     const given = filled[name];
-    if (given === undefined && property.default !== undefined) filled[name] = structuredClone(property.default);
+    if (given === undefined && property.default !== undefined)
+      filled[name] = structuredClone(property.default);
     const value = filled[name];
     if (isObject(value)) filled[name] = withSchemaDefaults(property, value);
   }
