@@ -42,7 +42,7 @@ export async function closestToQuery(
  * 0.98 of the exact top 10 at 20,000 passages, 500 held 0.99 (bench/lib/retrieval.ts measures it at
  * each size against the exact scan).
  */
-export function candidatesFor(depth: number): number {
+function candidatesFor(depth: number): number {
   return Math.max(depth * CANDIDATES_PER_HIT, MIN_CANDIDATES);
 }
 const CANDIDATES_PER_HIT = 4;

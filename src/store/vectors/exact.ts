@@ -8,7 +8,7 @@ export const EXACT_VECTORS: VectorIndex = {
 };
 
 /** Every stored vector of the request (of a dimension: a row with nothing to embed has none). */
-export async function everyVector(db: Executor, request: VectorRequest): Promise<VectorCandidate[]> {
+async function everyVector(db: Executor, request: VectorRequest): Promise<VectorCandidate[]> {
   if (request.source === 'rows') {
     const rows = await db
       .selectFrom('row_vectors')
