@@ -70,15 +70,15 @@ import type {
   RunResult,
 } from './lib/protocol.ts';
 import { median, round, summarize } from './lib/stats.ts';
-import { seeded } from './lib/seeded.ts';
-import { ask, botClient, RECALL_AT, untilEmbedded, upload } from './lib/retrieval.ts';
+import { seeded } from '../src/store/seeded.ts';
+import { ANSWERS, ask, botClient, RECALL_AT, recallOf, untilEmbedded, upload } from './lib/retrieval.ts';
 import {
   benchCorpus,
   PASSAGES_PER_DOCUMENT,
   RETRIEVAL_QUESTION_DOCUMENTS,
   RETRIEVAL_QUESTIONS,
 } from './lib/retrieval-corpus.ts';
-import type { SearchRanking } from '../src/value-sets.ts';
+import type { SearchRanking, VectorIndexChoice } from '../src/value-sets.ts';
 import type { Latency } from './lib/stats.ts';
 
 const { values: options } = parseArgs({
@@ -766,11 +766,15 @@ async function searchScenario(store: StoreName, server: ParleyServer): Promise<v
 // passages); filler documents then grow the corpus to each size of plan.retrieval.passages, uploaded
 // through the Files API as a bot would, and every question is asked again among them.
 
-const RANKINGS: { ranking: SearchRanking; system: string }[] = [
-  { ranking: 'words', system: 'BM25 alone' },
-  { ranking: 'meaning', system: 'vectors alone' },
-  { ranking: 'hybrid', system: 'hybrid (RRF)' },
+const RANKINGS: { ranking: SearchRanking; system: string; index: VectorIndexChoice }[] = [
+  { ranking: 'words', system: 'BM25 alone', index: 'auto' },
+  { ranking: 'meaning', system: 'vectors alone', index: 'auto' },
+  // The same, every vector compared (PARLEY_VECTOR_INDEX=exact): what the index's recall@10 is measured against.
+  { ranking: 'meaning', system: 'vectors alone, exact scan', index: 'exact' },
+  { ranking: 'hybrid', system: 'hybrid (RRF)', index: 'auto' },
 ];
+/** Questions of each set the exact scan is asked past the first size (a scan of 100,000 takes seconds). */
+const EXACT_QUESTIONS_LARGE = 25;
 /** Filler documents are uploaded this many generated documents to a file (fewer, larger uploads). */
 const FILLER_DOCUMENTS_PER_FILE = 20;
 
@@ -785,6 +789,11 @@ interface RetrievalFigure {
   paraphrase: { recall: number; mrr: number };
   /** searchFiles round trips over both sets of questions, one at a time. */
   latency: Latency;
+  /**
+   * The vector index's recall@10 against the exact scan (vectors alone): of each question's exact top 10,
+   * the share the index's top 10 holds, over the questions both were asked.
+   */
+  indexRecall?: number;
 }
 const retrievalFigures: RetrievalFigure[] = [];
 
@@ -792,7 +801,7 @@ async function retrievalScenario(store: StoreName, provider: ProviderReady): Pro
   const corpus = benchCorpus();
   const data = await parleyData(store);
   cleanupTasks.push(() => data.remove());
-  const serve = (ranking: SearchRanking) =>
+  const serve = (ranking: SearchRanking, index: VectorIndexChoice) =>
     startParley(
       store,
       [],
@@ -800,12 +809,13 @@ async function retrievalScenario(store: StoreName, provider: ProviderReady): Pro
         ...llmSettings(provider),
         PARLEY_EMBEDDINGS_MODEL: provider.embeddingModel,
         PARLEY_SEARCH_RANKING: ranking,
+        PARLEY_VECTOR_INDEX: index,
       },
       data,
     );
   try {
-    let current: SearchRanking = 'hybrid';
-    let server = await serve(current);
+    let current: { ranking: SearchRanking; index: VectorIndexChoice } = { ranking: 'hybrid', index: 'auto' };
+    let server = await serve(current.ranking, current.index);
     const { bot } = await ownerAdmin(server).createBot({ name: 'retrieval-bench' });
     const key = await botApiKey(server, bot.id);
     let client = botClient(server.url, bot.id, key);
@@ -829,20 +839,27 @@ async function retrievalScenario(store: StoreName, provider: ProviderReady): Pro
       log(
         `retrieval ${store}: ${num(size)} passages indexed and embedded (${((performance.now() - started) / 1000).toFixed(1)} s)`,
       );
-      for (const { ranking, system } of RANKINGS) {
-        if (ranking !== current) {
+      /** Each question's answers by meaning (index, exact), to compare their top 10. */
+      const byMeaning = new Map<VectorIndexChoice, { key: string; paragraph: number }[][]>();
+      for (const { ranking, system, index } of RANKINGS) {
+        if (ranking !== current.ranking || index !== current.index) {
           await server.stop();
-          server = await serve(ranking);
-          current = ranking;
+          server = await serve(ranking, index);
+          current = { ranking, index };
           client = botClient(server.url, bot.id, key);
         }
+        const first = size === plan.retrieval.passages[0];
+        const exact = index === 'exact';
         // A first pass warms the server's caches and the driver's statements up; the second is measured.
-        await ask(client, knowledgeBase.id, [...corpus.literal, ...corpus.paraphrase].slice(0, 40));
+        if (!exact || first)
+          await ask(client, knowledgeBase.id, [...corpus.literal, ...corpus.paraphrase].slice(0, 40));
         // Past the first size, fewer questions of each set: an exact scan of 100,000 vectors is slow.
-        const asked =
-          size === plan.retrieval.passages[0] ? RETRIEVAL_QUESTIONS : plan.retrieval.largeQuestions;
+        const asked = first
+          ? RETRIEVAL_QUESTIONS
+          : Math.min(plan.retrieval.largeQuestions, exact ? EXACT_QUESTIONS_LARGE : Infinity);
         const literal = await ask(client, knowledgeBase.id, corpus.literal.slice(0, asked));
         const paraphrase = await ask(client, knowledgeBase.id, corpus.paraphrase.slice(0, asked));
+        if (ranking === 'meaning') byMeaning.set(index, [...literal.answers, ...paraphrase.answers]);
         const figure: RetrievalFigure = {
           store,
           passages: size,
@@ -853,9 +870,16 @@ async function retrievalScenario(store: StoreName, provider: ProviderReady): Pro
           paraphrase: { recall: round(paraphrase.recall), mrr: round(paraphrase.mrr) },
           latency: summarize([...literal.timesMs, ...paraphrase.timesMs]),
         };
+        if (exact) {
+          // The exact scan's questions: the first `asked` of each set, as the index's were.
+          const indexed = byMeaning.get('auto') ?? [];
+          const perSet = indexed.length / 2;
+          const same = [...indexed.slice(0, asked), ...indexed.slice(perSet, perSet + asked)];
+          figure.indexRecall = round(recallOf(same, byMeaning.get('exact') ?? [], ANSWERS));
+        }
         retrievalFigures.push(figure);
         log(
-          `retrieval ${store} ${num(size)} ${system}: literal recall@${RECALL_AT} ${figure.literal.recall} MRR ${figure.literal.mrr}, paraphrase recall@${RECALL_AT} ${figure.paraphrase.recall} MRR ${figure.paraphrase.mrr}, p50 ${ms(figure.latency.p50)} ms p99 ${ms(figure.latency.p99)} ms`,
+          `retrieval ${store} ${num(size)} ${system}: literal recall@${RECALL_AT} ${figure.literal.recall} MRR ${figure.literal.mrr}, paraphrase recall@${RECALL_AT} ${figure.paraphrase.recall} MRR ${figure.paraphrase.mrr}, p50 ${ms(figure.latency.p50)} ms p99 ${ms(figure.latency.p99)} ms${figure.indexRecall === undefined ? '' : `, index recall@${ANSWERS} vs exact ${figure.indexRecall}`}`,
         );
       }
       // The next size is loaded with the default ranking (the order of RANKINGS ends with it).
@@ -883,6 +907,18 @@ function retrievalTargets(): void {
           hybrid.literal.recall >= words.literal.recall && hybrid.paraphrase.recall > words.paraphrase.recall,
       });
     }
+    const exact = retrievalFigures.find(
+      (f) => f.indexRecall !== undefined && f.store === hybrid.store && f.passages === hybrid.passages,
+    );
+    if (exact?.indexRecall !== undefined) {
+      targets.push({
+        name: `retrieval, ${at}: vector index recall@${ANSWERS} vs the exact scan`,
+        store: hybrid.store,
+        value: String(exact.indexRecall),
+        target: '≥ 0.95',
+        met: exact.indexRecall >= 0.95,
+      });
+    }
     if (hybrid.passages >= 100_000) {
       targets.push({
         name: `retrieval, ${at}: hybrid searchFiles p99`,
@@ -896,11 +932,11 @@ function retrievalTargets(): void {
 }
 
 function retrievalTable(): string {
-  const head = `| store | passages (questions a set) | ranking | literal recall@${RECALL_AT} | literal MRR | paraphrase recall@${RECALL_AT} | paraphrase MRR | p50 ms | p99 ms |`;
-  const rule = '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |';
+  const head = `| store | passages (questions a set) | ranking | literal recall@${RECALL_AT} | literal MRR | paraphrase recall@${RECALL_AT} | paraphrase MRR | p50 ms | p99 ms | index recall@${ANSWERS} vs exact |`;
+  const rule = '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |';
   const rows = retrievalFigures.map(
     (f) =>
-      `| ${f.store} | ${num(f.passages)} (${f.questions}) | ${f.system} | ${f.literal.recall} | ${f.literal.mrr} | ${f.paraphrase.recall} | ${f.paraphrase.mrr} | ${ms(f.latency.p50)} | ${ms(f.latency.p99)} |`,
+      `| ${f.store} | ${num(f.passages)} (${f.questions}) | ${f.system} | ${f.literal.recall} | ${f.literal.mrr} | ${f.paraphrase.recall} | ${f.paraphrase.mrr} | ${ms(f.latency.p50)} | ${ms(f.latency.p99)} | ${f.indexRecall ?? ''} |`,
   );
   return [head, rule, ...rows].join('\n');
 }

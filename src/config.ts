@@ -5,8 +5,8 @@ import { parseAddressList } from './domain/shared/public-addresses.ts';
 import type { AddressList } from './domain/shared/public-addresses.ts';
 import { DEFAULT_PROVIDER } from './domain/llm/providers.ts';
 import type { LlmOptions, ModelPrice } from './domain/llm/providers.ts';
-import { SEARCH_RANKINGS } from './value-sets.ts';
-import type { SearchRanking } from './value-sets.ts';
+import { SEARCH_RANKINGS, VECTOR_INDEX_CHOICES } from './value-sets.ts';
+import type { SearchRanking, VectorIndexChoice } from './value-sets.ts';
 
 /**
  * Every setting of a Parley process, read once from flags and the environment.
@@ -122,6 +122,12 @@ export const SETTINGS = {
     default: '100',
     description:
       'Longest a SQLite statement that matches `$regex` filters may run (it holds the server while it runs): past it the query answers 400 `InvalidQuery`.',
+  },
+  sqliteVecPath: {
+    env: 'PARLEY_SQLITE_VEC_PATH',
+    flag: 'sqlite-vec-path',
+    description:
+      "sqlite-vec's loadable file (`vec0.so`, `.dylib`, `.dll`) for SQLite's vector index, where the npm package `sqlite-vec` ships none for the platform (a build of your own). Unset: the package's. A file that does not load leaves searches by meaning on the exact scan (the log says so once).",
   },
   sandboxProcesses: {
     env: 'PARLEY_SANDBOX_PROCESSES',
@@ -388,6 +394,13 @@ export const SETTINGS = {
     description:
       'How searchFiles and findTableRows rank once an embedding model is configured: `hybrid` (by words, BM25, and by meaning, the vectors, fused by reciprocal rank), `words` (full-text alone) or `meaning` (the vectors alone, full-text while the query cannot be embedded). For comparing them on your own content: `npm run bench -- --scenarios retrieval` does on a generated one.',
   },
+  vectorIndex: {
+    env: 'PARLEY_VECTOR_INDEX',
+    flag: 'vector-index',
+    default: 'auto',
+    description:
+      "How searches by meaning find the vectors they rank: `auto` (the store's index: sqlite-vec on SQLite, a scan of binary signatures on PostgreSQL; then the nearest few hundred ranked exactly) or `exact` (every vector of the search compared: slower past a few thousand, for checking the index). docs/files.md says which runs where.",
+  },
   llmTimeoutSeconds: {
     env: 'PARLEY_LLM_TIMEOUT_SECONDS',
     flag: 'llm-timeout-seconds',
@@ -409,8 +422,21 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type StoreConfig =
-  | { kind: 'sqlite'; file: string; regexTimeoutMs?: number }
-  | { kind: 'postgres'; url: string; poolSize: number; statementTimeoutMs: number };
+  | {
+      kind: 'sqlite';
+      file: string;
+      regexTimeoutMs?: number;
+      vectorIndex?: VectorIndexChoice;
+      /** sqlite-vec's loadable file; absent: its npm package's for this platform. */
+      vectorExtension?: string;
+    }
+  | {
+      kind: 'postgres';
+      url: string;
+      poolSize: number;
+      statementTimeoutMs: number;
+      vectorIndex?: VectorIndexChoice;
+    };
 
 export interface Config {
   port: number;
@@ -586,10 +612,15 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
     store: storeFrom(
       values.databaseUrl,
       dataDir,
-      { regexTimeoutMs: positiveInteger(values, 'sqliteRegexTimeoutMs') },
+      {
+        regexTimeoutMs: positiveInteger(values, 'sqliteRegexTimeoutMs'),
+        vectorIndex: oneOf(values, 'vectorIndex', VECTOR_INDEX_CHOICES),
+        ...(values.sqliteVecPath !== undefined && { vectorExtension: values.sqliteVecPath }),
+      },
       {
         poolSize: positiveInteger(values, 'postgresPoolSize'),
         statementTimeoutMs: positiveInteger(values, 'postgresStatementTimeoutMs'),
+        vectorIndex: oneOf(values, 'vectorIndex', VECTOR_INDEX_CHOICES),
       },
     ),
     logLevel,
@@ -941,8 +972,8 @@ function busSecretFrom(secret: string | undefined): string | undefined {
 function storeFrom(
   databaseUrl: string | undefined,
   dataDir: string,
-  sqlite: { regexTimeoutMs: number },
-  postgres: { poolSize: number; statementTimeoutMs: number },
+  sqlite: { regexTimeoutMs: number; vectorIndex: VectorIndexChoice; vectorExtension?: string },
+  postgres: { poolSize: number; statementTimeoutMs: number; vectorIndex: VectorIndexChoice },
 ): StoreConfig {
   if (!databaseUrl) return { kind: 'sqlite', file: path.join(dataDir, 'parley.db'), ...sqlite };
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) return { kind: 'postgres', url: databaseUrl, ...postgres };

@@ -133,6 +133,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     };
     reportStoreError = (err) =>
       app.log.error({ reason: err.message }, 'a database connection failed; the pool replaces it');
+    for (const notice of store.notices) app.log.warn(notice);
     reportSearchFallback = ({ botId, error }) =>
       app.log.warn(
         { botId, err: error },

@@ -152,3 +152,7 @@ export type HandoffAction = (typeof HANDOFF_ACTIONS)[number];
 /** How searchFiles and findTableRows rank (PARLEY_SEARCH_RANKING): both ways fused, by words, by meaning. */
 export const SEARCH_RANKINGS = ['hybrid', 'words', 'meaning'] as const;
 export type SearchRanking = (typeof SEARCH_RANKINGS)[number];
+
+/** How searches by meaning find their candidates: the store's vector index where it has one, or every vector. */
+export const VECTOR_INDEX_CHOICES = ['auto', 'exact'] as const;
+export type VectorIndexChoice = (typeof VECTOR_INDEX_CHOICES)[number];

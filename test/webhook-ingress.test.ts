@@ -236,6 +236,8 @@ for (const store of await testStores()) {
       const { db } = t.server.store;
       // (Later migrations go too: a store of that release had none of them.)
       const tables = [
+        'row_signatures',
+        'passage_signatures',
         'handoff_events',
         'handoffs',
         'row_vectors',

@@ -8,7 +8,7 @@
 //   (found only by meaning).
 // Everything is drawn from a seeded generator: every run builds the same corpus and questions.
 
-import { seeded } from './seeded.ts';
+import { seeded } from '../../src/store/seeded.ts';
 
 /** Concepts, and the synonyms each is named by. */
 const CONCEPTS = 600;

@@ -89,16 +89,21 @@ export async function untilEmbedded(
   }
 }
 
+/** One search's answers, best first: each passage by its file's key and its position there. */
+export type Answers = { key: string; paragraph: number }[];
+
 export interface AskedSet {
   recall: number;
   mrr: number;
+  /** Each question's answers, in the order asked. */
+  answers: Answers[];
   /** Each search's round trip, in milliseconds. */
   timesMs: number[];
 }
 
 /** Asks each question of the knowledge base, one at a time: recall@RECALL_AT, MRR and the round trips. */
 export async function ask(client: Client, kbId: string, questions: Question[]): Promise<AskedSet> {
-  const answers: { key: string; paragraph: number }[][] = [];
+  const answers: Answers[] = [];
   const timesMs: number[] = [];
   for (const q of questions) {
     const started = performance.now();
@@ -111,5 +116,22 @@ export async function ask(client: Client, kbId: string, questions: Question[]): 
     timesMs.push(performance.now() - started);
     answers.push(passages.map((p) => ({ key: p.file.key, paragraph: p.meta.position ?? -1 })));
   }
-  return { ...quality(questions, answers, RECALL_AT), timesMs };
+  return { ...quality(questions, answers, RECALL_AT), answers, timesMs };
+}
+
+/**
+ * Recall@k of approximate answers against exact ones (the same questions, in the same order): of each
+ * question's exact top k, the share the approximate top k holds, over all questions.
+ */
+export function recallOf(approximate: Answers[], exact: Answers[], k: number): number {
+  let wanted = 0;
+  let found = 0;
+  exact.forEach((answers, i) => {
+    const got = new Set((approximate[i] ?? []).slice(0, k).map((a) => `${a.key}:${a.paragraph}`));
+    for (const a of answers.slice(0, k)) {
+      wanted++;
+      if (got.has(`${a.key}:${a.paragraph}`)) found++;
+    }
+  });
+  return wanted === 0 ? 1 : found / wanted;
 }

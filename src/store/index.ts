@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
+import { getLoadablePath } from 'sqlite-vec';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import type { KyselyConfig, Migration, MigrationProvider, PostgresPool } from 'kysely';
 import { SETTINGS } from '../config.ts';
@@ -33,6 +34,7 @@ import * as rowVectors from './migrations/0026_row_vectors.ts';
 import * as handoffs from './migrations/0027_handoffs.ts';
 import * as fallbackMessage from './migrations/0028_fallback_message.ts';
 import * as hitlConversations from './migrations/0029_hitl_conversations.ts';
+import * as vectorSignatures from './migrations/0030_vector_signatures.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -41,12 +43,22 @@ import { cappedPool, requestConnections, sharedPool } from './postgres-lanes.ts'
 import { postgresSql } from './dialects/postgres/sql.ts';
 import { sqliteSql } from './dialects/sqlite/sql.ts';
 import type { StoreSql } from './dialects/store-sql.ts';
+import { loadSqliteVec, sqliteVectorIndex } from './dialects/sqlite/vector-index.ts';
+import { POSTGRES_SIGNATURE_SCAN } from './dialects/postgres/vector-index.ts';
+import { EXACT_VECTORS } from './vectors/exact.ts';
+import type { VectorIndex } from './dialects/vector-index.ts';
 
 /** The SQLite connection's page cache, in KiB. */
 const SQLITE_CACHE_KIB = 64 * 1024;
 export type { Db, Executor } from './executor.ts';
 export type { JsonKind, ServerSql, StoreSql, ValueKind } from './dialects/store-sql.ts';
 export type { SearchEngine, SearchEntry, SearchHit, SearchRequest } from './dialects/text-search.ts';
+export type {
+  VectorCandidate,
+  VectorIndex,
+  VectorIndexKind,
+  VectorRequest,
+} from './dialects/vector-index.ts';
 
 /** In order; a migration, once released, never changes. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -75,6 +87,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0027_handoffs': handoffs,
   '0028_fallback_message': fallbackMessage,
   '0029_hitl_conversations': hitlConversations,
+  '0030_vector_signatures': vectorSignatures,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -89,6 +102,8 @@ export interface Store {
   turnDb: Db;
   /** What differs between the databases, asked for by meaning (dialects/store-sql.ts). */
   sql: StoreSql;
+  /** What the store said while it opened, for the server's log (the vector index it could not load). */
+  notices: readonly string[];
   /** Throws when the database cannot answer a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -106,9 +121,10 @@ export interface StoreHooks {
 export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Promise<Store> {
   const onError = hooks.onError ?? (() => {});
   const log = statementLog(hooks.onStatement);
-  const { db, turnDb } =
+  const notices: string[] = [];
+  const { db, turnDb, vectorIndex } =
     config.kind === 'sqlite'
-      ? sameForTurns(openSqlite(config, log, hooks.onStatement))
+      ? openSqlite(config, log, notices, hooks.onStatement)
       : openPostgres(config, onError, log);
   const checkpointer = config.kind === 'sqlite' ? startCheckpointer(config.file, onError) : undefined;
   // On Postgres the health check has a connection of its own: when slow queries hold every pooled
@@ -117,7 +133,8 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
   const store: Store = {
     db,
     turnDb,
-    sql: config.kind === 'sqlite' ? sqliteSql() : postgresSql(),
+    sql: config.kind === 'sqlite' ? sqliteSql(vectorIndex) : postgresSql(vectorIndex),
+    notices,
     ping: async () => {
       if (health) await health.query('select 1');
       else await sql`select 1`.execute(db);
@@ -139,6 +156,22 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
     throw err;
   }
   return store;
+}
+
+/** sqlite-vec's loadable file for this platform (its npm package's), or undefined where it has none. */
+function sqliteVecPath(
+  config: Extract<StoreConfig, { kind: 'sqlite' }>,
+  notices: string[],
+): string | undefined {
+  if (config.vectorExtension !== undefined) return config.vectorExtension;
+  try {
+    return getLoadablePath();
+  } catch (err) {
+    notices.push(
+      `sqlite-vec has no build for this platform (${err instanceof Error ? err.message : String(err)}): searches by meaning scan every vector exactly`,
+    );
+    return undefined;
+  }
 }
 
 async function migrate(db: Db, kind: StoreConfig['kind']): Promise<void> {
@@ -186,11 +219,17 @@ function statementLog(onStatement: ((sql: string) => void) | undefined): KyselyL
   };
 }
 
+/** The SQLite database, and its vector index: sqlite-vec's where it loads. */
 function openSqlite(
   config: Extract<StoreConfig, { kind: 'sqlite' }>,
   log: KyselyLog,
+  notices: string[],
   onStatement?: (sql: string) => void,
-): Db {
+): {
+  db: Db;
+  turnDb: Db;
+  vectorIndex: VectorIndex;
+} {
   const { file } = config;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new SqliteDatabase(file);
@@ -207,21 +246,21 @@ function openSqlite(
     database,
     config.regexTimeoutMs ?? Number(SETTINGS.sqliteRegexTimeoutMs.default),
   );
-  return new Kysely<Database>({
+  const db = new Kysely<Database>({
     dialect: new GroupCommitSqliteDialect(database, onStatement, runStatement),
     ...(log && { log }),
   });
-}
-
-function sameForTurns(db: Db): { db: Db; turnDb: Db } {
-  return { db, turnDb: db };
+  const extension = config.vectorIndex === 'exact' ? undefined : sqliteVecPath(config, notices);
+  const vecLoaded =
+    extension !== undefined && loadSqliteVec(database, extension, (notice) => notices.push(notice));
+  return { db, turnDb: db, vectorIndex: sqliteVectorIndex(vecLoaded) };
 }
 
 function openPostgres(
   config: Extract<StoreConfig, { kind: 'postgres' }>,
   onError: StoreErrorReporter,
   log: KyselyLog,
-): { db: Db; turnDb: Db } {
+): { db: Db; turnDb: Db; vectorIndex: VectorIndex } {
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolSize,
@@ -245,6 +284,7 @@ function openPostgres(
   return {
     db: kysely(cappedPool(named, requestConnections(config.poolSize))),
     turnDb: kysely(sharedPool(named)),
+    vectorIndex: config.vectorIndex === 'exact' ? EXACT_VECTORS : POSTGRES_SIGNATURE_SCAN,
   };
 }
 

@@ -510,6 +510,8 @@ export interface PassageVectorsTable {
   vector: Uint8Array;
   /** The hash of the text embedded (the passage under its headings). */
   content_hash: string;
+  /** What the vector indexes compare first (vectors/signature.ts); null for a vector of no dimension. */
+  signature: Uint8Array | null;
 }
 
 /** A table row's embedding by one model (of its searchable text), as a passage's. */
@@ -521,6 +523,7 @@ export interface RowVectorsTable {
   dimension: number;
   vector: Uint8Array;
   content_hash: string;
+  signature: Uint8Array | null;
 }
 
 /** A file whose passages, or a table whose rows, wait to be embedded with `model` (its id is theirs). */

@@ -8,7 +8,9 @@ import { nowIso } from '../shared/time.ts';
 import { backoffMs } from '../webhooks/sends.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import type { SearchFallback } from './ranking.ts';
-import { toBytes, unitVector } from './vectors.ts';
+import { toBytes } from '../../store/vectors/bytes.ts';
+import { vectorSignature } from '../../store/vectors/signature.ts';
+import { unitVector } from './vectors.ts';
 import type { TextEmbedder } from './vectors.ts';
 
 /**
@@ -45,6 +47,8 @@ export interface StoredVector {
   content_hash: string;
   dimension: number;
   vector: Uint8Array;
+  /** The vector's signature, for the store's vector index (null for a vector of no dimension). */
+  signature: Uint8Array | null;
 }
 
 /** What the queue embeds, for one kind of item (files' passages, tables' rows): where their vectors live. */
@@ -266,7 +270,9 @@ export class EmbeddingQueue {
         if (vector) return [{ ...vector, key: m.key }];
         // Nothing to embed: a vector of no dimension says it was looked at.
         if (m.text.trim() === '')
-          return [{ key: m.key, content_hash: m.hash, dimension: 0, vector: toBytes(empty) }];
+          return [
+            { key: m.key, content_hash: m.hash, dimension: 0, vector: toBytes(empty), signature: null },
+          ];
         return [];
       });
       if (!(await this.write(owner, job, source, reused))) return false;
@@ -279,7 +285,13 @@ export class EmbeddingQueue {
         );
         const rows = batch.map((m, i) => {
           const unit = unitVector(vectors[i] ?? []);
-          return { key: m.key, content_hash: m.hash, dimension: unit.length, vector: toBytes(unit) };
+          return {
+            key: m.key,
+            content_hash: m.hash,
+            dimension: unit.length,
+            vector: toBytes(unit),
+            signature: unit.length > 0 ? vectorSignature(unit) : null,
+          };
         });
         if (!(await this.write(owner, job, source, rows))) return false;
       }

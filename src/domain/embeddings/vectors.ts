@@ -3,8 +3,8 @@ import type { BotActor } from '../workspace/actors.ts';
 
 /**
  * Embeddings (of files' passages, of table rows) as the store keeps them: scaled to length 1 (so that
- * cosine similarity is a dot product) and written as little-endian float32 bytes, the same on SQLite
- * and Postgres.
+ * cosine similarity is a dot product) and written as little-endian float32 bytes (store/vectors/bytes.ts),
+ * with their signature (store/vectors/signature.ts) for the vector indexes.
  */
 
 /** One call of the embedder: for whom (the call is counted as theirs), with which model, how long. */
@@ -37,27 +37,6 @@ export function contentHash(text: string): string {
 export function unitVector(vector: readonly number[]): Float32Array {
   const length = Math.hypot(...vector);
   return Float32Array.from(vector, (value) => (length === 0 ? 0 : value / length));
-}
-
-/** Whether this machine's floats are little-endian already (every platform Node runs on today). */
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-
-export function toBytes(vector: Float32Array): Uint8Array {
-  if (LITTLE_ENDIAN)
-    return new Uint8Array(vector.buffer.slice(vector.byteOffset, vector.byteOffset + vector.byteLength));
-  const bytes = new Uint8Array(vector.length * 4);
-  const view = new DataView(bytes.buffer);
-  vector.forEach((value, i) => view.setFloat32(i * 4, value, true));
-  return bytes;
-}
-
-export function fromBytes(bytes: Uint8Array): Float32Array {
-  // The drivers' buffers may start at any byte of a shared pool: a copy makes them aligned.
-  if (LITTLE_ENDIAN) return new Float32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength >> 2);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const vector = new Float32Array(bytes.byteLength >> 2);
-  for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(i * 4, true);
-  return vector;
 }
 
 /** The cosine similarity of two unit vectors of the same length. */

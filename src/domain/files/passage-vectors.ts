@@ -33,7 +33,7 @@ export const passageVectors: EmbeddingSource = {
     db
       .selectFrom('passage_vectors')
       .innerJoin('files', 'files.id', 'passage_vectors.file_id')
-      .select(['content_hash', 'dimension', 'vector'])
+      .select(['content_hash', 'dimension', 'vector', 'signature'])
       .where('passage_vectors.model', '=', model)
       .where('content_hash', 'in', hashes)
       .where('files.bot_id', '=', botId)

@@ -105,7 +105,7 @@ export class PassageStore {
   private async vectorsByText(trx: Executor, fileId: string) {
     const rows = await trx
       .selectFrom('passage_vectors')
-      .select(['content_hash', 'model', 'dimension', 'vector'])
+      .select(['content_hash', 'model', 'dimension', 'vector', 'signature'])
       .where('file_id', '=', fileId)
       .execute();
     const byText = new Map<string, typeof rows>();

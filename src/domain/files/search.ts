@@ -73,30 +73,37 @@ export class FileSearch {
   }
 
   /**
-   * The passages of these files closest to the query's meaning, by exact cosine similarity over their
-   * vectors of the model they are ranked with (the configured one, or the older one while they are
-   * embedded again): none when they have none yet (the query is then not embedded at all), or when
-   * the query cannot be embedded (the provider is down or slow: `onFallback` is told).
+   * The passages of these files closest to the query's meaning, among the candidates the store's vector
+   * index gives (store/dialects/vector-index.ts) ranked by exact cosine similarity, with their vectors of
+   * the model they are ranked with (the configured one, or the older one while they are embedded
+   * again): none when they have none yet (the query is then not embedded at all), or when the query
+   * cannot be embedded (the provider is down or slow: `onFallback` is told).
    */
   private async byMeaning(actor: BotActor, q: SearchFilesQuery, fileIds: string[]): Promise<SearchHit[]> {
     const model = await this.embedding.searchModel('file', fileIds);
     if (model === undefined) return [];
-    let query = this.store.db
+    const any = await this.store.db
       .selectFrom('passage_vectors')
-      .select(['passage_vectors.passage_id', 'passage_vectors.vector'])
-      .where('passage_vectors.file_id', 'in', fileIds)
-      .where('passage_vectors.model', '=', model);
-    if (q.answersOnly) {
-      query = query
-        .innerJoin('file_passages', 'file_passages.id', 'passage_vectors.passage_id')
-        .where('file_passages.type', 'not in', HEADING_TYPES);
-    }
-    const rows = await query.execute();
-    if (rows.length === 0) return [];
+      .select('passage_id')
+      .where('file_id', 'in', fileIds)
+      .where('model', '=', model)
+      .limit(1)
+      .executeTakeFirst();
+    if (!any) return [];
+    const { vectorIndex } = this.store.sql;
     return closestToQuery(
       this.embedding.embedder,
       { actor, query: q.query, model, depth: FUSED_DEPTH },
-      rows.map((r) => ({ id: r.passage_id, vector: r.vector })),
+      ({ signature, limit }) =>
+        vectorIndex.candidates(this.store.db, {
+          source: 'passages',
+          botId: actor.botId,
+          fileIds,
+          excludedTypes: q.answersOnly ? HEADING_TYPES : [],
+          model,
+          signature,
+          limit,
+        }),
       this.semantic.onFallback,
     );
   }

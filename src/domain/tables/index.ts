@@ -27,7 +27,7 @@ export function createTablesDomain(
 ): TablesDomain {
   const search = new TableSearch(
     store.sql.textSearch,
-    new RowVectors(semantic.embedding, semantic.onFallback),
+    new RowVectors(semantic.embedding, store.sql.vectorIndex, semantic.onFallback),
     semantic.ranking,
   );
   const tables = new Tables(store, search);

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor, SearchHit } from '../../store/index.ts';
+import type { Executor, SearchHit, VectorIndex } from '../../store/index.ts';
 import type { EmbeddingQueue, EmbeddingSource, EmbeddingText, StoredVector } from '../embeddings/queue.ts';
 import { closestToQuery } from '../embeddings/ranking.ts';
 import type { SearchFallback } from '../embeddings/ranking.ts';
@@ -30,6 +30,7 @@ export function searchText(table: TableRecord, row: TableRow): string {
 export class RowVectors {
   constructor(
     private readonly embedding: EmbeddingQueue,
+    private readonly vectorIndex: VectorIndex,
     private readonly onFallback: (fallback: SearchFallback) => void,
   ) {
     embedding.register('table', rowSource);
@@ -84,9 +85,9 @@ export class RowVectors {
   }
 
   /**
-   * The table's rows closest to the query's meaning, best first (at most `depth`), by exact cosine
-   * similarity over their vectors of the model they are ranked with: none without a model or vectors,
-   * or when the query cannot be embedded (`onFallback` is told).
+   * The table's rows closest to the query's meaning, best first (at most `depth`): the candidates the
+   * store's vector index gives, by exact cosine similarity of their vectors of the model they are ranked
+   * with; none without a model or vectors, or when the query cannot be embedded (`onFallback` is told).
    */
   async byMeaning(
     db: Executor,
@@ -99,18 +100,20 @@ export class RowVectors {
     if (!/[\p{L}\p{N}]/u.test(query)) return [];
     const model = await this.embedding.searchModel('table', [table.id]);
     if (model === undefined) return [];
-    const rows = await db
+    const any = await db
       .selectFrom('row_vectors')
-      .select(['row_id', 'vector'])
+      .select('row_id')
       .where('table_id', '=', table.id)
       .where('model', '=', model)
       .where('dimension', '>', 0)
-      .execute();
-    if (rows.length === 0) return [];
+      .limit(1)
+      .executeTakeFirst();
+    if (!any) return [];
     return closestToQuery(
       this.embedding.embedder,
       { actor, query, model, depth },
-      rows.map((r) => ({ id: String(r.row_id), vector: r.vector })),
+      ({ signature, limit }) =>
+        this.vectorIndex.candidates(db, { source: 'rows', tableId: table.id, model, signature, limit }),
       this.onFallback,
     );
   }
@@ -136,7 +139,7 @@ const rowSource: EmbeddingSource = {
     db
       .selectFrom('row_vectors')
       .innerJoin('tables', 'tables.id', 'row_vectors.table_id')
-      .select(['content_hash', 'dimension', 'vector'])
+      .select(['content_hash', 'dimension', 'vector', 'signature'])
       .where('row_vectors.model', '=', model)
       .where('content_hash', 'in', hashes)
       .where('tables.bot_id', '=', botId)

@@ -14,6 +14,7 @@ import type { Executor } from '../executor.ts';
 import type { CheckedRegex } from '../regex/syntax.ts';
 import type { Database } from '../schema.ts';
 import type { SearchEngine } from './text-search.ts';
+import type { VectorIndex } from './vector-index.ts';
 
 /** What a column of a table made while servers run holds (the Tables API's row tables). */
 export type ValueKind = 'text' | 'number' | 'integer' | 'boolean' | 'json';
@@ -35,6 +36,9 @@ interface SqlForms {
 
   /** Full-text search with English stemming and relevance ranking, its entries in this database. */
   readonly textSearch: SearchEngine;
+
+  /** The candidates of a search by meaning: the store's vector index, or every vector (vector-index.ts). */
+  readonly vectorIndex: VectorIndex;
 
   /**
    * Holds a lock on `key` until `trx` ends, so that check-then-create sequences of the same key run one

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { VectorIndex } from '../vector-index.ts';
 import type { SqlBool } from 'kysely';
 import type { JsonPath, ServerSql, ValueKind } from '../store-sql.ts';
 import { postgresPattern } from './regex-pattern.ts';
@@ -35,12 +36,13 @@ const ANALYZE_AFTER = 1000;
 const pathArray = (path: JsonPath) => sql`${path}::text[]`;
 
 /** PostgreSQL's SQL: a server, shared by every process of a deployment. */
-export function postgresSql(): ServerSql {
+export function postgresSql(vectorIndex: VectorIndex): ServerSql {
   const unanalyzed = new Map<string, number>();
   return {
     roundTrips: true,
     writesInWith: true,
     oneProcess: false,
+    vectorIndex,
     textSearch: new PostgresTextSearch(),
     // A transaction-scoped advisory lock: released at the commit or rollback.
     lockKey: async (trx, key) => {

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { VectorIndex } from '../vector-index.ts';
 import type { SqlBool } from 'kysely';
 import type { InProcessSql, JsonKind, JsonPath, ValueKind } from '../store-sql.ts';
 import { SqliteTextSearch } from './text-search.ts';
@@ -25,12 +26,13 @@ const JSON_TYPE_NAMES: Record<JsonKind, string[]> = {
 const pathText = (path: JsonPath): string => `$${path.map((key) => `."${key}"`).join('')}`;
 
 /** SQLite's SQL: the embedded store, in this process (`better-sqlite3`, store/sqlite-group-commit.ts). */
-export function sqliteSql(): InProcessSql {
+export function sqliteSql(vectorIndex: VectorIndex): InProcessSql {
   return {
     roundTrips: false,
     writesInWith: false,
     // One server per data folder: the file is this process's alone.
     oneProcess: true,
+    vectorIndex,
     textSearch: new SqliteTextSearch(),
     // Transactions run one at a time on the one connection: each already holds every key.
     lockKey: async () => undefined,

@@ -1,4 +1,7 @@
-/** A seeded generator (mulberry32): every run builds the same corpora and asks the same queries. */
+/**
+ * A seeded generator (mulberry32): the same numbers on every platform and run (the vector signatures'
+ * directions, the bench's corpora and queries).
+ */
 export function seeded(seed: number): () => number {
   let a = seed;
   return () => {

@@ -1,0 +1,16 @@
+import { sql } from 'kysely';
+import type { VectorIndex } from '../vector-index.ts';
+import { SIGNATURE_BITS } from '../../vectors/signature.ts';
+import { signatureScan } from '../../vectors/signature-scan.ts';
+
+/**
+ * PostgreSQL's vector index without an extension: the signature tables (migration 0030, the signatures
+ * as `bit(SIGNATURE_BITS)`) scanned with `bit_count(signature # query)`, the nearest first.
+ */
+export const POSTGRES_SIGNATURE_SCAN: VectorIndex = signatureScan(
+  'signature-scan',
+  // The query's as a bit string once (a subquery of no row: an InitPlan), in hex, most significant bit
+  // first: the bit order the trigger writes the stored ones in.
+  (column, signature) =>
+    sql<number>`bit_count(${column} # (select ('x' || ${Buffer.from(signature).toString('hex')})::bit(${sql.lit(SIGNATURE_BITS)})))`,
+);

@@ -1,0 +1,25 @@
+/**
+ * Vectors as the store keeps them (`passage_vectors`, `row_vectors`): little-endian float32 bytes, the
+ * same on SQLite and Postgres.
+ */
+
+/** Whether this machine's floats are little-endian already (every platform Node runs on today). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+export function toBytes(vector: Float32Array): Uint8Array {
+  if (LITTLE_ENDIAN)
+    return new Uint8Array(vector.buffer.slice(vector.byteOffset, vector.byteOffset + vector.byteLength));
+  const bytes = new Uint8Array(vector.length * 4);
+  const view = new DataView(bytes.buffer);
+  vector.forEach((value, i) => view.setFloat32(i * 4, value, true));
+  return bytes;
+}
+
+export function fromBytes(bytes: Uint8Array): Float32Array {
+  // The drivers' buffers may start at any byte of a shared pool: a copy makes them aligned.
+  if (LITTLE_ENDIAN) return new Float32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength >> 2);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const vector = new Float32Array(bytes.byteLength >> 2);
+  for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(i * 4, true);
+  return vector;
+}
