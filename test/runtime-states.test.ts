@@ -276,6 +276,59 @@ for (const store of await testStores()) {
       assert.equal(got.expiresAt ?? undefined, undefined);
     });
 
+    test('a new state named none takes the expiry its definition gives a state of that name and type', async () => {
+      // As an SDK bot declares them: `states: { draft: { type: 'conversation', schema, expiry } }`.
+      const schema = { type: 'object', properties: {} };
+      await t.client().updateBot({
+        id: bot.botId,
+        states: {
+          draft: { type: 'conversation', schema, expiry: 60_000 },
+          profile: { type: 'user', schema },
+        },
+      });
+      const before = Date.now();
+      const { state: draft } = await bot.client.setState({
+        type: 'conversation',
+        id: conversationId,
+        name: 'draft',
+        payload: { text: 'half' },
+      });
+      assert.equal(draft.expiry, 60_000);
+      const expires = Date.parse(draft.expiresAt ?? '');
+      assert.ok(expires >= before + 59_000 && expires <= Date.now() + 61_000, `expiresAt ${draft.expiresAt}`);
+      // getOrSetState creates it the same way; an expiry given, or null, wins over the definition's.
+      const { state: kept } = await bot.client.getOrSetState({
+        type: 'conversation',
+        id: (await bot.client.createConversation({ channel: 'web', tags: {} })).conversation.id,
+        name: 'draft',
+        payload: {},
+      });
+      assert.equal(kept.expiry, 60_000);
+      const { state: own } = await bot.client.setState({
+        type: 'conversation',
+        id: (await bot.client.createConversation({ channel: 'web', tags: {} })).conversation.id,
+        name: 'draft',
+        payload: {},
+        expiry: null,
+      });
+      assert.equal(own.expiresAt ?? undefined, undefined);
+      // Another type or name, or a definition without expiry: none.
+      const { state: profile } = await bot.client.setState({
+        type: 'user',
+        id: userId,
+        name: 'profile',
+        payload: {},
+      });
+      assert.equal(profile.expiresAt ?? undefined, undefined);
+      const { state: other } = await bot.client.setState({
+        type: 'user',
+        id: userId,
+        name: 'draft',
+        payload: {},
+      });
+      assert.equal(other.expiresAt ?? undefined, undefined);
+    });
+
     test('an expired state disappears and a state_expired event is queued for the bot', async () => {
       const name = unique('ttl');
       await bot.client.setState({ type: 'user', id: userId, name, payload: { short: 'lived' }, expiry: 300 });

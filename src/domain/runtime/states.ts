@@ -80,6 +80,32 @@ export class States {
     private readonly queue: EventQueue,
   ) {}
 
+  /**
+   * The expiry a new state takes when its writer names none: the one the bot's definition gives a state
+   * of that name and type (`states.<name>.expiry`, as SDK bots declare them), else none.
+   */
+  private async expiryOf(
+    actor: BotActor,
+    key: StateKey,
+    given: number | null | undefined,
+    trx: Executor,
+  ): Promise<number | null> {
+    if (given !== undefined) return given;
+    // In the caller's transaction: SQLite's one connection would wait for it to end. Read only when a new
+    // state names no expiry, so never on the bot runtime's own writes.
+    const row = await trx
+      .selectFrom('bots')
+      .select('definition')
+      .where('id', '=', actor.botId)
+      .executeTakeFirst();
+    const states = row
+      ? (fromJson<{ states?: Record<string, { type: string; expiry?: number }> }>(row.definition).states ??
+        {})
+      : {};
+    const defined = Object.hasOwn(states, key.name) ? states[key.name] : undefined;
+    return defined?.type === key.type ? (defined.expiry ?? null) : null;
+  }
+
   private get db() {
     return this.store.db;
   }
@@ -195,7 +221,7 @@ export class States {
         await trx.updateTable('states').set(next).where('id', '=', current.id).execute();
         return toState(next);
       }
-      return this.insert(actor, key, text, expiry ?? null, trx);
+      return this.insert(actor, key, text, await this.expiryOf(actor, key, expiry, trx), trx);
     });
   }
 
@@ -211,7 +237,14 @@ export class States {
       return await this.db.transaction().execute(async (trx) => {
         const current = await this.findRow(actor, key, trx);
         if (current) return { state: toState(current), cached: true };
-        return { state: await this.insert(actor, key, text, expiry ?? null, trx), cached: false };
+        const created = await this.insert(
+          actor,
+          key,
+          text,
+          await this.expiryOf(actor, key, expiry, trx),
+          trx,
+        );
+        return { state: created, cached: false };
       });
     } catch (err) {
       // Another caller created it meanwhile: theirs is the state.
