@@ -19,6 +19,7 @@ interface OpenApi {
 const ADMIN_OPERATIONS = [...ADMIN_MEMBER_OPERATIONS, ...ADMIN_ACCOUNT_OPERATIONS, ...ADMIN_TOKEN_OPERATIONS];
 /** Admin API operations a viewer may do: on its own account and tokens, not on the workspace. */
 const OWN_ACCOUNT = new Set([
+  'updateAccount',
   'createPersonalAccessToken',
   'deletePersonalAccessToken',
   'createWorkspace',
