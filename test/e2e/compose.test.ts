@@ -12,11 +12,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
 import { parse } from 'yaml';
-import { apiClient } from '../../src/cli/api.ts';
 import { SETTINGS } from '../../src/config.ts';
-import { APIS } from '../../src/contract/apis.ts';
-import { HEADERS } from '../../src/contract/headers.ts';
-import { deployWithCli, textOf } from '../helpers/chat-bots.ts';
+import { deployWithCli, ownerTarget, textOf } from '../helpers/chat-bots.ts';
 import { runParley } from '../helpers/process.ts';
 import type { ParleyProcess } from '../helpers/process.ts';
 import { waitFor } from '../helpers/runtime.ts';
@@ -159,10 +156,7 @@ describe('compose.yaml: two replicas behind the proxy, on PostgreSQL and Redis',
   });
 
   test('a visitor talks through the proxy to both replicas, and goes on when one stops', async () => {
-    const account = apiClient(publicUrl, APIS.admin, { [HEADERS.authorization]: `Bearer ${token}` });
-    const workspaceId = (await account.listWorkspaces({})).workspaces[0]?.id;
-    assert.ok(workspaceId);
-    const echo = await deployWithCli({ url: publicUrl, token, workspaceId }, 'examples/echo-bot', ['--new']);
+    const echo = await deployWithCli(await ownerTarget(publicUrl, token), 'examples/echo-bot', ['--new']);
     assert.ok(echo.webhookUrl.startsWith(publicUrl), `the chat URL ${echo.webhookUrl} is the proxy's`);
 
     const visitor = await chat.Client.connect({ apiUrl: echo.webhookUrl });

@@ -8,10 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
-import { apiClient } from '../../src/cli/api.ts';
-import { APIS } from '../../src/contract/apis.ts';
-import { HEADERS } from '../../src/contract/headers.ts';
-import { deployWithCli, textOf } from '../helpers/chat-bots.ts';
+import { deployWithCli, ownerTarget, textOf } from '../helpers/chat-bots.ts';
 import { freePort } from '../helpers/ports.ts';
 import { waitFor } from '../helpers/runtime.ts';
 
@@ -80,11 +77,7 @@ describe('the container image', { skip }, () => {
   });
 
   test('serves a bot deployed from outside, stops on SIGTERM and keeps its data in the volume', async () => {
-    const account = apiClient(url, APIS.admin, { [HEADERS.authorization]: `Bearer ${token}` });
-    const { workspaces } = await account.listWorkspaces({});
-    const workspaceId = workspaces[0]?.id;
-    assert.ok(workspaceId, 'the first start made no workspace');
-    const echo = await deployWithCli({ url, token, workspaceId }, 'examples/echo-bot', ['--new']);
+    const echo = await deployWithCli(await ownerTarget(url, token), 'examples/echo-bot', ['--new']);
     assert.ok(echo.webhookUrl.startsWith(url), `the chat URL ${echo.webhookUrl} is not the public URL`);
 
     const visitor = await chat.Client.connect({ apiUrl: echo.webhookUrl });

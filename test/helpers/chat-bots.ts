@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
 import * as chat from '@botpress/chat';
-import type { Client } from '@botpress/client';
+import { Client } from '@botpress/client';
 import { runParley } from './process.ts';
 import { startTestServer } from './server.ts';
 import type { TestServer } from './server.ts';
@@ -15,6 +15,14 @@ export interface DeployTarget {
   url: string;
   token: string;
   workspaceId: string;
+}
+
+/** Where to deploy on a server started with `PARLEY_ADMIN_TOKEN` as `token`: its owner's first workspace. */
+export async function ownerTarget(url: string, token: string): Promise<DeployTarget> {
+  const { workspaces } = await new Client({ apiUrl: url, token }).listWorkspaces({});
+  const workspaceId = workspaces[0]?.id;
+  assert.ok(workspaceId, 'the first start made no workspace');
+  return { url, token, workspaceId };
 }
 
 export interface Deployment {
