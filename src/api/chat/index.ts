@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { CHAT_USER_HANDLERS, CHAT_VISITOR_HANDLERS } from '../../handlers/chat/index.ts';
 import { listenConversation } from '../../contract/chat/listen.ts';
-import type { ChatSession, ChatVisitor } from '../../domain/chat/chat.ts';
+import type { ChatSession, ChatVisitor, ListenableConversation } from '../../domain/chat/chat.ts';
 import { channelRoutes, pathParam } from '../channel-routes.ts';
 import { allowCors, BOT_CORS_SETTING } from '../cors.ts';
 import { unavailable } from '../errors.ts';
@@ -17,8 +17,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     chatVisitor?: ChatVisitor;
     chatSession?: ChatSession;
-    /** Parley's id of the conversation a listener opens, once its participation is checked. */
-    listenedConversationId?: string;
+    /** The conversation a listener opens, once its participation is checked, and where its signals stood. */
+    listened?: ListenableConversation;
   }
 }
 
@@ -45,7 +45,7 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
   channelRoutes(app, 'chat_');
   app.decorateRequest('chatVisitor', undefined);
   app.decorateRequest('chatSession', undefined);
-  app.decorateRequest('listenedConversationId', undefined);
+  app.decorateRequest('listened', undefined);
   // Open streams would keep the server from closing: end them first (SSE and WebSocket), saying why.
   app.addHook('preClose', async () => {
     for (const close of [...streams]) close();
@@ -91,7 +91,7 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
     routeOperations(users, CHAT_USER_HANDLERS, sessionOf);
     const listenOptions = (request: FastifyRequest) => ({
       log,
-      conversationId: request.listenedConversationId ?? unavailable('listened conversation'),
+      listened: request.listened ?? unavailable('listened conversation'),
       userId: sessionOf(request).userId,
       pingIntervalMs,
       streams,
@@ -119,7 +119,7 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
         },
         // Before a WebSocket upgrade, so that a refused listener gets its status and error body.
         preHandler: async (request) => {
-          request.listenedConversationId = await chat.listenable(sessionOf(request), request.params.id);
+          request.listened = await chat.listenable(sessionOf(request), request.params.id);
         },
         handler: async (request, reply) => {
           await streamConversation(request, reply, listenOptions(request));

@@ -1,6 +1,7 @@
 import type { WebSocket } from '@fastify/websocket';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { ConversationLog, RecordedSignal } from '../../domain/live/conversation-log.ts';
+import type { ListenableConversation } from '../../domain/chat/chat.ts';
 import { follow } from '../../domain/live/follow.ts';
 import type { Following, MissedSignals } from '../../domain/live/follow.ts';
 import { MAX_BUFFERED_BYTES, missedSignalsBlock, openConnection, openEventStream } from '../event-stream.ts';
@@ -8,7 +9,8 @@ import { queryValue } from '../headers.ts';
 
 export interface ListenOptions {
   log: ConversationLog;
-  conversationId: string;
+  /** A new listener receives every signal after the conversation's position when its request came. */
+  listened: ListenableConversation;
   /** Parley's id of the listening user: its removal from the conversation ends the stream. */
   userId: string;
   pingIntervalMs: number;
@@ -48,12 +50,15 @@ async function relay(request: FastifyRequest, outlet: SignalOutlet, options: Lis
   let following: Following | undefined;
   outlet.onClose(() => following?.close());
   const failed = (err: unknown) => {
-    request.log.warn({ err, conversationId: options.conversationId }, 'live stream failed; closing it');
+    request.log.warn(
+      { err, conversationId: options.listened.conversationId },
+      'live stream failed; closing it',
+    );
     outlet.fail();
   };
   try {
-    following = await follow(options.log, options.conversationId, {
-      after: resumePoint(request),
+    following = await follow(options.log, options.listened.conversationId, {
+      after: resumePoint(request) ?? options.listened.position,
       deliver: (signal) => {
         outlet.signal(signal);
         if (signal.removedUserId === options.userId) outlet.close();

@@ -153,14 +153,17 @@ export const webchatApi: FastifyPluginAsync<WebchatApiOptions> = async (app, { p
       },
       async (request, reply) => {
         const session = sessionOf(request);
-        const runtimeConversationId = await webchat.listenable(session, request.params.id);
+        const { conversationId: runtimeConversationId, position } = await webchat.listenable(
+          session,
+          request.params.id,
+        );
         const stream = openEventStream(reply, { keepAlive, streams });
         await followConversation(request, stream, {
           log,
           webchat,
           session,
           runtimeConversationId,
-          after: resumePoint(request),
+          after: resumePoint(request) ?? position,
         });
       },
     );

@@ -95,6 +95,35 @@ const participantConversation = prepare(
       .where('c.foreign_id', '=', foreignId),
 );
 
+/** `participantConversation`, and where the conversation's signals stand: a listener starts there. */
+const listenableConversation = prepare(
+  ['botId', 'userId', 'foreignId'],
+  (db, { botId, userId, foreignId }: { botId: string; userId: string; foreignId: string }) =>
+    db
+      .selectFrom('chat_ids as c')
+      .innerJoin('conversations as v', 'v.id', 'c.internal_id')
+      .leftJoin('participants as p', (join) =>
+        join.onRef('p.conversation_id', '=', 'c.internal_id').on('p.user_id', '=', userId),
+      )
+      .select(['c.internal_id', 'p.user_id', 'v.signal_seq'])
+      .where('c.bot_id', '=', botId)
+      .where('c.kind', '=', 'conversation')
+      .where('c.foreign_id', '=', foreignId),
+);
+
+/** The row of a conversation the user takes part in: refused when there is none, or the user is not in it. */
+function participantRow<R extends { user_id: string | null }>(row: R | undefined, foreignId: string): R {
+  if (!row) throw notFound('Conversation', foreignId);
+  if (row.user_id === null) throw forbidden(NOT_A_PARTICIPANT);
+  return row;
+}
+
+/** A conversation a user may listen to: Parley's id, and the number of its last signal when the request came. */
+export interface ListenableConversation {
+  conversationId: string;
+  position: number;
+}
+
 export class Chat {
   private sharedSecret: Promise<string> | undefined;
   /** The channels' signing keys, by their secret: see `secretOf`. */
@@ -265,8 +294,18 @@ export class Chat {
   }
 
   /** For a live listener: the conversation's own id, once the user is known to take part in it. */
-  async listenable(session: ChatSession, foreignId: string): Promise<string> {
-    return this.participantConversation(session, foreignId);
+  /**
+   * Read with the participant check, before the stream opens (a WebSocket's upgrade takes a round trip):
+   * a message the client sent just before it listened, or while it did, is still delivered.
+   */
+  async listenable(session: ChatSession, foreignId: string): Promise<ListenableConversation> {
+    const { rows } = await listenableConversation.execute(this.s.store.db, {
+      botId: session.bot.botId,
+      userId: session.userId,
+      foreignId,
+    });
+    const row = participantRow(rows[0], foreignId);
+    return { conversationId: row.internal_id, position: Number(row.signal_seq) };
   }
 
   // Participants
@@ -470,10 +509,7 @@ export class Chat {
       userId: session.userId,
       foreignId,
     });
-    const row = rows[0];
-    if (!row) throw notFound('Conversation', foreignId);
-    if (row.user_id === null) throw forbidden(NOT_A_PARTICIPANT);
-    return row.internal_id;
+    return participantRow(rows[0], foreignId).internal_id;
   }
 
   private async ownedConversation(session: ChatSession, foreignId: string): Promise<string> {

@@ -2,7 +2,7 @@ import { messageForBot } from '../chat/bot-format.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../../store/index.ts';
-import type { Chat, ChatScope, ChatSession } from '../chat/chat.ts';
+import type { Chat, ChatScope, ChatSession, ListenableConversation } from '../chat/chat.ts';
 import type { ForeignIds } from '../chat/foreign-ids.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
 import type { Events } from '../runtime/events.ts';
@@ -152,8 +152,10 @@ export class Webchat {
   ): Promise<{ session: ChatSession; init: WebchatInit; runtimeConversationId: string; after: number }> {
     const { session, key } = await this.sessionOf(visitor);
     const conversation = await this.conversationFor(session, conversationId);
-    const runtimeConversationId = await this.s.chat.listenable(session, conversation.id);
-    const after = await this.s.log.lastSeq(runtimeConversationId);
+    const { conversationId: runtimeConversationId, position: after } = await this.s.chat.listenable(
+      session,
+      conversation.id,
+    );
     const [messages, participants, user] = await Promise.all([
       this.listMessages(session, conversation.id, { pageSize: INIT_HISTORY }),
       this.listParticipants(session, conversation.id, {}),
@@ -172,8 +174,8 @@ export class Webchat {
     };
   }
 
-  /** The conversation's own id, once the user is known to take part in it (for its live signals). */
-  listenable(session: ChatSession, conversationId: string): Promise<string> {
+  /** The conversation's own id and signal position, once the user is known to take part in it. */
+  listenable(session: ChatSession, conversationId: string): Promise<ListenableConversation> {
     return this.s.chat.listenable(session, conversationId);
   }
 
@@ -342,7 +344,7 @@ export class Webchat {
       const event = await this.s.chat.createEvent(session, conversationId, payload.data);
       return { ...event, payload: { type: 'custom', data: event.payload } };
     }
-    const runtimeConversationId = await this.s.chat.listenable(session, conversationId);
+    const { conversationId: runtimeConversationId } = await this.s.chat.listenable(session, conversationId);
     // The claim comes first: of two starts at once, one fires the bot's event.
     const initial = await claimTag(this.s.store.db, runtimeConversationId, STARTED_TAG, nowIso());
     const event = initial
