@@ -461,6 +461,35 @@ for (const store of await testStores()) {
       assert.equal(Reflect.get(Object(await refused.json()), 'type'), 'Unknown');
     });
 
+    test('a provider that fails after the first tokens ends the stream abnormally, without its last line', async () => {
+      models.fail({ kind: 'cut', afterChunks: 2 }, { times: 1 });
+      const res = await streamRequest(t, bot, {
+        messages: [{ role: 'user', content: 'a story cut short' }],
+        options: { skipCache: true },
+      });
+      assert.equal(res.status, 200);
+      assert.ok(res.body);
+      const reader: ReadableStreamDefaultReader<Uint8Array> = res.body.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      const ending = await (async () => {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return 'ended';
+          text += decoder.decode(value, { stream: true });
+        }
+      })().catch(() => 'broken');
+      assert.equal(ending, 'broken', 'the answer is cut, not ended as if complete');
+      const lines = text.split('\n').filter((line) => line !== '');
+      assert.ok(lines.length >= 1, 'the tokens before the failure came through');
+      assert.ok(
+        lines.every((line) => Reflect.get(Object(JSON.parse(line)), 'finished') !== true),
+        'no line says it is finished',
+      );
+      const after = await generate(t, bot, { messages: [{ role: 'user', content: 'again' }] });
+      assert.ok(after.output.length > 0, 'the next call is answered');
+    });
+
     test('the models are the provider’s, named default:<id>, with best and fast marked', async () => {
       const res = await rawRuntime(t, bot, 'GET', '/v2/cognitive/models');
       assert.equal(res.status, 200);
