@@ -5,10 +5,12 @@
 // The workflows are driven through the official client, as the bot.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Client } from '@botpress/client';
+import { Client } from '@botpress/client';
 import { chatBundle } from '../helpers/sdk-bundles.ts';
 import { waitFor } from '../helpers/runtime.ts';
 import { sandboxSkip } from '../helpers/sandbox.ts';
+import { ServeProcesses } from '../helpers/serve-processes.ts';
+import type { ServedProcess } from '../helpers/serve-processes.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { testStores } from '../helpers/stores.ts';
@@ -192,3 +194,65 @@ for (const store of await testStores()) {
     });
   });
 }
+
+const postgres = (await testStores()).find((s) => s.name === 'postgres');
+describe('SDK workflows on two replicas of one PostgreSQL', { skip: postgres?.skip ?? skip }, () => {
+  const servers = postgres && new ServeProcesses(postgres, 'workflows');
+  after(() => servers?.close());
+
+  test('each workflow times out once and its bot is told once, also when the servers were down at its timeoutAt', async () => {
+    if (!servers) return;
+    const first = await servers.serve();
+    const [, workspaceId] = await first.proc.waitFor(/workspace id: (\S+)/);
+    const clientOf = (served: ServedProcess, botId?: string) =>
+      new Client({ apiUrl: served.url, token: servers.token, workspaceId, ...(botId && { botId }) });
+    const { bot: created } = await clientOf(first).createBot({ name: 'replicated', code: WORKFLOW_BUNDLE });
+    const second = await servers.serve();
+    const bot = clientOf(second, created.id);
+
+    const timingOut = async (count: number, inMs: number) => {
+      const timeoutAt = new Date(Date.now() + inMs).toISOString();
+      const made = await Promise.all(
+        Array.from({ length: count }, () =>
+          bot.createWorkflow({ name: 'approval', status: 'pending', input: {}, timeoutAt, tags: {} }),
+        ),
+      );
+      return made.map(({ workflow }) => workflow.id);
+    };
+    const timedOutUpdates = async () => {
+      const events = await bot.list.events({ type: 'workflow_update' }).collect();
+      return events
+        .filter((e) => (e.payload as { type: string }).type === 'workflow_timedout')
+        .map((e) => (e.payload as { workflow: { id: string } }).workflow.id)
+        .sort();
+    };
+
+    // Both replicas sweep every 200 ms: each workflow is theirs to time out at the same moment.
+    const racing = await timingOut(12, 2000);
+    await waitFor('12 timed out', async () => (await timedOutUpdates()).length >= 12, 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.deepEqual(await timedOutUpdates(), [...racing].sort(), 'one workflow_timedout per workflow');
+
+    // Down when its timeoutAt passes: the next server to start times it out.
+    const [waiting] = await timingOut(1, 2500);
+    assert.ok(waiting);
+    await waitFor('listening', async () => (await bot.getWorkflow({ id: waiting })).workflow.status === 'listening', 30_000);
+    for (const served of [first, second]) {
+      served.proc.child.kill('SIGKILL');
+      await served.proc.exited;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const third = await servers.serve();
+    const after = clientOf(third, created.id);
+    const told = await waitFor(
+      'workflow_timedout after the restart',
+      () =>
+        after
+          .getState({ type: 'workflow', id: waiting, name: 'workflow_timedout' })
+          .then(({ state }) => state.payload)
+          .catch(() => undefined),
+      30_000,
+    );
+    assert.equal((told as { status: string }).status, 'timedout');
+  });
+});
