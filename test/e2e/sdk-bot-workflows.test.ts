@@ -111,7 +111,11 @@ for (const store of await testStores()) {
         userId: user.id,
         tags: {},
       });
-      const started = await waitFor('workflow_started', () => seen(bot, workflow.id, 'workflow_started'), 30_000);
+      const started = await waitFor(
+        'workflow_started',
+        () => seen(bot, workflow.id, 'workflow_started'),
+        30_000,
+      );
       assert.deepEqual(started, {
         status: 'pending',
         eventType: 'workflow_update',
@@ -122,7 +126,9 @@ for (const store of await testStores()) {
       await waitFor('listening', async () => (await statusOf(bot, workflow.id)) === 'listening');
 
       await bot.createEvent({ type: 'approved', payload: {}, workflowId: workflow.id });
-      const continued = await waitFor('workflow_continued', () => seen(bot, workflow.id, 'workflow_continued'));
+      const continued = await waitFor('workflow_continued', () =>
+        seen(bot, workflow.id, 'workflow_continued'),
+      );
       assert.equal(continued.status, 'in_progress', 'the event set it in progress again');
       const done = await waitFor('completed', async () => {
         const current = (await bot.getWorkflow({ id: workflow.id })).workflow;
@@ -164,7 +170,11 @@ for (const store of await testStores()) {
         tags: {},
       });
       await waitFor('listening', async () => (await statusOf(bot, workflow.id)) === 'listening', 30_000);
-      const told = await waitFor('workflow_timedout', () => seen(bot, workflow.id, 'workflow_timedout'), 15_000);
+      const told = await waitFor(
+        'workflow_timedout',
+        () => seen(bot, workflow.id, 'workflow_timedout'),
+        15_000,
+      );
       assert.equal(told.status, 'timedout');
       const { workflow: after } = await bot.getWorkflow({ id: workflow.id });
       assert.equal(after.status, 'timedout');
@@ -236,7 +246,11 @@ describe('SDK workflows on two replicas of one PostgreSQL', { skip: postgres?.sk
     // Down when its timeoutAt passes: the next server to start times it out.
     const [waiting] = await timingOut(1, 2500);
     assert.ok(waiting);
-    await waitFor('listening', async () => (await bot.getWorkflow({ id: waiting })).workflow.status === 'listening', 30_000);
+    await waitFor(
+      'listening',
+      async () => (await bot.getWorkflow({ id: waiting })).workflow.status === 'listening',
+      30_000,
+    );
     for (const served of [first, second]) {
       served.proc.child.kill('SIGKILL');
       await served.proc.exited;

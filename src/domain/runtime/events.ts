@@ -109,7 +109,12 @@ export interface EventOutbox {
  * in the transaction that queues the event; `sweep` when the sweeper fires a scheduled one.
  */
 export interface WorkflowListener {
-  heard(db: Transaction<Database>, bot: BotRef, workflowId: string, sweep: boolean): Promise<QueuedNotice | undefined>;
+  heard(
+    db: Transaction<Database>,
+    bot: BotRef,
+    workflowId: string,
+    sweep: boolean,
+  ): Promise<QueuedNotice | undefined>;
 }
 
 /** The bot's events: its durable queue (`pending` until processed) and their history. */
@@ -212,7 +217,11 @@ export class Events {
         queued.workflowId === undefined
           ? undefined
           : await this.workflows?.heard(trx, actor, queued.workflowId, false);
-      return { created: stored.event, notices: heard ? [stored.notice, heard] : [stored.notice], signal: recorded };
+      return {
+        created: stored.event,
+        notices: heard ? [stored.notice, heard] : [stored.notice],
+        signal: recorded,
+      };
     });
     if (signal) this.log.publish([signal]);
     if (notices.length > 0) this.notifyQueued(notices);

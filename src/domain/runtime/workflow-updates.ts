@@ -51,7 +51,12 @@ export class WorkflowUpdates {
   }
 
   /** The sweeper's update (a workflow timed out): queued whatever the backlog, as expired states are. */
-  async forSweep(db: Executor, botId: string, type: WorkflowUpdateType, workflow: Workflow): Promise<boolean> {
+  async forSweep(
+    db: Executor,
+    botId: string,
+    type: WorkflowUpdateType,
+    workflow: Workflow,
+  ): Promise<boolean> {
     if (!(await this.takes(db, botId))) return false;
     await this.events.queue(botId, this.eventOf(type, workflow), db);
     return true;

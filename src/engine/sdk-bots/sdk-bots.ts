@@ -161,7 +161,9 @@ export class SdkBots {
         ? undefined
         : await unlessMissing(domain.conversations.get(actor, workflow.conversationId));
     const user =
-      workflow.userId === undefined ? undefined : await unlessMissing(domain.users.get(actor, workflow.userId));
+      workflow.userId === undefined
+        ? undefined
+        : await unlessMissing(domain.users.get(actor, workflow.userId));
     return { type, workflow, ...(conversation && { conversation }), ...(user && { user }) };
   }
 
