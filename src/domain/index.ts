@@ -48,6 +48,7 @@ import { States } from './runtime/states.ts';
 import { Users } from './runtime/users.ts';
 import { TagValues } from './runtime/tag-values.ts';
 import { Workflows } from './runtime/workflows.ts';
+import { WorkflowUpdates } from './runtime/workflow-updates.ts';
 import { Workspaces } from './workspace/workspaces.ts';
 import { Handoffs } from './handoffs/handoffs.ts';
 import { HitlIntegration } from './handoffs/hitl-integration.ts';
@@ -175,6 +176,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     webhookSubscriptions,
     new BacklogQuota(options.workspaceBacklog),
   );
+  const workflows = new Workflows(store, new WorkflowUpdates(events));
+  events.useWorkflows(workflows);
   const channelSends = new ChannelSends(store);
   const messages = new Messages(store, users, conversations, events, log, channelSends);
   const botWebhooks = new BotWebhooks(db, links);
@@ -234,7 +237,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     events,
     states,
     turnRecords: new TurnRecordsReader(store, messages, conversations, users, states),
-    workflows: new Workflows(store),
+    workflows,
     tagValues: new TagValues(store),
     foreignIds,
     log,

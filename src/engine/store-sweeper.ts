@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Domain } from '../domain/index.ts';
 import { SEND_FOR_MS } from '../domain/webhooks/sends.ts';
 
-/** How often due scheduled events and expired states are looked for. */
+/** How often due scheduled events, expired states and timed-out workflows are looked for. */
 export const SWEEP_INTERVAL_MS = 200;
 /** How often old live signals and bot log lines are removed. */
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
@@ -18,8 +18,8 @@ export interface Retention {
 const FILES_INTERVAL_MS = 1000;
 
 /**
- * Fires due scheduled events, expires states and files, times out handoffs no agent took, and frees
- * deleted files' bytes. All live in the store, not in timers, so they survive a restart; all
+ * Fires due scheduled events, expires states and files, times out workflows past their `timeoutAt` and
+ * handoffs no agent took, and frees deleted files' bytes. All live in the store, not in timers, so they survive a restart; all
  * transitions are conditional, so several processes may sweep.
  */
 export class StoreSweeper {
@@ -63,6 +63,7 @@ export class StoreSweeper {
     try {
       await this.domain.events.fireDue();
       await this.domain.states.expireDue();
+      await this.domain.workflows.timeOutDue();
       if (Date.now() - this.lastFiles > FILES_INTERVAL_MS) {
         this.lastFiles = Date.now();
         await this.domain.files.expireDue();

@@ -586,7 +586,6 @@ export class Turn implements DialogHost, TurnScope {
           ...(this.user && { userId: this.user.id }),
           eventId: this.event.id,
         },
-        undefined,
         owner.id,
       );
       this.dialog.recorded = [...recorded, owner.id];

@@ -103,6 +103,8 @@ export interface BotsTable {
   code: string | null;
   /** Which runtime runs `code`; null when nothing here runs it. */
   runtime: BotRuntime | null;
+  /** 1 when its code takes `workflow_update` events (an SDK bundle whose SDK dispatches them). */
+  workflow_updates: Flag;
   created_at: string;
   updated_at: string;
 }

@@ -1,7 +1,7 @@
 import type { Static } from 'typebox';
 import type { Db, Executor } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
-import type { Row } from '../../store/schema.ts';
+import type { Flag, Row } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { ApiError, forbidden, notFound } from '../shared/errors.ts';
 import { CHAT_INTEGRATION } from '../chat/channels.ts';
@@ -24,6 +24,7 @@ import { nowIso } from '../shared/time.ts';
 import { mergeMap } from '../shared/json.ts';
 import { SDK_RUNTIME } from './bot-code.ts';
 import type { SdkRuntimeSlot } from './bot-code.ts';
+import { takesWorkflowUpdates } from '../runtime/workflow-updates.ts';
 import { checkChatConfiguration, checkOrigins } from '../webchat/appearance.ts';
 import type { InstallationChanges, Installations } from '../integrations/installations.ts';
 import type {
@@ -259,6 +260,7 @@ export class Bots {
       ...(body.maxExecutionTime !== undefined && { maxExecutionTime: body.maxExecutionTime }),
       ...(body.url !== undefined && { url: body.url }),
     };
+    const runtime = this.sdkRuntime.runtimeOf(body.code ?? null);
     const row: Row<'bots'> = {
       id,
       workspace_id: actor.workspaceId,
@@ -273,7 +275,8 @@ export class Bots {
       definition: JSON.stringify(definition),
       secrets: JSON.stringify(body.secrets ?? {}),
       code: body.code ?? null,
-      runtime: this.sdkRuntime.runtimeOf(body.code ?? null),
+      runtime,
+      workflow_updates: workflowUpdatesOf(body.code ?? null, runtime),
       created_at: now,
       updated_at: now,
     };
@@ -358,6 +361,8 @@ export class Bots {
       type: body.type ?? current.type,
       code: body.code ?? current.code,
       runtime,
+      workflow_updates:
+        body.code === undefined ? current.workflow_updates : workflowUpdatesOf(body.code, runtime),
       deployed_at: deploys ? now : current.deployed_at,
       definition: JSON.stringify(next),
       secrets: JSON.stringify(mergeMap(JSON.parse(current.secrets) as MapOf<string>, body.secrets)),
@@ -591,4 +596,9 @@ export class Bots {
       medias: def.medias,
     };
   }
+}
+
+/** 1 when the bot's code takes `workflow_update` events (runtime/workflow-updates.ts): read at each deploy. */
+function workflowUpdatesOf(code: string | null, runtime: BotRuntime | null): Flag {
+  return runtime === SDK_RUNTIME && code !== null && takesWorkflowUpdates(code) ? 1 : 0;
 }

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
-import type { RawBuilder } from 'kysely';
+import type { RawBuilder, Transaction } from 'kysely';
 import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
+import type { Database } from '../../store/schema.ts';
 import { everyKey, prepare } from '../../store/prepared.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { invalidPayload, notFound } from '../shared/errors.ts';
@@ -103,8 +104,23 @@ export interface EventOutbox {
   fanOut(db: Executor, botId: string, event: Event): Promise<void>;
 }
 
+/**
+ * What an event naming a workflow does to it (workflows.ts: a listening workflow hears it and continues),
+ * in the transaction that queues the event; `sweep` when the sweeper fires a scheduled one.
+ */
+export interface WorkflowListener {
+  heard(
+    db: Transaction<Database>,
+    bot: BotRef,
+    workflowId: string,
+    sweep: boolean,
+  ): Promise<QueuedNotice | undefined>;
+}
+
 /** The bot's events: its durable queue (`pending` until processed) and their history. */
 export class Events {
+  private workflows: WorkflowListener | undefined;
+
   constructor(
     private readonly store: Store,
     private readonly log: ConversationLog,
@@ -115,6 +131,11 @@ export class Events {
 
   private get db() {
     return this.store.db;
+  }
+
+  /** The workflows, told of each event that names one (made after the events, which they queue). */
+  useWorkflows(workflows: WorkflowListener): void {
+    this.workflows = workflows;
   }
 
   /**
@@ -188,14 +209,22 @@ export class Events {
    */
   async createFrom(actor: BotActor, event: QueuedEvent & { isBot: boolean }): Promise<Event> {
     const { isBot, ...queued } = event;
-    const { created, notice, signal } = await this.db.transaction().execute(async (trx) => {
-      if (queued.scheduledFor) return { created: await this.queue(actor.botId, queued, trx) };
+    const { created, notices, signal } = await this.db.transaction().execute(async (trx) => {
+      if (queued.scheduledFor) return { created: await this.queue(actor.botId, queued, trx), notices: [] };
       const stored = await this.queueForTurn(actor, queued, trx);
       const recorded = await this.recordSignal(trx, actor.botId, stored.event, isBot);
-      return { created: stored.event, notice: stored.notice, signal: recorded };
+      const heard =
+        queued.workflowId === undefined
+          ? undefined
+          : await this.workflows?.heard(trx, actor, queued.workflowId, false);
+      return {
+        created: stored.event,
+        notices: heard ? [stored.notice, heard] : [stored.notice],
+        signal: recorded,
+      };
     });
     if (signal) this.log.publish([signal]);
-    if (notice) this.notifyQueued([notice]);
+    if (notices.length > 0) this.notifyQueued(notices);
     return created;
   }
 
@@ -271,6 +300,10 @@ export class Events {
         if (!row) return undefined;
         const event = toEvent(row);
         await this.outbox.fanOut(trx, row.bot_id, event);
+        if (row.workflow_id !== null) {
+          const bot = { botId: row.bot_id, workspaceId: row.workspace_id };
+          await this.workflows?.heard(trx, bot, row.workflow_id, true);
+        }
         return { signal: await this.recordSignal(trx, row.bot_id, event, true) };
       });
       if (result) {

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Executor, Store } from '../../store/index.ts';
-import type { Row } from '../../store/schema.ts';
+import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { invalidPayload } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -13,10 +14,24 @@ import { insertTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
 import type { Workflow, CreateWorkflowBody, GetOrCreateWorkflowBody, UpdateWorkflowBody } from './schemas.ts';
 import type { WorkflowStatus } from '../../value-sets.ts';
+import type { QueuedNotice } from '../queue/event-queue.ts';
+import type { BotRef, WorkflowListener } from './events.ts';
+import type { WorkflowUpdates } from './workflow-updates.ts';
 
 /** Once finished, a workflow's status never changes again. */
 export const FINISHED_STATUSES: readonly WorkflowStatus[] = ['completed', 'cancelled', 'failed', 'timedout'];
 const ACTIVE_STATUSES: readonly WorkflowStatus[] = ['pending', 'in_progress', 'listening', 'paused'];
+/** A workflow waiting, which an update to `in_progress` continues (listening also on an event naming it). */
+const WAITING_STATUSES: readonly WorkflowStatus[] = ['listening', 'paused'];
+
+/**
+ * Still running: written as literals, so that the store may use its index of the workflows still
+ * running by their timeout (migration 0033), whose condition is this one.
+ */
+const STILL_RUNNING = sql<boolean>`status in (${sql.join(ACTIVE_STATUSES.map((s) => sql.lit(s)))})`;
+
+/** Workflows timed out in one transaction each, at most this many per sweep. */
+const SWEEP_BATCH = 500;
 
 /** How long a workflow may run when its creator gives no `timeoutAt`. */
 export const DEFAULT_WORKFLOW_TIMEOUT_MS = 2 * 24 * 3600 * 1000;
@@ -49,10 +64,13 @@ function toWorkflow(row: Row<'workflows'>, tags: Record<string, string>): Workfl
   };
 }
 
-export class Workflows {
+export class Workflows implements WorkflowListener {
   private readonly resource: TaggedResource<'workflows', Workflow>;
 
-  constructor(private readonly store: Store) {
+  constructor(
+    private readonly store: Store,
+    private readonly updates: WorkflowUpdates,
+  ) {
     this.resource = new TaggedResource(store, {
       table: 'workflows',
       name: 'Workflow',
@@ -65,13 +83,24 @@ export class Workflows {
     return this.store.db;
   }
 
-  /** `id`: the bot runtime names its workflow runs before it stores them. */
-  async create(
+  /**
+   * `id`: the bot runtime names its workflow runs before it stores them. A workflow created `pending`
+   * starts: its bot is sent `workflow_started` (when it takes workflow updates).
+   */
+  async create(actor: BotActor, body: CreateWorkflowBody, id: string = newId('workflow')): Promise<Workflow> {
+    const { workflow, notice } = await this.db
+      .transaction()
+      .execute((trx) => this.insert(actor, body, trx, id));
+    this.updates.notify([notice]);
+    return workflow;
+  }
+
+  private async insert(
     actor: BotActor,
     body: CreateWorkflowBody,
-    db: Executor = this.db,
+    db: Transaction<Database>,
     id: string = newId('workflow'),
-  ): Promise<Workflow> {
+  ): Promise<{ workflow: Workflow; notice: QueuedNotice | undefined }> {
     await this.requireRefs(actor, body, db);
     const now = nowIso();
     const row: Row<'workflows'> = {
@@ -95,7 +124,12 @@ export class Workflows {
     };
     await db.insertInto('workflows').values(row).execute();
     await insertTags(db, row.id, body.tags ?? {});
-    return toWorkflow(row, body.tags ?? {});
+    const workflow = toWorkflow(row, body.tags ?? {});
+    const notice =
+      row.status === 'pending'
+        ? await this.updates.forRequest(db, actor, 'workflow_started', workflow)
+        : undefined;
+    return { workflow, notice };
   }
 
   get(actor: BotActor, workflowId: string, db: Executor = this.db): Promise<Workflow> {
@@ -114,18 +148,25 @@ export class Workflows {
     const where = [sql`name = ${body.name}`];
     if (body.conversationId !== undefined) where.push(sql`conversation_id = ${body.conversationId}`);
     if (statuses) where.push(sql`status in (${sql.join(statuses)})`);
+    let notice: QueuedNotice | undefined;
     const { item, created } = await this.resource.getOrCreate(
       actor,
       `${body.name}:${body.conversationId ?? ''}:${group ?? ''}:${toJson(discriminating)}`,
       // Unlike the other resources, a workflow matches on its name even without tags.
       { tags: discriminating, where, always: true },
-      (trx) => this.create(actor, { ...body, tags: withoutNulls(tags) }, trx),
+      async (trx) => {
+        const inserted = await this.insert(actor, { ...body, tags: withoutNulls(tags) }, trx);
+        notice = inserted.notice;
+        return inserted.workflow;
+      },
     );
+    this.updates.notify([notice]);
     return { workflow: item, created };
   }
 
+  /** A waiting workflow (listening, paused) set back `in_progress` continues: `workflow_continued`. */
   async update(actor: BotActor, workflowId: string, body: UpdateWorkflowBody): Promise<Workflow> {
-    return this.db.transaction().execute(async (trx) => {
+    const { workflow, notice } = await this.db.transaction().execute(async (trx) => {
       const row = await this.resource.requireRow(actor, workflowId, trx);
       const current = row.status;
       if (body.status !== undefined && body.status !== current && FINISHED_STATUSES.includes(current)) {
@@ -145,8 +186,82 @@ export class Workflows {
         updated_at: now,
       };
       await trx.updateTable('workflows').set(next).where('id', '=', workflowId).execute();
-      return this.resource.withUpdatedTags(next, body.tags ?? {}, trx);
+      const updated = await this.resource.withUpdatedTags(next, body.tags ?? {}, trx);
+      const continues = next.status === 'in_progress' && WAITING_STATUSES.includes(current);
+      return {
+        workflow: updated,
+        notice: continues
+          ? await this.updates.forRequest(trx, actor, 'workflow_continued', updated)
+          : undefined,
+      };
     });
+    this.updates.notify([notice]);
+    return workflow;
+  }
+
+  /**
+   * An event naming a workflow of its bot was queued (`Events`, in `db`'s transaction): a listening
+   * workflow heard it, so it is `in_progress` again and its bot is sent `workflow_continued`. The status
+   * changes by a conditional update, so two events heard at once continue it once.
+   */
+  async heard(
+    db: Transaction<Database>,
+    bot: BotRef,
+    workflowId: string,
+    sweep: boolean,
+  ): Promise<QueuedNotice | undefined> {
+    const row = await db
+      .updateTable('workflows')
+      .set({ status: 'in_progress', updated_at: nowIso() })
+      .where('id', '=', workflowId)
+      .where('bot_id', '=', bot.botId)
+      .where('status', '=', 'listening')
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const workflow = await this.resource.withTags(row, db);
+    if (!sweep) return this.updates.forRequest(db, bot, 'workflow_continued', workflow);
+    await this.updates.forSweep(db, bot.botId, 'workflow_continued', workflow);
+    return undefined;
+  }
+
+  /**
+   * Times out the running workflows whose `timeoutAt` has passed: `timedout` (and finished), and their bot
+   * sent `workflow_timedout`, in one transaction each. The status changes by a conditional update, so a
+   * workflow times out once however many processes sweep.
+   */
+  async timeOutDue(now = nowIso()): Promise<number> {
+    const due = await this.db
+      .selectFrom('workflows')
+      .select('id')
+      .where(STILL_RUNNING)
+      .where('timeout_at', '<=', now)
+      .orderBy('timeout_at')
+      .limit(SWEEP_BATCH)
+      .execute();
+    let timedOut = 0;
+    let queued = false;
+    for (const { id } of due) {
+      const outcome = await this.db.transaction().execute(async (trx) => {
+        const at = nowIso();
+        const row = await trx
+          .updateTable('workflows')
+          .set({ status: 'timedout', completed_at: at, updated_at: at })
+          .where('id', '=', id)
+          .where(STILL_RUNNING)
+          .where('timeout_at', '<=', now)
+          .returningAll()
+          .executeTakeFirst();
+        if (!row) return undefined;
+        const workflow = await this.resource.withTags(row, trx);
+        return { queued: await this.updates.forSweep(trx, row.bot_id, 'workflow_timedout', workflow) };
+      });
+      if (!outcome) continue;
+      timedOut++;
+      queued ||= outcome.queued;
+    }
+    if (queued) this.updates.notifySwept();
+    return timedOut;
   }
 
   async delete(actor: BotActor, workflowId: string): Promise<void> {

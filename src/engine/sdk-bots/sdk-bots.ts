@@ -10,7 +10,10 @@ import type { ClaimedEvent } from '../../domain/queue/event-queue.ts';
 import type { BotActor } from '../../domain/workspace/actors.ts';
 import type { ResolvedAction } from '../../domain/runtime/actions.ts';
 import type { JsonObject } from '../../domain/shared/json.ts';
+import { WORKFLOW_UPDATE_EVENT } from '../../domain/runtime/workflow-updates.ts';
+import { FINISHED_STATUSES } from '../../domain/runtime/workflows.ts';
 import type { Schedule } from '../bot-schedules.ts';
+import { unlessMissing } from '../../domain/shared/errors.ts';
 import { reasonOf } from '../failures.ts';
 import type { BundleResponse } from './bot-process.ts';
 import { bundleRequest, invocationHeaders, secretsEnv } from './bundle-host.ts';
@@ -136,6 +139,34 @@ export class SdkBots {
     return sdkBot;
   }
 
+  /**
+   * A `workflow_update`'s payload as the bot is given it: the workflow, its conversation and its user as
+   * they are now (the queued payload has the workflow as it was). A workflow deleted since, or finished
+   * (but for its `workflow_timedout`), has nothing left to run: undefined.
+   */
+  private async workflowUpdateOf(actor: BotActor, queued: JsonObject): Promise<JsonObject | undefined> {
+    const { domain } = this;
+    const type = queued.type;
+    const queuedWorkflow = queued.workflow;
+    const workflowId =
+      typeof queuedWorkflow === 'object' && queuedWorkflow !== null && !Array.isArray(queuedWorkflow)
+        ? queuedWorkflow.id
+        : undefined;
+    if (typeof workflowId !== 'string' || typeof type !== 'string') return undefined;
+    const workflow = await unlessMissing(domain.workflows.get(actor, workflowId));
+    if (!workflow) return undefined;
+    if (FINISHED_STATUSES.includes(workflow.status) && type !== 'workflow_timedout') return undefined;
+    const conversation =
+      workflow.conversationId === undefined
+        ? undefined
+        : await unlessMissing(domain.conversations.get(actor, workflow.conversationId));
+    const user =
+      workflow.userId === undefined
+        ? undefined
+        : await unlessMissing(domain.users.get(actor, workflow.userId));
+    return { type, workflow, ...(conversation && { conversation }), ...(user && { user }) };
+  }
+
   /** The hosted platform's event record, with what its type carries: a message with its user and conversation. */
   private async eventOf(sdkBot: SdkBot, row: ClaimedEvent): Promise<Record<string, unknown> | undefined> {
     const actor: BotActor = { botId: sdkBot.bot.botId, workspaceId: sdkBot.bot.workspaceId };
@@ -151,6 +182,11 @@ export class SdkBots {
       // Deleted before its turn: nothing to answer.
       if (!message || !conversation) return undefined;
       payload = { message, user, conversation, states: {} };
+    }
+    if (row.type === WORKFLOW_UPDATE_EVENT) {
+      const update = await this.workflowUpdateOf(actor, row.payload);
+      if (!update) return undefined;
+      payload = update;
     }
     return {
       id: row.id,
