@@ -50,7 +50,9 @@ for (const store of await testStores()) {
       developer = await member('developer');
       viewer = await member('viewer');
       const strangerToken = await tokenOf(`${unique('stranger')}@example.com`);
-      const { id } = await new Client({ apiUrl: t.url, token: strangerToken }).createWorkspace({ name: 'other' });
+      const { id } = await new Client({ apiUrl: t.url, token: strangerToken }).createWorkspace({
+        name: 'other',
+      });
       stranger = new Client({ apiUrl: t.url, token: strangerToken, workspaceId: id });
     });
     after(() => t.close());
@@ -63,8 +65,15 @@ for (const store of await testStores()) {
         (await stranger.getIntegrationByName({ name: 'chat', version })).integration.version;
       assert.equal(await byName('0.7.3'), '0.7.3');
       assert.equal(await byName('latest'), '1.0.0', 'latest: the highest version');
-      assert.equal(await byName('>=0.0.0 <1.0.0'), '0.7.3', 'a range as the SDK’s allWithinMajorOf writes it');
-      assert.equal((await failure(stranger.getIntegrationByName({ name: 'chat', version: '0.7.4' }))).type, 'ResourceNotFound');
+      assert.equal(
+        await byName('>=0.0.0 <1.0.0'),
+        '0.7.3',
+        'a range as the SDK’s allWithinMajorOf writes it',
+      );
+      assert.equal(
+        (await failure(stranger.getIntegrationByName({ name: 'chat', version: '0.7.4' }))).type,
+        'ResourceNotFound',
+      );
 
       const hub = async (name: string, version: string) =>
         (await stranger.getPublicIntegration({ name, version })).integration;
@@ -73,9 +82,14 @@ for (const store of await testStores()) {
       const hitl = await hub('hitl', '2.1.0');
       assert.deepEqual(Object.keys(hitl.actions).sort(), ['createUser', 'startHitl', 'stopHitl']);
       assert.equal((await stranger.getPublicIntegrationById({ id: 'hitl' })).integration.name, 'hitl');
-      assert.equal((await stranger.getPublicIntegration({ name: 'chat', version: '0.7.3' })).integration.public, true);
+      assert.equal(
+        (await stranger.getPublicIntegration({ name: 'chat', version: '0.7.3' })).integration.public,
+        true,
+      );
 
-      const listed = (await stranger.listPublicIntegrations({})).integrations.map((i) => `${i.name}@${i.version}`);
+      const listed = (await stranger.listPublicIntegrations({})).integrations.map(
+        (i) => `${i.name}@${i.version}`,
+      );
       for (const builtIn of ['chat@1.0.0', 'chat@0.7.3', 'webchat@0.3.0', 'llm@11.0.0', 'hitl@2.1.0'])
         assert.ok(listed.includes(builtIn), `${builtIn} is listed`);
 
@@ -86,9 +100,16 @@ for (const store of await testStores()) {
 
     test('a deployed integration is its workspace’s until the operator publishes it; latest is the highest semver', async () => {
       const name = unique('telegram').toLowerCase();
-      const { integration } = await developer.createIntegration({ name, version: '1.9.0', visibility: 'private' });
+      const { integration } = await developer.createIntegration({
+        name,
+        version: '1.9.0',
+        visibility: 'private',
+      });
       assert.equal(integration.public, false);
-      assert.equal((await developer.getIntegrationByName({ name, version: 'latest' })).integration.id, integration.id);
+      assert.equal(
+        (await developer.getIntegrationByName({ name, version: 'latest' })).integration.id,
+        integration.id,
+      );
       for (const call of [
         () => stranger.getIntegration({ id: integration.id }),
         () => stranger.getIntegrationByName({ name, version: '1.9.0' }),
@@ -98,14 +119,24 @@ for (const store of await testStores()) {
         assert.equal((await failure(call())).type, 'ResourceNotFound');
 
       // Only the operator publishes, or takes back.
-      const refused = await failure(developer.updateIntegration({ id: integration.id, visibility: 'public' }));
+      const refused = await failure(
+        developer.updateIntegration({ id: integration.id, visibility: 'public' }),
+      );
       assert.equal(refused.type, 'Forbidden');
       assert.match(refused.message, /^visibility: /);
-      const refusedCreate = await failure(developer.createIntegration({ name, version: '2.0.0', public: true }));
+      const refusedCreate = await failure(
+        developer.createIntegration({ name, version: '2.0.0', public: true }),
+      );
       assert.equal(refusedCreate.type, 'Forbidden');
       assert.match(refusedCreate.message, /^public: /);
-      assert.equal((await operator.updateIntegration({ id: integration.id, visibility: 'public' })).integration.public, true);
-      assert.equal((await failure(developer.updateIntegration({ id: integration.id, visibility: 'private' }))).type, 'Forbidden');
+      assert.equal(
+        (await operator.updateIntegration({ id: integration.id, visibility: 'public' })).integration.public,
+        true,
+      );
+      assert.equal(
+        (await failure(developer.updateIntegration({ id: integration.id, visibility: 'private' }))).type,
+        'Forbidden',
+      );
       // A redeploy that keeps what it is changes it, whoever sends it.
       await developer.updateIntegration({ id: integration.id, visibility: 'public', title: 'Telegram' });
 
@@ -113,17 +144,28 @@ for (const store of await testStores()) {
       assert.deepEqual([found.id, found.title, found.visibility], [integration.id, 'Telegram', 'public']);
       assert.equal((await stranger.getPublicIntegrationById({ id: integration.id })).integration.name, name);
       const page = await stranger.listPublicIntegrations({ name });
-      assert.deepEqual(page.integrations.map((i) => i.id), [integration.id]);
+      assert.deepEqual(
+        page.integrations.map((i) => i.id),
+        [integration.id],
+      );
       // Still not the stranger's workspace's own.
       assert.equal((await failure(stranger.getIntegration({ id: integration.id }))).type, 'ResourceNotFound');
 
       // latest: semver's order, not the text's (1.10.0 above 1.9.0).
       const newer = await operator.createIntegration({ name, version: '1.10.0', visibility: 'public' });
-      assert.equal((await stranger.getPublicIntegration({ name, version: 'latest' })).integration.id, newer.integration.id);
-      assert.equal((await stranger.getPublicIntegration({ name, version: '~1.9.0' })).integration.id, integration.id);
+      assert.equal(
+        (await stranger.getPublicIntegration({ name, version: 'latest' })).integration.id,
+        newer.integration.id,
+      );
+      assert.equal(
+        (await stranger.getPublicIntegration({ name, version: '~1.9.0' })).integration.id,
+        integration.id,
+      );
 
       // A built-in's name is not published by a workspace.
-      const taken = await failure(operator.createIntegration({ name: 'chat', version: '9.0.0', visibility: 'public' }));
+      const taken = await failure(
+        operator.createIntegration({ name: 'chat', version: '9.0.0', visibility: 'public' }),
+      );
       assert.equal(taken.type, 'AlreadyExists');
     });
 
@@ -135,8 +177,13 @@ for (const store of await testStores()) {
         version: '0.1.0',
         actions: { translate: action },
       });
-      assert.equal((await developer.getInterfaceByName({ name, version: 'latest' })).interface.id, created.id);
-      assert.deepEqual(Object.keys((await developer.getInterface({ id: created.id })).interface.actions), ['translate']);
+      assert.equal(
+        (await developer.getInterfaceByName({ name, version: 'latest' })).interface.id,
+        created.id,
+      );
+      assert.deepEqual(Object.keys((await developer.getInterface({ id: created.id })).interface.actions), [
+        'translate',
+      ]);
 
       const claims = { tr: { id: created.id, actions: { translate: { name: 'translate' } } } };
       const { integration } = await developer.createIntegration({
@@ -161,10 +208,19 @@ for (const store of await testStores()) {
       // Another workspace may claim it once it is published (what `bp deploy` resolves with getPublicInterface).
       const elsewhere = { name: unique('elsewhere').toLowerCase(), version: '1.0.0', interfaces: claims };
       assert.equal((await failure(stranger.createIntegration(elsewhere))).type, 'InvalidPayload');
-      assert.equal((await failure(stranger.getPublicInterface({ name, version: '0.1.0' }))).type, 'ResourceNotFound');
-      assert.equal((await failure(developer.updateInterface({ id: created.id, public: true }))).type, 'Forbidden');
+      assert.equal(
+        (await failure(stranger.getPublicInterface({ name, version: '0.1.0' }))).type,
+        'ResourceNotFound',
+      );
+      assert.equal(
+        (await failure(developer.updateInterface({ id: created.id, public: true }))).type,
+        'Forbidden',
+      );
       await operator.updateInterface({ id: created.id, public: true });
-      assert.equal((await stranger.getPublicInterface({ name, version: '>=0.1.0 <1.0.0' })).interface.id, created.id);
+      assert.equal(
+        (await stranger.getPublicInterface({ name, version: '>=0.1.0 <1.0.0' })).interface.id,
+        created.id,
+      );
       assert.equal((await stranger.getPublicInterfaceById({ id: created.id })).interface.public, true);
       assert.ok((await stranger.listPublicInterfaces({})).interfaces.some((i) => i.id === created.id));
       await stranger.createIntegration(elsewhere);
@@ -189,13 +245,23 @@ for (const store of await testStores()) {
         },
       });
       assert.equal(plugin.dependencies.interfaces.hitl?.version, '2.1.0');
-      assert.deepEqual(plugin.dependencies.integrations.chat, { id: 'chat@0.7.3', name: 'chat', version: '0.7.3' });
+      assert.deepEqual(plugin.dependencies.integrations.chat, {
+        id: 'chat@0.7.3',
+        name: 'chat',
+        version: '0.7.3',
+      });
       assert.deepEqual(Object.keys(plugin.user.tags), ['greeted']);
       const byName = (await developer.getPluginByName({ name, version: 'latest' })).plugin;
       assert.deepEqual([byName.id, byName.title, byName.visibility], [plugin.id, 'Greeter', 'private']);
       assert.equal((await developer.getPluginCode({ id: plugin.id, platform: 'node' })).code, code.node);
-      assert.equal((await developer.getPluginCode({ id: plugin.id, platform: 'browser' })).code, code.browser);
-      assert.deepEqual((await developer.listPlugins({ name })).plugins.map((p) => p.id), [plugin.id]);
+      assert.equal(
+        (await developer.getPluginCode({ id: plugin.id, platform: 'browser' })).code,
+        code.browser,
+      );
+      assert.deepEqual(
+        (await developer.listPlugins({ name })).plugins.map((p) => p.id),
+        [plugin.id],
+      );
 
       const missing = await failure(
         developer.createPlugin({
@@ -208,14 +274,26 @@ for (const store of await testStores()) {
       assert.equal(missing.type, 'InvalidPayload');
       assert.match(missing.message, /^dependencies\.integrations\.nope: /);
 
-      assert.equal((await failure(stranger.getPublicPlugin({ name, version: '1.0.0' }))).type, 'ResourceNotFound');
-      assert.equal((await failure(developer.updatePlugin({ id: plugin.id, visibility: 'public' }))).type, 'Forbidden');
+      assert.equal(
+        (await failure(stranger.getPublicPlugin({ name, version: '1.0.0' }))).type,
+        'ResourceNotFound',
+      );
+      assert.equal(
+        (await failure(developer.updatePlugin({ id: plugin.id, visibility: 'public' }))).type,
+        'Forbidden',
+      );
       await operator.updatePlugin({ id: plugin.id, visibility: 'public', states: { seen: null } });
       const published = (await stranger.getPublicPlugin({ name, version: 'latest' })).plugin;
-      assert.deepEqual([published.id, published.public, Object.keys(published.states)], [plugin.id, true, []]);
+      assert.deepEqual(
+        [published.id, published.public, Object.keys(published.states)],
+        [plugin.id, true, []],
+      );
       assert.equal((await stranger.getPublicPluginById({ id: plugin.id })).plugin.name, name);
       assert.equal((await stranger.getPublicPluginCode({ id: plugin.id, platform: 'node' })).code, code.node);
-      assert.deepEqual((await stranger.listPublicPlugins({ name })).plugins.map((p) => p.id), [plugin.id]);
+      assert.deepEqual(
+        (await stranger.listPublicPlugins({ name })).plugins.map((p) => p.id),
+        [plugin.id],
+      );
     });
 
     test('roles: a viewer deploys nothing (403); another workspace’s records are not found (404)', async () => {
@@ -226,8 +304,12 @@ for (const store of await testStores()) {
         () => viewer.createIntegration({ name: unique('v').toLowerCase(), version: '1.0.0' }),
       ])
         assert.equal((await failure(call())).type, 'Forbidden');
-      const iface = (await developer.createInterface({ name: unique('mine').toLowerCase(), version: '1.0.0' })).interface;
-      const plugin = (await developer.createPlugin({ name: unique('mine').toLowerCase(), version: '1.0.0', code })).plugin;
+      const iface = (
+        await developer.createInterface({ name: unique('mine').toLowerCase(), version: '1.0.0' })
+      ).interface;
+      const plugin = (
+        await developer.createPlugin({ name: unique('mine').toLowerCase(), version: '1.0.0', code })
+      ).plugin;
       assert.equal((await viewer.getInterface({ id: iface.id })).interface.id, iface.id, 'a viewer reads');
       for (const call of [
         () => stranger.getInterface({ id: iface.id }),

@@ -49,7 +49,8 @@ export const integrationOperations = [
     path: '/integrations/:name/:version',
     access: 'read',
     tag,
-    summary: 'Get an integration of the workspace, or a built-in, by name and version (`latest` or a range: the highest it accepts)',
+    summary:
+      'Get an integration of the workspace, or a built-in, by name and version (`latest` or a range: the highest it accepts)',
     params: NameParams,
     response: IntegrationAnswer,
   }),
@@ -95,7 +96,8 @@ export const hubOperations = [
     id: 'listPublicIntegrations',
     path: '/hub/integrations',
     tag,
-    summary: 'List the hub’s integrations: the built-ins (on the first page), then the published ones, newest first',
+    summary:
+      'List the hub’s integrations: the built-ins (on the first page), then the published ones, newest first',
     query: { name: Type.Optional(Type.String()), version: Type.Optional(Type.String()) },
     key: 'integrations',
     item: Model.Integration,
@@ -116,7 +118,8 @@ export const hubOperations = [
     path: '/hub/integrations/:name/:version',
     access: 'read',
     tag,
-    summary: 'Get a built-in or published integration by name and version (`latest` or a range: the highest it accepts)',
+    summary:
+      'Get a built-in or published integration by name and version (`latest` or a range: the highest it accepts)',
     params: NameParams,
     response: IntegrationAnswer,
   }),

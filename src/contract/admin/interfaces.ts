@@ -46,7 +46,8 @@ export const interfaceOperations = [
     path: '/interfaces/:name/:version',
     access: 'read',
     tag,
-    summary: 'Get an interface of the workspace by name and version (`latest` or a range: the highest it accepts)',
+    summary:
+      'Get an interface of the workspace by name and version (`latest` or a range: the highest it accepts)',
     params: NameParams,
     response: InterfaceAnswer,
   }),

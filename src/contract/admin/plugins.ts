@@ -52,7 +52,8 @@ export const pluginOperations = [
     path: '/plugins/:name/:version',
     access: 'read',
     tag,
-    summary: 'Get a plugin of the workspace by name and version (`latest` or a range: the highest it accepts)',
+    summary:
+      'Get a plugin of the workspace by name and version (`latest` or a range: the highest it accepts)',
     params: NameParams,
     response: PluginAnswer,
   }),

@@ -1,13 +1,13 @@
 import { CHAT_INTEGRATION } from '../chat/channels.ts';
 import {
   CreateUserInputSchema,
-  HITL_ACTIONS,
   HITL_CHANNEL,
   HITL_INTEGRATION,
   HITL_INTERFACE_VERSION,
   StartHitlInputSchema,
   StopHitlInputSchema,
 } from '../handoffs/hitl-schemas.ts';
+import type { HitlAction } from '../handoffs/hitl-schemas.ts';
 import { LLM_INTEGRATION, LLM_INTERFACE_VERSION } from '../llm/llm-integration.ts';
 import { toJsonObject } from '../shared/json.ts';
 import type { JsonObject } from '../shared/json.ts';
@@ -50,9 +50,13 @@ const chatDefinition = {
 };
 
 /** The built-in chat channel as bots' `integrations` show it (its id is the name alone). */
-export const BUILT_IN_CHAT = { version: '1.0.0', title: chatDefinition.title, description: chatDefinition.description };
+export const BUILT_IN_CHAT = {
+  version: '1.0.0',
+  title: chatDefinition.title,
+  description: chatDefinition.description,
+};
 
-const hitlActions: Record<(typeof HITL_ACTIONS)[number], JsonObject> = {
+const hitlActions: Record<HitlAction, JsonObject> = {
   createUser: action(toJsonObject(CreateUserInputSchema), 'Create the end user of a handoff'),
   startHitl: action(toJsonObject(StartHitlInputSchema), 'Hand the conversation to an agent'),
   stopHitl: action(toJsonObject(StopHitlInputSchema), 'End the handoff'),
@@ -100,7 +104,6 @@ export const BUILT_IN_INTEGRATIONS: readonly BuiltIn[] = [
     events: { hitlAssigned: { schema: anyObject }, hitlStopped: { schema: anyObject } },
   },
 ];
-
 
 /** Whether a name is a built-in's: no workspace may publish an integration of it. */
 export const isBuiltInName = (name: string) => BUILT_IN_INTEGRATIONS.some((b) => b.name === name);

@@ -68,7 +68,8 @@ async function ifFound<T>(lookup: Promise<T>): Promise<T | undefined> {
 
 /** Whether a listing's filters keep an integration. */
 const listed = (query: ListIntegrationsQuery) => (i: { name: string; version: string }) =>
-  (query.name === undefined || i.name === query.name) && (query.version === undefined || i.version === query.version);
+  (query.name === undefined || i.name === query.name) &&
+  (query.version === undefined || i.version === query.version);
 
 /**
  * The integrations a workspace deployed (`bp deploy` of an integration project): each a name and a
@@ -118,7 +119,9 @@ export class Integrations {
   /** A published integration may not take a built-in's name, nor another workspace's published one. */
   private async write(row: Row<'integrations'>, statement: () => Promise<unknown>): Promise<void> {
     if (isPublished(row.visibility) && isBuiltInName(row.name))
-      throw alreadyExists(`name: ${row.name} is one of Parley's built-in integrations; publish it under another name`);
+      throw alreadyExists(
+        `name: ${row.name} is one of Parley's built-in integrations; publish it under another name`,
+      );
     try {
       await statement();
     } catch (err) {
@@ -202,7 +205,10 @@ export class Integrations {
     const row = resolveVersion(own, version);
     const found = row
       ? toIntegration(row)
-      : resolveVersion(builtInIntegrations().filter((b) => b.name === name), version);
+      : resolveVersion(
+          builtInIntegrations().filter((b) => b.name === name),
+          version,
+        );
     if (!found) throw notFound('Integration', `${name}@${version}`);
     return found;
   }
@@ -246,7 +252,10 @@ export class Integrations {
   }
 
   async list(actor: WorkspaceActor, query: ListIntegrationsQuery): Promise<Page<Integration>> {
-    return this.page(this.db.selectFrom('integrations').selectAll().where('workspace_id', '=', actor.workspaceId), query);
+    return this.page(
+      this.db.selectFrom('integrations').selectAll().where('workspace_id', '=', actor.workspaceId),
+      query,
+    );
   }
 
   private published() {

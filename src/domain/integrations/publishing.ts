@@ -4,7 +4,10 @@ import type { Operator } from '../workspace/operator.ts';
 import { OWNER_EMAIL } from '../workspace/bootstrap.ts';
 
 /** What a body asks for: `visibility` (CLI 7) wins over `public` (older clients); undefined keeps it. */
-export function requestedVisibility(body: { public?: boolean; visibility?: Visibility }): Visibility | undefined {
+export function requestedVisibility(body: {
+  public?: boolean;
+  visibility?: Visibility;
+}): Visibility | undefined {
   if (body.visibility !== undefined) return body.visibility;
   if (body.public !== undefined) return body.public ? 'public' : 'private';
   return undefined;

@@ -7,7 +7,9 @@ import { JsonObject, NullableMap, TagChangeMap, Timestamp } from '../shared/sche
 // a module without the store, so the contract declares the Admin API with them.
 
 /** A name as `bp deploy` sends it: `handle/name` (or a bare name), lower case. */
-export const IntegrationName = Type.String({ pattern: '^([a-z0-9][a-z0-9-]{0,49}/)?[a-z0-9][a-z0-9-_]{0,99}$' });
+export const IntegrationName = Type.String({
+  pattern: '^([a-z0-9][a-z0-9-]{0,49}/)?[a-z0-9][a-z0-9-_]{0,99}$',
+});
 
 export const SemVer = Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.-]+)?$', maxLength: 100 });
 

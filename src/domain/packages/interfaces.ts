@@ -38,7 +38,10 @@ export class Interfaces {
     const row = await this.store.update(
       actor,
       id,
-      (definition) => ({ definition: changedDefinition(definition, definitionPart(body), SHAPE), code: null }),
+      (definition) => ({
+        definition: changedDefinition(definition, definitionPart(body), SHAPE),
+        code: null,
+      }),
       body,
     );
     return toInterface(row);
@@ -49,7 +52,8 @@ export class Interfaces {
     toInterface(await this.store.getByName(actor, name, version));
   delete = (actor: WorkspaceActor, id: string) => this.store.delete(actor, id);
   getPublic = async (id: string) => toInterface(await this.store.published(id));
-  getPublicByName = async (name: string, version: string) => toInterface(await this.store.publishedByName(name, version));
+  getPublicByName = async (name: string, version: string) =>
+    toInterface(await this.store.publishedByName(name, version));
 
   async list(actor: WorkspaceActor, query: ListPackagesQuery): Promise<Page<Interface>> {
     const page = await this.store.list(actor, query);

@@ -40,7 +40,11 @@ export interface DefinitionShape {
  * A definition with a change applied: the maps merged entry by entry (null removes one), the nested
  * maps likewise, any other part replaced (null removes it).
  */
-export function changedDefinition(current: JsonObject, changes: JsonObject, shape: DefinitionShape): JsonObject {
+export function changedDefinition(
+  current: JsonObject,
+  changes: JsonObject,
+  shape: DefinitionShape,
+): JsonObject {
   const next: JsonObject = { ...current };
   for (const [key, value] of Object.entries(changes)) {
     const parts = shape.nested[key];
@@ -105,12 +109,18 @@ export class PackageStore {
   async update(
     actor: WorkspaceActor,
     id: string,
-    change: (definition: JsonObject, code: JsonObject | null) => { definition: JsonObject; code: JsonObject | null },
+    change: (
+      definition: JsonObject,
+      code: JsonObject | null,
+    ) => { definition: JsonObject; code: JsonObject | null },
     asked: VisibilityFields,
   ): Promise<PackageRow> {
     requireRole(actor.role, 'bots.write');
     const current = await this.get(actor, id);
-    const next = change(fromJson<JsonObject>(current.definition), current.code === null ? null : fromJson<JsonObject>(current.code));
+    const next = change(
+      fromJson<JsonObject>(current.definition),
+      current.code === null ? null : fromJson<JsonObject>(current.code),
+    );
     const row: PackageRow = {
       ...current,
       definition: toJson(next.definition),
@@ -134,14 +144,20 @@ export class PackageStore {
 
   /** One of the workspace's own (another workspace's does not exist for this actor). */
   async get(actor: WorkspaceActor, id: string): Promise<PackageRow> {
-    const row = await this.of().where('id', '=', id).where('workspace_id', '=', actor.workspaceId).executeTakeFirst();
+    const row = await this.of()
+      .where('id', '=', id)
+      .where('workspace_id', '=', actor.workspaceId)
+      .executeTakeFirst();
     if (!row) throw notFound(this.label, id);
     return row;
   }
 
   /** One of the workspace's own by name, at a version, `latest` or a range (the highest it accepts). */
   async getByName(actor: WorkspaceActor, name: string, version: string): Promise<PackageRow> {
-    const row = resolveVersion(await this.of().where('workspace_id', '=', actor.workspaceId).where('name', '=', name).execute(), version);
+    const row = resolveVersion(
+      await this.of().where('workspace_id', '=', actor.workspaceId).where('name', '=', name).execute(),
+      version,
+    );
     if (!row) throw notFound(this.label, `${name}@${version}`);
     return row;
   }
@@ -165,7 +181,10 @@ export class PackageStore {
 
   /** A published one by name, at a version, `latest` or a range. */
   async publishedByName(name: string, version: string): Promise<PackageRow> {
-    const row = resolveVersion(await this.of().where('name', '=', name).where('visibility', '<>', 'private').execute(), version);
+    const row = resolveVersion(
+      await this.of().where('name', '=', name).where('visibility', '<>', 'private').execute(),
+      version,
+    );
     if (!row) throw notFound(this.label, `${name}@${version}`);
     return row;
   }
@@ -176,15 +195,23 @@ export class PackageStore {
   }
 
   /** One the workspace may depend on: its own or a published one; by id, or by name and version. */
-  async visibleTo(workspaceId: string, ref: { id?: string; name?: string; version?: string }): Promise<PackageRow | undefined> {
-    let select = this.of().where((eb) => eb.or([eb('workspace_id', '=', workspaceId), eb('visibility', '<>', 'private')]));
+  async visibleTo(
+    workspaceId: string,
+    ref: { id?: string; name?: string; version?: string },
+  ): Promise<PackageRow | undefined> {
+    let select = this.of().where((eb) =>
+      eb.or([eb('workspace_id', '=', workspaceId), eb('visibility', '<>', 'private')]),
+    );
     if (ref.id !== undefined) return select.where('id', '=', ref.id).executeTakeFirst();
     if (ref.name === undefined || ref.version === undefined) return undefined;
     select = select.where('name', '=', ref.name);
     const rows = await select.execute();
     // The workspace's own first, as the CLI looks in the workspace before the hub.
     return (
-      resolveVersion(rows.filter((r) => r.workspace_id === workspaceId), ref.version) ?? resolveVersion(rows, ref.version)
+      resolveVersion(
+        rows.filter((r) => r.workspace_id === workspaceId),
+        ref.version,
+      ) ?? resolveVersion(rows, ref.version)
     );
   }
 
@@ -193,10 +220,17 @@ export class PackageStore {
   }
 
   private findOwn(workspaceId: string, name: string, version: string) {
-    return this.of().where('workspace_id', '=', workspaceId).where('name', '=', name).where('version', '=', version).executeTakeFirst();
+    return this.of()
+      .where('workspace_id', '=', workspaceId)
+      .where('name', '=', name)
+      .where('version', '=', version)
+      .executeTakeFirst();
   }
 
-  private async page(select: ReturnType<PackageStore['of']>, query: ListPackagesQuery): Promise<Page<PackageRow>> {
+  private async page(
+    select: ReturnType<PackageStore['of']>,
+    query: ListPackagesQuery,
+  ): Promise<Page<PackageRow>> {
     const pageSize = pageSizeOf(query);
     const cursor = keyset.decode(query.nextToken);
     if (query.name !== undefined) select = select.where('name', '=', query.name);

@@ -33,7 +33,10 @@ const tagsPart = (value: JsonObject[string] | undefined) => ({
 
 const resolved = (value: JsonObject[string] | undefined): Record<string, ResolvedRef> =>
   Object.fromEntries(
-    Object.entries(map(value)).map(([alias, ref]) => [alias, { id: text(ref.id), name: text(ref.name), version: text(ref.version) }]),
+    Object.entries(map(value)).map(([alias, ref]) => [
+      alias,
+      { id: text(ref.id), name: text(ref.name), version: text(ref.version) },
+    ]),
   );
 
 function toPlugin(row: PackageRow): Plugin {
@@ -48,7 +51,10 @@ function toPlugin(row: PackageRow): Plugin {
     user: tagsPart(definition.user),
     conversation: tagsPart(definition.conversation),
     message: tagsPart(definition.message),
-    dependencies: { interfaces: resolved(dependencies.interfaces), integrations: resolved(dependencies.integrations) },
+    dependencies: {
+      interfaces: resolved(dependencies.interfaces),
+      integrations: resolved(dependencies.integrations),
+    },
     visibility: row.visibility,
     lifecycleStatus: 'published',
   };
@@ -75,11 +81,15 @@ export class Plugins {
       const entries: JsonObject = {};
       for (const [alias, ref] of Object.entries(map(dependencies[kind]))) {
         const wanted = { id: ref.id, name: ref.name, version: ref.version };
-        const asked: DependencyRef = Object.fromEntries(Object.entries(wanted).filter((e): e is [string, string] => typeof e[1] === 'string'));
+        const asked: DependencyRef = Object.fromEntries(
+          Object.entries(wanted).filter((e): e is [string, string] => typeof e[1] === 'string'),
+        );
         const found = await this.lookups[kind](actor.workspaceId, asked);
         if (!found) {
           const what = asked.id ?? `${asked.name ?? '?'}@${asked.version ?? '?'}`;
-          throw invalidPayload(`dependencies.${kind}.${alias}: no ${kind.slice(0, -1)} ${what} in the workspace or the hub`);
+          throw invalidPayload(
+            `dependencies.${kind}.${alias}: no ${kind.slice(0, -1)} ${what} in the workspace or the hub`,
+          );
         }
         entries[alias] = { id: found.id, name: found.name, version: found.version };
       }
@@ -99,7 +109,10 @@ export class Plugins {
     const row = await this.store.update(
       actor,
       id,
-      (definition, code) => ({ definition: changedDefinition(definition, changes, SHAPE), code: { ...code, ...body.code } }),
+      (definition, code) => ({
+        definition: changedDefinition(definition, changes, SHAPE),
+        code: { ...code, ...body.code },
+      }),
       body,
     );
     return toPlugin(row);
@@ -110,7 +123,8 @@ export class Plugins {
     toPlugin(await this.store.getByName(actor, name, version));
   delete = (actor: WorkspaceActor, id: string) => this.store.delete(actor, id);
   getPublic = async (id: string) => toPlugin(await this.store.published(id));
-  getPublicByName = async (name: string, version: string) => toPlugin(await this.store.publishedByName(name, version));
+  getPublicByName = async (name: string, version: string) =>
+    toPlugin(await this.store.publishedByName(name, version));
 
   /** A bundle of one of the workspace's plugins, or of a published one (`bp add` installs it). */
   async code(row: Promise<PackageRow>, platform: PluginPlatform): Promise<string> {

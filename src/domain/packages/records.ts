@@ -11,14 +11,19 @@ const NOT_DEFINITION = ['name', 'version', 'public', 'visibility', 'code'];
 
 /** A body's definition: what it sends but its name, version, visibility and code. */
 export function definitionPart(body: object): JsonObject {
-  return Object.fromEntries(Object.entries(toJsonObject(body)).filter(([key]) => !NOT_DEFINITION.includes(key)));
+  return Object.fromEntries(
+    Object.entries(toJsonObject(body)).filter(([key]) => !NOT_DEFINITION.includes(key)),
+  );
 }
 
 export const map = (value: JsonObject[string] | undefined): Record<string, JsonObject> =>
-  isJsonObject(value) ? Object.fromEntries(Object.entries(value).filter((e): e is [string, JsonObject] => isJsonObject(e[1]))) : {};
+  isJsonObject(value)
+    ? Object.fromEntries(Object.entries(value).filter((e): e is [string, JsonObject] => isJsonObject(e[1])))
+    : {};
 const strings = (value: JsonObject): Record<string, string> =>
   Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
-export const text = (value: JsonObject[string] | undefined): string => (typeof value === 'string' ? value : '');
+export const text = (value: JsonObject[string] | undefined): string =>
+  typeof value === 'string' ? value : '';
 
 /** What a row's record shares whatever its kind. */
 export function packageRecord(row: PackageRow, definition: JsonObject) {
@@ -36,4 +41,3 @@ export function packageRecord(row: PackageRow, definition: JsonObject) {
     ...(isJsonObject(definition.attributes) && { attributes: strings(definition.attributes) }),
   };
 }
-

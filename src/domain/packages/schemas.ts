@@ -127,7 +127,9 @@ export const UpdatePluginBodySchema = Type.Object({
   user: Type.Optional(TagsChange),
   conversation: Type.Optional(TagsChange),
   message: Type.Optional(TagsChange),
-  code: Type.Optional(Type.Object({ node: Type.Optional(Type.String()), browser: Type.Optional(Type.String()) })),
+  code: Type.Optional(
+    Type.Object({ node: Type.Optional(Type.String()), browser: Type.Optional(Type.String()) }),
+  ),
   visibility: Type.Optional(VisibilitySchema),
   dependencies: Type.Optional(
     Type.Object({

@@ -49,11 +49,15 @@ export function compareVersions(a: string, b: string): number {
 
 type Test = (v: Version) => boolean;
 
-const at = (major: number, minor: number, patch: number): Version => ({ core: [major, minor, patch], pre: [] });
+const at = (major: number, minor: number, patch: number): Version => ({
+  core: [major, minor, patch],
+  pre: [],
+});
 
 /** One comparator of a range (`>=1.2.0`, `<2`, `^1.2.3`, `~1.2`, `1.x`, `*`), or undefined if it is none. */
 function comparator(text: string): Test | undefined {
-  const m = /^(>=|<=|>|<|=|\^|~)?v?(\d+|[xX*])(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?(?:-([0-9A-Za-z.-]+))?$/.exec(text);
+  const m =
+    /^(>=|<=|>|<|=|\^|~)?v?(\d+|[xX*])(?:\.(\d+|[xX*]))?(?:\.(\d+|[xX*]))?(?:-([0-9A-Za-z.-]+))?$/.exec(text);
   if (!m) return undefined;
   const op = m[1] ?? '=';
   const parts = [m[2], m[3], m[4]].map((p) => (p === undefined || /^[xX*]$/.test(p) ? undefined : Number(p)));
@@ -62,8 +66,17 @@ function comparator(text: string): Test | undefined {
   const [major = 0, minor = 0, patch = 0] = parts;
   const low: Version = { core: [major, minor, patch], pre: m[5] ? m[5].split('.') : [] };
   // The first version past what a partial version covers (`1.2` covers 1.2.x: up to 1.3.0).
-  const next = known === 0 ? undefined : known === 1 ? at(major + 1, 0, 0) : known === 2 ? at(major, minor + 1, 0) : undefined;
-  const within = (v: Version) => compare(v, low) >= 0 && (next === undefined ? known === 0 || compare(v, low) === 0 : compare(v, next) < 0);
+  const next =
+    known === 0
+      ? undefined
+      : known === 1
+        ? at(major + 1, 0, 0)
+        : known === 2
+          ? at(major, minor + 1, 0)
+          : undefined;
+  const within = (v: Version) =>
+    compare(v, low) >= 0 &&
+    (next === undefined ? known === 0 || compare(v, low) === 0 : compare(v, next) < 0);
   switch (op) {
     case '=':
       return within;
@@ -81,7 +94,12 @@ function comparator(text: string): Test | undefined {
     }
     default: {
       // `^`: what does not change the left-most non-zero part.
-      const end = major > 0 || known < 2 ? at(major + 1, 0, 0) : minor > 0 || known < 3 ? at(0, minor + 1, 0) : at(0, 0, patch + 1);
+      const end =
+        major > 0 || known < 2
+          ? at(major + 1, 0, 0)
+          : minor > 0 || known < 3
+            ? at(0, minor + 1, 0)
+            : at(0, 0, patch + 1);
       return (v) => compare(v, low) >= 0 && compare(v, end) < 0;
     }
   }
@@ -108,7 +126,10 @@ function accepts(wanted: string): Test | undefined {
  * Of the candidates, the one a lookup by `wanted` answers: the one of exactly that version, else the
  * highest that `latest` or the range accepts; undefined when none does (or `wanted` is no version).
  */
-export function resolveVersion<T extends { version: string }>(candidates: readonly T[], wanted: string): T | undefined {
+export function resolveVersion<T extends { version: string }>(
+  candidates: readonly T[],
+  wanted: string,
+): T | undefined {
   const exact = candidates.find((c) => c.version === wanted);
   if (exact) return exact;
   const test = accepts(wanted);

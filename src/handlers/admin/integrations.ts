@@ -23,7 +23,9 @@ export const integrationHandlers = {
 
 export const hubHandlers = {
   listPublicIntegrations: (d, _actor, query) => d.integrations.listPublic(query),
-  getPublicIntegrationById: async (d, _actor, { id }) => ({ integration: await d.integrations.getPublic(id) }),
+  getPublicIntegrationById: async (d, _actor, { id }) => ({
+    integration: await d.integrations.getPublic(id),
+  }),
   getPublicIntegration: async (d, _actor, { name, version }) => ({
     integration: await d.integrations.getPublicByName(name, version),
   }),

@@ -9,7 +9,9 @@ export const interfaceHandlers = {
   getInterfaceByName: async (d, actor, { name, version }) => ({
     interface: await d.interfaces.getByName(actor, name, version),
   }),
-  updateInterface: async (d, actor, { id, ...body }) => ({ interface: await d.interfaces.update(actor, id, body) }),
+  updateInterface: async (d, actor, { id, ...body }) => ({
+    interface: await d.interfaces.update(actor, id, body),
+  }),
   deleteInterface: async (d, actor, { id }) => {
     await d.interfaces.delete(actor, id);
     return {};
