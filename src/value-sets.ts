@@ -156,3 +156,14 @@ export type SearchRanking = (typeof SEARCH_RANKINGS)[number];
 /** How searches by meaning find their candidates: the store's vector index where it has one, or every vector. */
 export const VECTOR_INDEX_CHOICES = ['auto', 'exact'] as const;
 export type VectorIndexChoice = (typeof VECTOR_INDEX_CHOICES)[number];
+
+/**
+ * Who finds an integration, interface or plugin: its workspace alone (`private`), or, once the server's
+ * operator published it, every workspace through the hub's lookups (`public` listed, `unlisted` not).
+ */
+export const VISIBILITIES = ['private', 'public', 'unlisted'] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
+
+/** What a row of `packages` is: an interface or a plugin (integrations have their own table). */
+export const PACKAGE_KINDS = ['interface', 'plugin'] as const;
+export type PackageKind = (typeof PACKAGE_KINDS)[number];

@@ -134,6 +134,11 @@ for (const store of await testStores()) {
     const integrationName = () => unique('contract').toLowerCase();
     const integration = async () =>
       (await t.client().createIntegration({ name: integrationName(), version: '1.0.0' })).integration;
+    const iface = async () =>
+      (await t.client().createInterface({ name: integrationName(), version: '1.0.0' })).interface;
+    const pluginCode = { node: 'module.exports = {}', browser: 'export default {}' };
+    const plugin = async () =>
+      (await t.client().createPlugin({ name: integrationName(), version: '1.0.0', code: pluginCode })).plugin;
     const subscription = async () => {
       const created = await callDeclared(operation('createWebhookSubscription'), {
         id: botId,
@@ -334,11 +339,109 @@ for (const store of await testStores()) {
         bad: missing('intver'),
         error: 'ResourceNotFound',
       },
-      // Parley has no hub: its lookups find nothing (what the CLI takes for "not there").
-      listPublicIntegrations: { good: async () => ({}) },
-      getPublicIntegrationById: { bad: missing('intver'), error: 'ResourceNotFound' },
+      // The hub: the built-ins, and what the operator published.
+      listPublicIntegrations: {
+        good: async () => ({ name: 'chat' }),
+        bad: async () => ({ pageSize: 101 }),
+        error: 'InvalidPayload',
+      },
+      getPublicIntegrationById: {
+        good: async () => ({ id: 'chat' }),
+        bad: missing('intver'),
+        error: 'ResourceNotFound',
+      },
       getPublicIntegration: {
+        good: async () => ({ name: 'chat', version: 'latest' }),
         bad: async () => ({ name: 'telegram', version: '0.5.0' }),
+        error: 'ResourceNotFound',
+      },
+      createInterface: {
+        good: async () => ({ name: integrationName(), version: '1.0.0' }),
+        bad: async () => ({ name: 'Not A Name', version: '1.0.0' }),
+        error: 'InvalidPayload',
+      },
+      listInterfaces: {
+        good: async () => ({ pageSize: 1 }),
+        bad: async () => ({ pageSize: 101 }),
+        error: 'InvalidPayload',
+      },
+      getInterface: {
+        good: async () => ({ id: (await iface()).id }),
+        bad: missing('intrver'),
+        error: 'ResourceNotFound',
+      },
+      getInterfaceByName: {
+        good: async () => {
+          const { name, version } = await iface();
+          return { name, version };
+        },
+        bad: async () => ({ name: integrationName(), version: '9.9.9' }),
+        error: 'ResourceNotFound',
+      },
+      updateInterface: {
+        good: async () => ({ id: (await iface()).id, title: 'Renamed' }),
+        bad: async () => ({ id: unknownId('intrver'), title: 'Renamed' }),
+        error: 'ResourceNotFound',
+      },
+      deleteInterface: {
+        good: async () => ({ id: (await iface()).id }),
+        bad: missing('intrver'),
+        error: 'ResourceNotFound',
+      },
+      listPublicInterfaces: {
+        good: async () => ({}),
+        bad: async () => ({ pageSize: 101 }),
+        error: 'InvalidPayload',
+      },
+      getPublicInterfaceById: { bad: missing('intrver'), error: 'ResourceNotFound' },
+      getPublicInterface: { bad: async () => ({ name: 'llm', version: '0.0.1' }), error: 'ResourceNotFound' },
+      createPlugin: {
+        good: async () => ({ name: integrationName(), version: '1.0.0', code: pluginCode }),
+        bad: async () => ({ name: integrationName(), version: '1.0.0' }),
+        error: 'InvalidPayload',
+      },
+      listPlugins: {
+        good: async () => ({ pageSize: 1 }),
+        bad: async () => ({ pageSize: 101 }),
+        error: 'InvalidPayload',
+      },
+      getPlugin: {
+        good: async () => ({ id: (await plugin()).id }),
+        bad: missing('plugver'),
+        error: 'ResourceNotFound',
+      },
+      getPluginByName: {
+        good: async () => {
+          const { name, version } = await plugin();
+          return { name, version };
+        },
+        bad: async () => ({ name: integrationName(), version: '9.9.9' }),
+        error: 'ResourceNotFound',
+      },
+      getPluginCode: {
+        good: async () => ({ id: (await plugin()).id, platform: 'node' }),
+        bad: async () => ({ id: unknownId('plugver'), platform: 'node' }),
+        error: 'ResourceNotFound',
+      },
+      updatePlugin: {
+        good: async () => ({ id: (await plugin()).id, title: 'Renamed' }),
+        bad: async () => ({ id: unknownId('plugver'), title: 'Renamed' }),
+        error: 'ResourceNotFound',
+      },
+      deletePlugin: {
+        good: async () => ({ id: (await plugin()).id }),
+        bad: missing('plugver'),
+        error: 'ResourceNotFound',
+      },
+      listPublicPlugins: {
+        good: async () => ({}),
+        bad: async () => ({ pageSize: 101 }),
+        error: 'InvalidPayload',
+      },
+      getPublicPluginById: { bad: missing('plugver'), error: 'ResourceNotFound' },
+      getPublicPlugin: { bad: async () => ({ name: 'hitl', version: '1.0.0' }), error: 'ResourceNotFound' },
+      getPublicPluginCode: {
+        bad: async () => ({ id: unknownId('plugver'), platform: 'node' }),
         error: 'ResourceNotFound',
       },
       listLlmProviders: { good: async () => ({}) },

@@ -37,6 +37,8 @@ const VALID_BODIES: Record<string, object> = {
   createBotApiKey: { botId: 'set below' },
   createWebhookSubscription: { url: 'http://example.com/hook', eventTypes: ['*'] },
   createIntegration: { name: 'viewer-made', version: '1.0.0' },
+  createInterface: { name: 'viewer-made', version: '1.0.0' },
+  createPlugin: { name: 'viewer-made', version: '1.0.0', code: { node: '', browser: '' } },
   changeAISpendQuota: { monthlySpendingLimit: 10 },
   createLlmProvider: { name: 'viewer-made', baseUrl: 'http://example.com/v1', models: ['m'] },
   introspect: { botId: 'set below' },
@@ -124,7 +126,9 @@ for (const store of await testStores()) {
 
     /** An Admin API operation's route, its path's parameters filled with the workspace's or the bot's id. */
     const adminPath = (op: { path: string }) =>
-      `/v1/admin${op.path.replace(/:\w+/g, op.path.startsWith('/workspaces/') ? t.workspaceId : bot.botId)}`;
+      `/v1/admin${op.path
+        .replace(':platform', 'node')
+        .replace(/:\w+/g, op.path.startsWith('/workspaces/') ? t.workspaceId : bot.botId)}`;
 
     test('every write of the Admin API on the workspace answers a viewer 403', async () => {
       const writes = ADMIN_OPERATIONS.filter((op) => op.access === 'write' && !OWN_ACCOUNT.has(op.id));

@@ -25,6 +25,7 @@ import {
   ChatUserSchema,
 } from '../domain/chat/schemas.ts';
 import { IntegrationSchema } from '../domain/integrations/schemas.ts';
+import { InterfaceSchema, PluginSchema } from '../domain/packages/schemas.ts';
 import { WebhookSubscriptionSchema } from '../domain/webhooks/schemas.ts';
 import { LlmProviderSchema } from '../domain/llm/provider-schemas.ts';
 import { HandoffSchema } from '../domain/handoffs/schemas.ts';
@@ -37,6 +38,8 @@ import { HandoffSchema } from '../domain/handoffs/schemas.ts';
 const MODELS = {
   Bot: BotSchema,
   Integration: IntegrationSchema,
+  Interface: InterfaceSchema,
+  Plugin: PluginSchema,
   Workspace: WorkspaceSchema,
   Member: MemberSchema,
   WebhookSubscription: WebhookSubscriptionSchema,
@@ -90,6 +93,8 @@ function ref<Name extends ModelName>(name: Name): TUnsafe<Static<(typeof MODELS)
 export const Model = {
   Bot: ref('Bot'),
   Integration: ref('Integration'),
+  Interface: ref('Interface'),
+  Plugin: ref('Plugin'),
   Workspace: ref('Workspace'),
   Member: ref('Member'),
   WebhookSubscription: ref('WebhookSubscription'),

@@ -31,6 +31,11 @@ import type { PackageCheck } from './bots/bot-code.ts';
 import { Installations } from './integrations/installations.ts';
 import { ProactiveCreation } from './integrations/proactive.ts';
 import { Integrations } from './integrations/integrations.ts';
+import { Publishing } from './integrations/publishing.ts';
+import { Interfaces } from './packages/interfaces.ts';
+import { PackageStore } from './packages/package-store.ts';
+import { Plugins } from './packages/plugins.ts';
+import { Operator } from './workspace/operator.ts';
 import { Conversations } from './runtime/conversations.ts';
 import { Events } from './runtime/events.ts';
 import { EventQueue } from './queue/event-queue.ts';
@@ -73,6 +78,9 @@ export interface Domain extends FilesDomain, TablesDomain {
   members: Members;
   bots: Bots;
   integrations: Integrations;
+  /** Interfaces and plugins workspaces deploy, and the hub's of them (published by the operator). */
+  interfaces: Interfaces;
+  plugins: Plugins;
   installations: Installations;
   integrationHost: IntegrationHostSlot;
   /** Whether SDK bundles run here (the engine says). */
@@ -183,7 +191,16 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   const botWebhooks = new BotWebhooks(db, links);
   const installations = new Installations(db, links);
   const sdkRuntime = new SdkRuntimeSlot(options.checkPackage);
-  const integrations = new Integrations(db, sdkRuntime);
+  const publishing = new Publishing(new Operator(db));
+  const interfaces = new Interfaces(new PackageStore(db, 'interface', 'Interface', publishing));
+  const integrations = new Integrations(db, sdkRuntime, publishing, interfaces.store);
+  const plugins = new Plugins(new PackageStore(db, 'plugin', 'Plugin', publishing), {
+    interfaces: async (workspaceId, ref) => {
+      const row = await interfaces.store.visibleTo(workspaceId, ref);
+      return row && { id: row.id, name: row.name, version: row.version };
+    },
+    integrations: (workspaceId, ref) => integrations.visibleTo(workspaceId, ref),
+  });
   const integrationHost = new IntegrationHostSlot();
   const states = new States(store, events, queue);
   const outputs = new OutputCache(store);
@@ -222,6 +239,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     bots,
     sdkRuntime,
     integrations,
+    interfaces,
+    plugins,
     installations,
     integrationHost,
     proactive: new ProactiveCreation(installations, integrations, conversations, users, integrationHost),

@@ -23,6 +23,8 @@ import type {
   HandoffStatus,
   HandoffSource,
   HandoffAction,
+  Visibility,
+  PackageKind,
 } from '../value-sets.ts';
 
 /**
@@ -332,6 +334,24 @@ export interface IntegrationsTable {
   secrets: string;
   /** Signs the requests handed to it, for handlers that verify them (`whsec_…`). */
   signing_secret: string;
+  /** Who finds it: its workspace alone, or every workspace once the operator published it. */
+  visibility: Visibility;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Interfaces and plugins a workspace deployed. */
+export interface PackagesTable {
+  id: string;
+  workspace_id: string;
+  kind: PackageKind;
+  name: string;
+  version: string;
+  /** JSON: the definition as `bp deploy` sent it (a plugin's dependencies resolved to ids). */
+  definition: string;
+  /** JSON: a plugin's bundles, `{ node, browser }`; null for an interface. */
+  code: string | null;
+  visibility: Visibility;
   created_at: string;
   updated_at: string;
 }
@@ -670,6 +690,7 @@ export interface Database {
   webhook_sends: WebhookSendsTable;
   integrations: IntegrationsTable;
   bot_integrations: BotIntegrationsTable;
+  packages: PackagesTable;
   channel_sends: ChannelSendsTable;
   chat_ids: ChatIdsTable;
   conversation_signals: ConversationSignalsTable;

@@ -438,7 +438,7 @@ describe('SDK integrations deployed with bp deploy', { concurrency: stores.lengt
         },
       );
 
-      test('the Admin API keeps a workspace’s integrations; Parley has no hub', async () => {
+      test('the Admin API keeps a workspace’s integrations; the hub finds none of them unpublished', async () => {
         const admin = t.client();
         await deployed(); // the workspace has its handle
         const name = `${HANDLE}/plain`;

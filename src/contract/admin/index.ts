@@ -5,6 +5,8 @@ import { botWebhookOperations } from './bot-webhooks.ts';
 import { botOperations } from './bots.ts';
 import { handoffOperations } from './handoffs.ts';
 import { hubOperations, integrationOperations } from './integrations.ts';
+import { hubInterfaceOperations, interfaceOperations } from './interfaces.ts';
+import { hubPluginOperations, pluginOperations } from './plugins.ts';
 import { botModelOperations, llmProviderOperations } from './llm-providers.ts';
 import { logOperations } from './logs.ts';
 import { memberOperations } from './members.ts';
@@ -26,6 +28,8 @@ export const ADMIN_MEMBER_OPERATIONS = [
   ...botWebhookOperations,
   ...webhookSubscriptionOperations,
   ...integrationOperations,
+  ...interfaceOperations,
+  ...pluginOperations,
   ...logOperations,
   ...analyticsOperations,
   ...quotaOperations,
@@ -42,6 +46,8 @@ export const ADMIN_ACCOUNT_OPERATIONS = [
   ...accountOperations,
   ...workspaceOperations,
   ...hubOperations,
+  ...hubInterfaceOperations,
+  ...hubPluginOperations,
 ] as const;
 
 /** The Admin API's operations open to any valid token, an account's or a bot's API key (introspection). */

@@ -9,7 +9,8 @@ import { listOperation, operation } from '../operation.ts';
 
 const tag = 'Integrations';
 const IntegrationAnswer = Type.Object({ integration: Model.Integration });
-const NameParams = { name: Type.String(), version: Type.String() };
+/** A name and a version: exact, `latest` or a range (`>=2.0.0 <3.0.0`), which finds the highest it accepts. */
+export const NameParams = { name: Type.String(), version: Type.String() };
 
 /** The integrations a workspace deployed (`bp deploy` in an integration project). */
 export const integrationOperations = [
@@ -38,7 +39,7 @@ export const integrationOperations = [
     path: '/integrations/:id',
     access: 'read',
     tag,
-    summary: 'Get an integration of the workspace',
+    summary: 'Get an integration of the workspace, or a built-in',
     params: IdParam,
     response: IntegrationAnswer,
   }),
@@ -48,7 +49,8 @@ export const integrationOperations = [
     path: '/integrations/:name/:version',
     access: 'read',
     tag,
-    summary: 'Get an integration of the workspace by its name and version',
+    summary:
+      'Get an integration of the workspace, or a built-in, by name and version (`latest` or a range: the highest it accepts)',
     params: NameParams,
     response: IntegrationAnswer,
   }),
@@ -85,14 +87,18 @@ export const integrationOperations = [
   }),
 ] as const;
 
-/** The hub routes the CLI looks in when a workspace has no integration of a name: they find nothing here. */
+/**
+ * The hub: Parley's built-in integrations and those the server's operator published, for every
+ * workspace (the CLI looks here when the workspace has no integration of a name).
+ */
 export const hubOperations = [
   listOperation({
     id: 'listPublicIntegrations',
     path: '/hub/integrations',
     tag,
-    summary: 'List the hub’s integrations: none (Parley has no hub)',
-    pageSize: false,
+    summary:
+      'List the hub’s integrations: the built-ins (on the first page), then the published ones, newest first',
+    query: { name: Type.Optional(Type.String()), version: Type.Optional(Type.String()) },
     key: 'integrations',
     item: Model.Integration,
   }),
@@ -102,7 +108,7 @@ export const hubOperations = [
     path: '/hub/integrations/:id',
     access: 'read',
     tag,
-    summary: 'Get a hub integration: not found (Parley has no hub)',
+    summary: 'Get a built-in or published integration',
     params: IdParam,
     response: IntegrationAnswer,
   }),
@@ -112,7 +118,8 @@ export const hubOperations = [
     path: '/hub/integrations/:name/:version',
     access: 'read',
     tag,
-    summary: 'Get a hub integration by name and version: not found (Parley has no hub)',
+    summary:
+      'Get a built-in or published integration by name and version (`latest` or a range: the highest it accepts)',
     params: NameParams,
     response: IntegrationAnswer,
   }),

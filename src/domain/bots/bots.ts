@@ -5,6 +5,7 @@ import type { Flag, Row } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { ApiError, forbidden, notFound } from '../shared/errors.ts';
 import { CHAT_INTEGRATION } from '../chat/channels.ts';
+import { BUILT_IN_CHAT } from '../integrations/built-ins.ts';
 import { LLM_INTEGRATION, LLM_INTERFACE_VERSION } from '../llm/llm-integration.ts';
 import type { LlmIntegration } from '../llm/llm-integration.ts';
 import { NOT_CONFIGURED } from '../llm/providers.ts';
@@ -158,7 +159,7 @@ function chatIntegration(
   return {
     id: CHAT_INTEGRATION,
     name: CHAT_INTEGRATION,
-    version: '1.0.0',
+    version: BUILT_IN_CHAT.version,
     enabled: channel.enabled,
     webhookId: channel.webhookId,
     webhookUrl: links.chatUrl(channel.webhookId),
@@ -177,9 +178,8 @@ function chatIntegration(
     disabledChannels: [],
     createdAt: channel.createdAt,
     updatedAt: channel.updatedAt,
-    title: 'Chat',
-    description:
-      'Parley’s built-in Chat API and webchat: end users talk to the bot over HTTP and SSE, or in a browser.',
+    title: BUILT_IN_CHAT.title,
+    description: BUILT_IN_CHAT.description,
     iconUrl: '',
     public: true,
     visibility: 'public',

@@ -1,4 +1,5 @@
 import type { Db } from '../../store/index.ts';
+import { isUniqueViolation } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
 import { SDK_RUNTIME } from '../bots/bot-code.ts';
 import type { SdkRuntimeSlot } from '../bots/bot-code.ts';
@@ -13,6 +14,12 @@ import { nowIso } from '../shared/time.ts';
 import { newSigningSecret } from '../webhooks/signatures.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { requireRole } from '../workspace/roles.ts';
+import type { PackageStore } from '../packages/package-store.ts';
+import type { DependencyRef, ResolvedRef } from '../packages/plugins.ts';
+import { resolveVersion } from '../shared/versions.ts';
+import { builtInIntegrations, isBuiltInName } from './built-ins.ts';
+import { isPublished } from './publishing.ts';
+import type { Publishing } from './publishing.ts';
 import { DEFINITION_MAPS } from './schemas.ts';
 import type { DefinitionMap, UpdateIntegrationBody, CreateIntegrationBody, Integration } from './schemas.ts';
 
@@ -49,16 +56,79 @@ export interface ListIntegrationsQuery extends PageRequest {
 /** Listings serve the newest first. */
 const keyset = new Keyset('created_at', 'desc');
 
+/** What a lookup answers, or undefined when it found nothing. */
+async function ifFound<T>(lookup: Promise<T>): Promise<T | undefined> {
+  try {
+    return await lookup;
+  } catch (err) {
+    if (err instanceof ApiError && err.type === 'ResourceNotFound') return undefined;
+    throw err;
+  }
+}
+
+/** Whether a listing's filters keep an integration. */
+const listed = (query: ListIntegrationsQuery) => (i: { name: string; version: string }) =>
+  (query.name === undefined || i.name === query.name) &&
+  (query.version === undefined || i.version === query.version);
+
 /**
  * The integrations a workspace deployed (`bp deploy` of an integration project): each a name and a
- * version, its definition and the bundle that runs it. Parley has no hub of public integrations: an
- * integration is the workspace's own.
+ * version, its definition and the bundle that runs it. An integration is the workspace's own until the
+ * server's operator publishes it: then every workspace finds it through the hub's lookups, beside
+ * Parley's built-ins (`built-ins.ts`), which every lookup finds.
  */
 export class Integrations {
   constructor(
     private readonly db: Db,
     private readonly sdkRuntime: SdkRuntimeSlot,
+    private readonly publishing: Publishing,
+    /** The interfaces an integration may declare it implements. */
+    private readonly interfaces: PackageStore,
   ) {}
+
+  /**
+   * The interfaces a definition says it implements, each found (the workspace's, or published) and
+   * kept with its name and version; 400 naming the entry whose interface is not found.
+   */
+  private async withInterfaces<T extends { interfaces?: Record<string, JsonObject | null> }>(
+    workspaceId: string,
+    body: T,
+  ): Promise<T> {
+    if (!body.interfaces) return body;
+    const interfaces: Record<string, JsonObject | null> = {};
+    for (const [key, entry] of Object.entries(body.interfaces)) {
+      if (entry === null) {
+        interfaces[key] = null;
+        continue;
+      }
+      const ref: DependencyRef = {};
+      for (const part of ['id', 'name', 'version'] as const) {
+        const value = entry[part];
+        if (typeof value === 'string' && value !== '') ref[part] = value;
+      }
+      const found = await this.interfaces.visibleTo(workspaceId, ref);
+      if (!found) {
+        const what = ref.id ?? `${ref.name ?? '?'}@${ref.version ?? '?'}`;
+        throw invalidPayload(`interfaces.${key}.id: no interface ${what} in the workspace or the hub`);
+      }
+      interfaces[key] = { ...entry, id: found.id, name: found.name, version: found.version };
+    }
+    return { ...body, interfaces };
+  }
+
+  /** A published integration may not take a built-in's name, nor another workspace's published one. */
+  private async write(row: Row<'integrations'>, statement: () => Promise<unknown>): Promise<void> {
+    if (isPublished(row.visibility) && isBuiltInName(row.name))
+      throw alreadyExists(
+        `name: ${row.name} is one of Parley's built-in integrations; publish it under another name`,
+      );
+    try {
+      await statement();
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      throw alreadyExists(`visibility: an integration ${row.name} v${row.version} is published already`);
+    }
+  }
 
   /** Only a bundle built by `bp build` runs as an integration (a Parley bot package is no integration). */
   private checkCode(code: string | undefined): void {
@@ -67,9 +137,10 @@ export class Integrations {
       throw invalidPayload('code: an integration runs a CommonJS bundle built by `bp build`');
   }
 
-  async create(actor: WorkspaceActor, body: CreateIntegrationBody): Promise<Integration> {
+  async create(actor: WorkspaceActor, asked: CreateIntegrationBody): Promise<Integration> {
     requireRole(actor.role, 'bots.write');
-    this.checkCode(body.code);
+    this.checkCode(asked.code);
+    const body = await this.withInterfaces(actor.workspaceId, asked);
     const now = nowIso();
     const row: Row<'integrations'> = {
       id: newId('integration'),
@@ -80,44 +151,124 @@ export class Integrations {
       code: body.code ?? null,
       secrets: JSON.stringify(mergeMap({}, body.secrets)),
       signing_secret: newSigningSecret(),
+      visibility: await this.publishing.next(actor, 'private', body),
       created_at: now,
       updated_at: now,
     };
     const existing = await this.find(actor.workspaceId, body.name, body.version);
     if (existing) throw alreadyExists(`name: integration ${body.name} v${body.version} exists; update it`);
-    await this.db.insertInto('integrations').values(row).execute();
+    await this.write(row, () => this.db.insertInto('integrations').values(row).execute());
     return toIntegration(row);
   }
 
-  async update(actor: WorkspaceActor, id: string, body: UpdateIntegrationBody): Promise<Integration> {
+  async update(actor: WorkspaceActor, id: string, asked: UpdateIntegrationBody): Promise<Integration> {
     requireRole(actor.role, 'bots.write');
-    this.checkCode(body.code);
+    this.checkCode(asked.code);
     const current = await this.requireRow(actor, id);
+    const body = await this.withInterfaces(actor.workspaceId, asked);
     const row: Row<'integrations'> = {
       ...current,
       definition: JSON.stringify(definitionOf(fromJson<Definition>(current.definition), body)),
       code: body.code ?? current.code,
       secrets: JSON.stringify(mergeMap(fromJson<Record<string, string>>(current.secrets), body.secrets)),
+      visibility: await this.publishing.next(actor, current.visibility, body),
       updated_at: nowIso(),
     };
-    await this.db.updateTable('integrations').set(row).where('id', '=', id).execute();
+    await this.write(row, () => this.db.updateTable('integrations').set(row).where('id', '=', id).execute());
     return toIntegration(row);
   }
 
-  async get(actor: WorkspaceActor, id: string): Promise<Integration> {
-    return toIntegration(await this.requireRow(actor, id));
+  /** One of the workspace's own, or a built-in (the CLI looks up every integration of a bot so). */
+  async get(actor: { workspaceId: string }, id: string): Promise<Integration> {
+    const row = await this.db
+      .selectFrom('integrations')
+      .selectAll()
+      .where('id', '=', id)
+      .where('workspace_id', '=', actor.workspaceId)
+      .executeTakeFirst();
+    const found = row ? toIntegration(row) : builtInIntegrations().find((b) => b.id === id);
+    if (!found) throw notFound('Integration', id);
+    return found;
   }
 
-  async getByName(actor: WorkspaceActor, name: string, version: string): Promise<Integration> {
-    const row = await this.find(actor.workspaceId, name, version);
-    if (!row) throw notFound('Integration', `${name}@${version}`);
-    return toIntegration(row);
+  /**
+   * One of the workspace's own by name, else a built-in: at the version given, or `latest` or a range,
+   * the highest version it accepts (semver's order).
+   */
+  async getByName(actor: { workspaceId: string }, name: string, version: string): Promise<Integration> {
+    const own = await this.db
+      .selectFrom('integrations')
+      .selectAll()
+      .where('workspace_id', '=', actor.workspaceId)
+      .where('name', '=', name)
+      .execute();
+    const row = resolveVersion(own, version);
+    const found = row
+      ? toIntegration(row)
+      : resolveVersion(
+          builtInIntegrations().filter((b) => b.name === name),
+          version,
+        );
+    if (!found) throw notFound('Integration', `${name}@${version}`);
+    return found;
+  }
+
+  /** The hub: a built-in or a published integration, by id. */
+  async getPublic(id: string): Promise<Integration> {
+    const row = await this.published().where('id', '=', id).executeTakeFirst();
+    const found = row ? toIntegration(row) : builtInIntegrations().find((b) => b.id === id);
+    if (!found) throw notFound('Integration', id);
+    return found;
+  }
+
+  /** The hub: by name, at a version, `latest` or a range, among the built-ins and the published ones. */
+  async getPublicByName(name: string, version: string): Promise<Integration> {
+    const rows = await this.published().where('name', '=', name).execute();
+    const candidates = [...builtInIntegrations().filter((b) => b.name === name), ...rows.map(toIntegration)];
+    const found = resolveVersion(candidates, version);
+    if (!found) throw notFound('Integration', `${name}@${version}`);
+    return found;
+  }
+
+  /** The hub's listing: the built-ins first (on the first page), then the published ones, newest first. */
+  async listPublic(query: ListIntegrationsQuery): Promise<Page<Integration>> {
+    const page = await this.page(this.published().where('visibility', '=', 'public'), query);
+    const builtIns = query.nextToken === undefined ? builtInIntegrations().filter(listed(query)) : [];
+    return { ...page, items: [...builtIns, ...page.items] };
+  }
+
+  /** An integration a plugin of the workspace may depend on: its own, a built-in, a published one. */
+  async visibleTo(workspaceId: string, ref: DependencyRef): Promise<ResolvedRef | undefined> {
+    const scope = { workspaceId };
+    const { id, name, version } = ref;
+    const found =
+      id !== undefined
+        ? ((await ifFound(this.get(scope, id))) ?? (await ifFound(this.getPublic(id))))
+        : name !== undefined && version !== undefined
+          ? ((await ifFound(this.getByName(scope, name, version))) ??
+            (await ifFound(this.getPublicByName(name, version))))
+          : undefined;
+    return found && { id: found.id, name: found.name, version: found.version };
   }
 
   async list(actor: WorkspaceActor, query: ListIntegrationsQuery): Promise<Page<Integration>> {
+    return this.page(
+      this.db.selectFrom('integrations').selectAll().where('workspace_id', '=', actor.workspaceId),
+      query,
+    );
+  }
+
+  private published() {
+    return this.db.selectFrom('integrations').selectAll().where('visibility', '<>', 'private');
+  }
+
+  private async page(
+    from: ReturnType<Integrations['published']>,
+    query: ListIntegrationsQuery,
+  ): Promise<Page<Integration>> {
     const pageSize = pageSizeOf(query);
     const cursor = keyset.decode(query.nextToken);
-    let select = this.db.selectFrom('integrations').selectAll().where('workspace_id', '=', actor.workspaceId);
+    let select = from;
     if (query.name !== undefined) select = select.where('name', '=', query.name);
     if (query.version !== undefined) select = select.where('version', '=', query.version);
     if (cursor) select = select.where(keyset.after(cursor));
@@ -281,8 +432,8 @@ function toIntegration(row: Row<'integrations'>): Integration {
     description: definition.description,
     iconUrl: '',
     readmeUrl: '',
-    public: false,
-    visibility: 'private',
+    public: isPublished(row.visibility),
+    visibility: row.visibility,
     verificationStatus: 'unapproved',
     dev: false,
     url: null,

@@ -1,14 +1,17 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
+import { VISIBILITIES } from '../../value-sets.ts';
 import { JsonObject, NullableMap, TagChangeMap, Timestamp } from '../shared/schemas.ts';
 
 // An integration a workspace deployed, as the Admin API answers it, and the bodies `bp deploy` sends:
 // a module without the store, so the contract declares the Admin API with them.
 
 /** A name as `bp deploy` sends it: `handle/name` (or a bare name), lower case. */
-const IntegrationName = Type.String({ pattern: '^([a-z0-9][a-z0-9-]{0,49}/)?[a-z0-9][a-z0-9-_]{0,99}$' });
+export const IntegrationName = Type.String({
+  pattern: '^([a-z0-9][a-z0-9-]{0,49}/)?[a-z0-9][a-z0-9-_]{0,99}$',
+});
 
-const SemVer = Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.-]+)?$', maxLength: 100 });
+export const SemVer = Type.String({ pattern: '^\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.-]+)?$', maxLength: 100 });
 
 /** The parts of a definition kept as they are sent: each a map of named entries (null removes one on update). */
 export const DEFINITION_MAPS = [
@@ -22,6 +25,9 @@ export const DEFINITION_MAPS = [
 ] as const;
 export type DefinitionMap = (typeof DEFINITION_MAPS)[number];
 
+/** Who may find it: `public` and `unlisted` need the server's operator (`visibility` wins over `public`). */
+export const VisibilitySchema = Type.Enum(VISIBILITIES);
+
 const describedFields = {
   title: Type.Optional(Type.String({ maxLength: 200 })),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
@@ -34,6 +40,7 @@ const describedFields = {
   code: Type.Optional(Type.String({ description: 'The bundle `bp build` made' })),
   url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   public: Type.Optional(Type.Boolean()),
+  visibility: Type.Optional(VisibilitySchema),
 };
 
 const Changes = Type.Optional(NullableMap(JsonObject));

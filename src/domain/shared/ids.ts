@@ -27,6 +27,8 @@ export const ID_PREFIXES = {
   webhookSubscription: 'whsub',
   webhookSend: 'whsend',
   integration: 'intver',
+  interface: 'intrver',
+  plugin: 'plugver',
   channelSend: 'chsend',
   llmCall: 'llmcall',
   llmProvider: 'llmprov',

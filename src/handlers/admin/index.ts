@@ -12,6 +12,8 @@ import { botWebhookHandlers } from './bot-webhooks.ts';
 import { botHandlers } from './bots.ts';
 import { handoffHandlers } from './handoffs.ts';
 import { hubHandlers, integrationHandlers } from './integrations.ts';
+import { hubInterfaceHandlers, interfaceHandlers } from './interfaces.ts';
+import { hubPluginHandlers, pluginHandlers } from './plugins.ts';
 import { botModelHandlers, llmProviderHandlers } from './llm-providers.ts';
 import { logHandlers } from './logs.ts';
 import { memberHandlers } from './members.ts';
@@ -29,6 +31,8 @@ export const ADMIN_MEMBER_HANDLERS = implement<WorkspaceActor>()(ADMIN_MEMBER_OP
   ...botWebhookHandlers,
   ...webhookSubscriptionHandlers,
   ...integrationHandlers,
+  ...interfaceHandlers,
+  ...pluginHandlers,
   ...logHandlers,
   ...analyticsHandlers,
   ...quotaHandlers,
@@ -41,6 +45,8 @@ export const ADMIN_ACCOUNT_HANDLERS = implement<AccountActor>()(ADMIN_ACCOUNT_OP
   ...accountHandlers,
   ...workspaceHandlers,
   ...hubHandlers,
+  ...hubInterfaceHandlers,
+  ...hubPluginHandlers,
 });
 
 export const ADMIN_TOKEN_HANDLERS = implement<Principal>()(ADMIN_TOKEN_OPERATIONS, introspectionHandlers);

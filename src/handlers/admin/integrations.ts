@@ -1,6 +1,5 @@
 import type { AccountActor, WorkspaceActor } from '../../domain/workspace/actors.ts';
 import type { integrationOperations, hubOperations } from '../../contract/admin/integrations.ts';
-import { ApiError } from '../../domain/shared/errors.ts';
 import type { Handlers } from '../operation.ts';
 
 export const integrationHandlers = {
@@ -22,19 +21,12 @@ export const integrationHandlers = {
   }),
 } satisfies Handlers<WorkspaceActor, typeof integrationOperations>;
 
-/** Why the hub answers nothing: what a user who looked for an integration there should do instead. */
-const notInHub = (what: string) =>
-  new ApiError(
-    'ResourceNotFound',
-    `Integration "${what}" is not in the hub: Parley has no hub of public integrations. Deploy the integration to your workspace with \`bp deploy\` in its project`,
-  );
-
 export const hubHandlers = {
-  listPublicIntegrations: async () => ({ items: [] }),
-  getPublicIntegrationById: async (_d, _actor, { id }) => {
-    throw notInHub(id);
-  },
-  getPublicIntegration: async (_d, _actor, { name, version }) => {
-    throw notInHub(`${name}@${version}`);
-  },
+  listPublicIntegrations: (d, _actor, query) => d.integrations.listPublic(query),
+  getPublicIntegrationById: async (d, _actor, { id }) => ({
+    integration: await d.integrations.getPublic(id),
+  }),
+  getPublicIntegration: async (d, _actor, { name, version }) => ({
+    integration: await d.integrations.getPublicByName(name, version),
+  }),
 } satisfies Handlers<AccountActor, typeof hubOperations>;
