@@ -8,7 +8,7 @@ export const LATEST = 'latest';
 
 /**
  * Of the candidates, the one a lookup by `wanted` answers: the one of exactly that version, else the
- * highest that `latest` or the range accepts; undefined when none does (or `wanted` is no version).
+ * highest that `latest` or the range accepts (a release before a pre-release); undefined when none does (or `wanted` is no version).
  */
 export function resolveVersion<T extends { version: string }>(
   candidates: readonly T[],
@@ -19,6 +19,9 @@ export function resolveVersion<T extends { version: string }>(
   const range = wanted.trim() === LATEST ? '*' : semver.validRange(wanted);
   if (range === null) return undefined;
   const versions = candidates.map((c) => c.version).filter((v) => semver.valid(v) !== null);
-  const best = semver.maxSatisfying(versions, range, { includePrerelease: wanted.trim() === LATEST });
+  // `latest` is the highest release; a pre-release only when there is nothing else.
+  const best =
+    semver.maxSatisfying(versions, range) ??
+    (wanted.trim() === LATEST ? semver.maxSatisfying(versions, range, { includePrerelease: true }) : null);
   return best === null ? undefined : candidates.find((c) => c.version === best);
 }
