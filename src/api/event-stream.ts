@@ -22,32 +22,24 @@ export interface EventStream {
 }
 
 /**
- * Takes the answer over from Fastify, for a stream written as it comes: status 200 and its headers sent
- * at once, with those the reply already carries (CORS). Fastify's `onResponse` hooks still run.
+ * Takes the answer over from Fastify and opens an event stream on it: status 200, the headers the
+ * reply already carries (CORS) plus the stream's own, a keep-alive, and an end when the server stops.
  */
-export function takeOver(reply: FastifyReply, headers: Record<string, string>): FastifyReply['raw'] {
+export function openEventStream(reply: FastifyReply, options: EventStreamOptions): EventStream {
   const inherited: Record<string, string | number | string[]> = {};
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined) inherited[name] = value;
   }
   reply.hijack();
   const res = reply.raw;
-  res.writeHead(200, { ...inherited, ...headers });
-  res.flushHeaders();
-  return res;
-}
-
-/**
- * Takes the answer over from Fastify and opens an event stream on it: status 200, the headers the
- * reply already carries (CORS) plus the stream's own, a keep-alive, and an end when the server stops.
- */
-export function openEventStream(reply: FastifyReply, options: EventStreamOptions): EventStream {
-  const res = takeOver(reply, {
+  res.writeHead(200, {
+    ...inherited,
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
     'x-accel-buffering': 'no',
   });
+  res.flushHeaders();
 
   const life = openConnection({
     openStreams: reply.server.metrics.openStreams,
