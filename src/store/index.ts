@@ -35,6 +35,7 @@ import * as handoffs from './migrations/0027_handoffs.ts';
 import * as fallbackMessage from './migrations/0028_fallback_message.ts';
 import * as hitlConversations from './migrations/0029_hitl_conversations.ts';
 import * as vectorSignatures from './migrations/0030_vector_signatures.ts';
+import * as installationAliases from './migrations/0032_installation_aliases.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -88,6 +89,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0028_fallback_message': fallbackMessage,
   '0029_hitl_conversations': hitlConversations,
   '0030_vector_signatures': vectorSignatures,
+  '0032_installation_aliases': installationAliases,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
