@@ -111,7 +111,8 @@ export class Installations {
     const result: InstallationChanges = { registered: [], unregistered: [] };
     // Removals first: an alias given up may be taken by another integration in the same update.
     const ordered = [...entries.filter(([, c]) => c === null), ...entries.filter(([, c]) => c !== null)];
-    for (const [alias, change] of ordered) await this.applyOne(trx, bot, alias, change, result);
+    const now = nowIso();
+    for (const [alias, change] of ordered) await this.applyOne(trx, bot, alias, change, now, result);
     return result;
   }
 
@@ -150,6 +151,7 @@ export class Installations {
     bot: { id: string; workspaceId: string },
     alias: string,
     change: JsonObject | null,
+    now: string,
     result: InstallationChanges,
   ): Promise<void> {
     const before = await trx
@@ -215,8 +217,8 @@ export class Installations {
       webhook_id: before?.webhook_id ?? randomUUID(),
       status: enabled === 1 ? 'registration_pending' : (before?.status ?? 'registration_pending'),
       status_reason: null,
-      created_at: before?.created_at ?? nowIso(),
-      updated_at: nowIso(),
+      created_at: before?.created_at ?? now,
+      updated_at: now,
     };
     if (before) {
       await trx
@@ -241,9 +243,9 @@ export class Installations {
       .selectAll('bot_installations')
       .select(['integrations.name', 'integrations.version', 'integrations.definition'])
       .where('bot_installations.bot_id', '=', botId)
-      .orderBy('bot_installations.created_at', 'desc')
+      .orderBy('bot_installations.created_at')
+      .orderBy('bot_installations.alias')
       .execute();
-    // Newest first, so that by id the oldest installation of an integration is the one kept.
     const entries = rows.map((row): [string, BotInstallation] => {
       const definition = fromJson<{ title?: string; description?: string }>(row.definition);
       return [
@@ -272,7 +274,10 @@ export class Installations {
         },
       ];
     });
-    return Object.fromEntries(entries.reverse());
+    // By id, an integration installed under several aliases shows its oldest installation (then by alias).
+    const shown: Record<string, BotInstallation> = {};
+    for (const [key, installation] of entries) if (!Object.hasOwn(shown, key)) shown[key] = installation;
+    return shown;
   }
 
   /** The installation a webhook id names. */
