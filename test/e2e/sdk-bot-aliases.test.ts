@@ -114,110 +114,132 @@ const stores = await testStores();
 const code = noSandbox ? '' : await buildSdkBot(SDK_VERSION, BOT);
 
 for (const store of stores) {
-  describe(`an SDK ${SDK_VERSION} bot with one integration under two aliases (${store.name})`, {
-    skip: store.skip ?? noSandbox,
-  }, () => {
-    let t: TestServer;
-    let receiver: WebhookReceiver;
-    let botId: string;
-    let webhooks: { webhook: string; second: string };
+  describe(
+    `an SDK ${SDK_VERSION} bot with one integration under two aliases (${store.name})`,
+    {
+      skip: store.skip ?? noSandbox,
+    },
+    () => {
+      let t: TestServer;
+      let receiver: WebhookReceiver;
+      let botId: string;
+      let webhooks: { webhook: string; second: string };
 
-    before(async () => {
-      t = await startTestServer(store, { sdkBotTimeoutSeconds: '10', sdkBotPrivateTargets: '127.0.0.1' });
-      receiver = await startReceiver();
-      const admin = t.client();
-      const { integration } = await admin.createIntegration({
-        name: 'webhook',
-        version: '0.1.0',
-        code: INTEGRATION,
-        ...DEFINITION,
-      });
-      botId = (await admin.createBot({ name: 'aliases' })).bot.id;
+      before(async () => {
+        t = await startTestServer(store, { sdkBotTimeoutSeconds: '10', sdkBotPrivateTargets: '127.0.0.1' });
+        receiver = await startReceiver();
+        const admin = t.client();
+        const { integration } = await admin.createIntegration({
+          name: 'webhook',
+          version: '0.1.0',
+          code: INTEGRATION,
+          ...DEFINITION,
+        });
+        botId = (await admin.createBot({ name: 'aliases' })).bot.id;
 
-      // bp deploy (CLI 7): getBot, then updateBot, both with x-multiple-integrations.
-      const cli = t.client({ headers: CLI7_HEADERS });
-      const remote = (await cli.getBot({ id: botId })).bot;
-      const body = cli7UpdateBotBody({
-        botId,
-        code,
-        integrationId: integration.id,
-        integrationName: integration.name,
-        before: { integrations: Object.keys(remote.integrations), plugins: Object.keys(remote.plugins) },
+        // bp deploy (CLI 7): getBot, then updateBot, both with x-multiple-integrations.
+        const cli = t.client({ headers: CLI7_HEADERS });
+        const remote = (await cli.getBot({ id: botId })).bot;
+        const body = cli7UpdateBotBody({
+          botId,
+          code,
+          integrationId: integration.id,
+          integrationName: integration.name,
+          before: { integrations: Object.keys(remote.integrations), plugins: Object.keys(remote.plugins) },
+        });
+        const webhookConfig = (label: string) => ({ label, url: receiver.url });
+        const integrations = body.integrations as Record<string, { configuration: object } | null>;
+        // The receiver's URL is this run's: the definition's configuration names it.
+        if (integrations.webhook) integrations.webhook.configuration = webhookConfig('first');
+        if (integrations.second) integrations.second.configuration = webhookConfig('second');
+        const res = await fetch(`${t.url}/v1/admin/bots/${botId}`, {
+          method: 'PUT',
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${t.token}`,
+            'x-workspace-id': t.workspaceId,
+            ...CLI7_HEADERS,
+          },
+          body: JSON.stringify(body),
+        });
+        const answered = (await res.json()) as {
+          bot: {
+            integrations: Record<string, { webhookUrl: string; id: string }>;
+            plugins: Record<string, unknown>;
+          };
+        };
+        assert.equal(res.status, 200, JSON.stringify(answered));
+        const { webhook, second } = answered.bot.integrations;
+        assert.ok(webhook && second, `both aliases installed: ${JSON.stringify(answered.bot.integrations)}`);
+        assert.equal(webhook.id, integration.id);
+        assert.equal(second.id, integration.id);
+        assert.ok(
+          answered.bot.integrations.chat,
+          'the built-in chat channel stays (the CLI sent null for it)',
+        );
+        assert.ok(answered.bot.plugins.audit, 'the plugin, by alias');
+        webhooks = { webhook: webhook.webhookUrl, second: second.webhookUrl };
       });
-      const webhookConfig = (label: string) => ({ label, url: receiver.url });
-      const integrations = body.integrations as Record<string, { configuration: object } | null>;
-      // The receiver's URL is this run's: the definition's configuration names it.
-      if (integrations.webhook) integrations.webhook.configuration = webhookConfig('first');
-      if (integrations.second) integrations.second.configuration = webhookConfig('second');
-      const res = await fetch(`${t.url}/v1/admin/bots/${botId}`, {
-        method: 'PUT',
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Bearer ${t.token}`,
-          'x-workspace-id': t.workspaceId,
-          ...CLI7_HEADERS,
-        },
-        body: JSON.stringify(body),
+      after(async () => {
+        await receiver?.close();
+        await t?.close();
       });
-      const answered = (await res.json()) as {
-        bot: { integrations: Record<string, { webhookUrl: string; id: string }>; plugins: Record<string, unknown> };
+
+      const post = async (url: string, body: unknown) => {
+        const res = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
+        const text = await res.text();
+        assert.equal(res.status, 200, text);
+        return JSON.parse(text) as Record<string, { type: string; conversationId: string }>;
       };
-      assert.equal(res.status, 200, JSON.stringify(answered));
-      const { webhook, second } = answered.bot.integrations;
-      assert.ok(webhook && second, `both aliases installed: ${JSON.stringify(answered.bot.integrations)}`);
-      assert.equal(webhook.id, integration.id);
-      assert.equal(second.id, integration.id);
-      assert.ok(answered.bot.integrations.chat, 'the built-in chat channel stays (the CLI sent null for it)');
-      assert.ok(answered.bot.plugins.audit, 'the plugin, by alias');
-      webhooks = { webhook: webhook.webhookUrl, second: second.webhookUrl };
-    });
-    after(async () => {
-      await receiver?.close();
-      await t?.close();
-    });
 
-    const post = async (url: string, body: unknown) => {
-      const res = await fetch(url, { method: 'POST', body: JSON.stringify(body) });
-      const text = await res.text();
-      assert.equal(res.status, 200, text);
-      return JSON.parse(text) as Record<string, { type: string; conversationId: string }>;
-    };
-
-    test('an installation’s event reaches the bot as <alias>:event and its typed handler fires', { timeout: 120_000 }, async () => {
-      const since = new Date(Date.now() - 1000).toISOString();
-      const { event } = await post(webhooks.second, { kind: 'event' });
-      assert.equal(event?.type, 'second:event');
-      await waitForLog(t, botId, since, /second:event fired with \{"alias":"second","label":"second"\}/, undefined, 60_000);
-      const first = await post(webhooks.webhook, { kind: 'event' });
-      assert.equal(first.event?.type, 'webhook:event');
-      await waitForLog(t, botId, since, /webhook:event fired with \{"alias":"webhook","label":"first"\}/, undefined, 60_000);
-    });
-
-    test('callAction(<alias>:<action>) runs that installation', { timeout: 120_000 }, async () => {
-      const { value } = await t.client().createBotApiKey({ botId });
-      const runtime = t.client({ token: value, botId, workspaceId: undefined });
-      const one = await runtime.callAction({ type: 'webhook:shout', input: { text: 'hi' } });
-      assert.deepEqual(one.output, { text: 'HI', alias: 'webhook', label: 'first' });
-      const two = await runtime.callAction({ type: 'second:shout', input: { text: 'ho' } });
-      assert.deepEqual(two.output, { text: 'HO', alias: 'second', label: 'second' });
-    });
-
-    test('a conversation an installation makes names its alias; the bot’s reply goes out through it', { timeout: 120_000 }, async () => {
-      const { message } = await post(webhooks.second, { kind: 'message', text: 'hello' });
-      const { value } = await t.client().createBotApiKey({ botId });
-      const runtime = t.client({ token: value, botId, workspaceId: undefined });
-      const { conversation } = await runtime.getConversation({ id: message?.conversationId ?? '' });
-      assert.equal(conversation.integration, 'second');
-      const sent = await waitFor(
-        'the reply to go out through the second installation',
-        async () =>
-          receiver.received
-            .map((r) => JSON.parse(r.body) as { alias: string; integration: string; text: string })
-            .find((p) => p.text === 'You said: hello'),
-        60_000,
-        250,
+      test(
+        'an installation’s event reaches the bot as <alias>:event and its typed handler fires',
+        { timeout: 120_000 },
+        async () => {
+          const since = new Date(Date.now() - 1000).toISOString();
+          // Each alias's event, and the handler of that alias that fired with it.
+          for (const [alias, label] of [
+            ['second', 'second'],
+            ['webhook', 'first'],
+          ] as const) {
+            const { event } = await post(webhooks[alias], { kind: 'event' });
+            assert.equal(event?.type, `${alias}:event`);
+            const fired = new RegExp(`${alias}:event fired with \\{"alias":"${alias}","label":"${label}"\\}`);
+            await waitForLog(t, botId, since, fired, undefined, 60_000);
+          }
+        },
       );
-      assert.deepEqual(sent, { alias: 'second', integration: 'second', text: 'You said: hello' });
-    });
-  });
+
+      test('callAction(<alias>:<action>) runs that installation', { timeout: 120_000 }, async () => {
+        const { value } = await t.client().createBotApiKey({ botId });
+        const runtime = t.client({ token: value, botId, workspaceId: undefined });
+        const one = await runtime.callAction({ type: 'webhook:shout', input: { text: 'hi' } });
+        assert.deepEqual(one.output, { text: 'HI', alias: 'webhook', label: 'first' });
+        const two = await runtime.callAction({ type: 'second:shout', input: { text: 'ho' } });
+        assert.deepEqual(two.output, { text: 'HO', alias: 'second', label: 'second' });
+      });
+
+      test(
+        'a conversation an installation makes names its alias; the bot’s reply goes out through it',
+        { timeout: 120_000 },
+        async () => {
+          const { message } = await post(webhooks.second, { kind: 'message', text: 'hello' });
+          const { value } = await t.client().createBotApiKey({ botId });
+          const runtime = t.client({ token: value, botId, workspaceId: undefined });
+          const { conversation } = await runtime.getConversation({ id: message?.conversationId ?? '' });
+          assert.equal(conversation.integration, 'second');
+          const sent = await waitFor(
+            'the reply to go out through the second installation',
+            async () =>
+              receiver.received
+                .map((r) => JSON.parse(r.body) as { alias: string; integration: string; text: string })
+                .find((p) => p.text === 'You said: hello'),
+            60_000,
+            250,
+          );
+          assert.deepEqual(sent, { alias: 'second', integration: 'second', text: 'You said: hello' });
+        },
+      );
+    },
+  );
 }

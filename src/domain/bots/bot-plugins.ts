@@ -59,7 +59,8 @@ export function applyPluginChanges(
       id,
       name: optionalText(`${field}.name`, change.name) ?? before?.name ?? alias,
       version: optionalText(`${field}.version`, change.version) ?? before?.version ?? '',
-      enabled: change.enabled === undefined ? (before?.enabled ?? true) : flag(`${field}.enabled`, change.enabled),
+      enabled:
+        change.enabled === undefined ? (before?.enabled ?? true) : flag(`${field}.enabled`, change.enabled),
       configuration:
         change.configuration === undefined
           ? (before?.configuration ?? {})
@@ -117,7 +118,10 @@ function wirings<T>(
 ): Record<string, T> {
   const map = object(field, value);
   return Object.fromEntries(
-    Object.entries(map).map(([alias, entry]) => [alias, read(`${field}.${alias}`, object(`${field}.${alias}`, entry))]),
+    Object.entries(map).map(([alias, entry]) => [
+      alias,
+      read(`${field}.${alias}`, object(`${field}.${alias}`, entry)),
+    ]),
   );
 }
 

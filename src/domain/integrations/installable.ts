@@ -4,7 +4,12 @@ import { HITL_INTEGRATION } from '../handoffs/hitl-schemas.ts';
 import { LLM_INTEGRATION } from '../llm/llm-integration.ts';
 
 /** The integrations Parley answers itself, each under its own name as its id: no bundle runs them. */
-export const BUILT_IN_INTEGRATIONS = [CHAT_INTEGRATION, 'webchat', LLM_INTEGRATION, HITL_INTEGRATION] as const;
+export const BUILT_IN_INTEGRATIONS = [
+  CHAT_INTEGRATION,
+  'webchat',
+  LLM_INTEGRATION,
+  HITL_INTEGRATION,
+] as const;
 export type BuiltInIntegration = (typeof BUILT_IN_INTEGRATIONS)[number];
 
 /** What the `integrationId` of an installation names. */

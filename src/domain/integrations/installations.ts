@@ -188,7 +188,9 @@ export class Installations {
       );
     }
     if (isBuiltIn(alias))
-      throw invalidPayload(`${field}: "${alias}" is the name of a built-in integration, not an alias to give another`);
+      throw invalidPayload(
+        `${field}: "${alias}" is the name of a built-in integration, not an alias to give another`,
+      );
     if (!ALIAS.test(alias))
       throw invalidPayload(
         `${field}: an alias is letters, digits, "-", "_" and "/" (up to 200), starting with a letter or digit`,
