@@ -250,7 +250,11 @@ for (const store of await testStores()) {
       assert.equal(removed.integrations.anthropic, undefined);
       assert.ok(removed.integrations.llm, 'llm itself stays');
 
-      for (const alias of ['chat', 'llm', 'Not An Alias']) {
+      // `llm` under its own name is the built-in itself, which a bot keyed by alias may name: nothing changes.
+      const cli7 = t.client({ headers: { 'x-multiple-integrations': 'true' } });
+      const same = await cli7.updateBot({ id: other.botId, integrations: { llm: { integrationId: 'llm' } } });
+      assert.ok(same.bot.integrations.llm);
+      for (const alias of ['chat', 'Not An Alias']) {
         const refused = await failure(
           admin.updateBot({ id: other.botId, integrations: { [alias]: { integrationId: 'llm' } } }),
         );

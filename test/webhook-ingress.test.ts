@@ -247,13 +247,13 @@ for (const store of await testStores()) {
         'llm_providers',
         'llm_calls',
         'channel_sends',
-        'bot_integrations',
+        'bot_installations',
         'integrations',
         'webhook_sends',
       ];
       for (const table of [...tables, 'webhook_subscriptions', 'webhook_deliveries', 'bot_webhooks'])
         await sql`drop table ${sql.table(table)}`.execute(db);
-      for (const column of ['integration_id', 'process_owner'])
+      for (const column of ['integration_alias', 'integration_id', 'process_owner'])
         await sql`alter table bot_api_keys drop column ${sql.ref(column)}`.execute(db);
       await sql`alter table workspaces drop column ai_spend_limit`.execute(db);
       await sql`alter table messages drop column event_id`.execute(db);

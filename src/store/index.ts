@@ -36,6 +36,7 @@ import * as fallbackMessage from './migrations/0028_fallback_message.ts';
 import * as hitlConversations from './migrations/0029_hitl_conversations.ts';
 import * as vectorSignatures from './migrations/0030_vector_signatures.ts';
 import * as hub from './migrations/0031_hub.ts';
+import * as installationAliases from './migrations/0032_installation_aliases.ts';
 import * as workflowUpdates from './migrations/0033_workflow_updates.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
@@ -91,6 +92,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0029_hitl_conversations': hitlConversations,
   '0030_vector_signatures': vectorSignatures,
   '0031_hub': hub,
+  '0032_installation_aliases': installationAliases,
   '0033_workflow_updates': workflowUpdates,
 };
 

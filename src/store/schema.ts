@@ -119,6 +119,8 @@ export interface BotApiKeysTable {
   created_at: string;
   /** Set on the key of an integration's process: it acts for the bot as that integration. */
   integration_id: string | null;
+  /** The installation (its alias) the key of an integration's process acts as; null on keys made before aliases. */
+  integration_alias: string | null;
   /** Set on a key made for a bundle's process: the server process that made it (and deletes it). */
   process_owner: string | null;
 }
@@ -356,12 +358,18 @@ export interface PackagesTable {
   updated_at: string;
 }
 
-export interface BotIntegrationsTable {
+/** An integration installed on a bot under an alias (what `<alias>:<action>` and `<alias>:<event>` name). */
+export interface BotInstallationsTable {
   bot_id: string;
+  alias: string;
   integration_id: string;
   enabled: number;
   /** JSON: the bot's configuration of the integration. */
   configuration: string;
+  /** The integration's named configuration it uses (`configurations.<type>`); null: its default one. */
+  configuration_type: string | null;
+  /** JSON array: the integration's channels the bot does not use. */
+  disabled_channels: string;
   webhook_id: string;
   status: InstallationStatus;
   status_reason: string | null;
@@ -372,6 +380,8 @@ export interface BotIntegrationsTable {
 export interface ChannelSendsTable extends LeasedWorkColumns {
   bot_id: string;
   integration_id: string;
+  /** The installation whose channel takes the message (null only on sends queued before aliases). */
+  alias: string | null;
   message_id: string;
   status: WebhookSendStatus;
   last_error: string | null;
@@ -689,7 +699,7 @@ export interface Database {
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_sends: WebhookSendsTable;
   integrations: IntegrationsTable;
-  bot_integrations: BotIntegrationsTable;
+  bot_installations: BotInstallationsTable;
   packages: PackagesTable;
   channel_sends: ChannelSendsTable;
   chat_ids: ChatIdsTable;

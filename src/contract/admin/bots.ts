@@ -4,9 +4,20 @@ import { EmptySchema, IdParam, SortQuery } from '../schemas.ts';
 import { Model } from '../models.ts';
 import { BotSummarySchema, CreateBotBodySchema, UpdateBotBodySchema } from '../../domain/bots/schemas.ts';
 import { listOperation, operation } from '../operation.ts';
+import { HEADERS } from '../headers.ts';
 
 const tag = 'Bots';
 const BotAnswer = Type.Object({ bot: Model.Bot });
+
+/** How the bot's `integrations` are keyed, in the body and the answer (as the hosted API reads the header). */
+const IntegrationsKeys = {
+  [HEADERS.multipleIntegrations]: Type.Optional(
+    Type.String({
+      description:
+        '`true`: `integrations` are keyed by alias (as every `bp` since 4.20 sends them); otherwise by integration id',
+    }),
+  ),
+};
 
 export const botOperations = [
   listOperation({
@@ -34,6 +45,7 @@ export const botOperations = [
     tag,
     summary: 'Get a bot, with its chat channel and webchat client id',
     params: IdParam,
+    headers: IntegrationsKeys,
     response: BotAnswer,
     botItself: true,
   }),
@@ -58,6 +70,7 @@ export const botOperations = [
       'A bot’s own API key may call it for itself to change its `tags` and nothing else (the ADK runtime keeps its state in bot tags).',
     params: IdParam,
     body: UpdateBotBodySchema.properties,
+    headers: IntegrationsKeys,
     response: BotAnswer,
     botItself: true,
   }),

@@ -40,9 +40,9 @@ export class BotKeys {
   createForRuntime(
     botId: string,
     note: string,
-    integrationId?: string,
+    integration?: { id: string; alias: string },
   ): Promise<BotApiKey & { value: string }> {
-    return this.insert(botId, note, integrationId, PROCESS_OWNER);
+    return this.insert(botId, note, integration, PROCESS_OWNER);
   }
 
   /**
@@ -93,14 +93,15 @@ export class BotKeys {
   private async insert(
     botId: string,
     note: string,
-    integrationId?: string,
+    integration?: { id: string; alias: string },
     processOwner?: string,
   ): Promise<BotApiKey & { value: string }> {
     const value = newToken('botApiKey');
     const row = {
       id: newId('botApiKey'),
       bot_id: botId,
-      integration_id: integrationId ?? null,
+      integration_id: integration?.id ?? null,
+      integration_alias: integration?.alias ?? null,
       process_owner: processOwner ?? null,
       note,
       token_hash: hashToken(value),

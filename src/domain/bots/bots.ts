@@ -27,7 +27,13 @@ import { SDK_RUNTIME } from './bot-code.ts';
 import type { SdkRuntimeSlot } from './bot-code.ts';
 import { takesWorkflowUpdates } from '../runtime/workflow-updates.ts';
 import { checkChatConfiguration, checkOrigins } from '../webchat/appearance.ts';
-import type { InstallationChanges, Installations } from '../integrations/installations.ts';
+import type {
+  InstallationChanges,
+  Installations,
+  IntegrationsKeyedBy,
+} from '../integrations/installations.ts';
+import { applyPluginChanges, pluginView } from './bot-plugins.ts';
+import type { BotPlugin } from './bot-plugins.ts';
 import type {
   BotIntegrationSchema,
   StateDefinition,
@@ -79,7 +85,8 @@ interface Definition {
   integrations: MapOf<JsonObject>;
   /** The built-in llm integration under other aliases (absent in definitions written before them). */
   llmAliases?: MapOf<LlmAlias>;
-  plugins: MapOf<JsonObject>;
+  /** By alias: what `bp deploy` sends of the plugins bundled into the bot's code. */
+  plugins: MapOf<BotPlugin>;
   medias: Static<typeof Media>[];
   alwaysAlive: boolean;
   maxExecutionTime?: number;
@@ -237,8 +244,8 @@ export class Bots {
     }));
   }
 
-  async get(actor: WorkspaceActor, botId: string): Promise<Bot> {
-    return this.toBot(await this.requireRow(actor, botId), can(actor.role, 'bots.write'));
+  async get(actor: WorkspaceActor, botId: string, keyedBy: IntegrationsKeyedBy = 'id'): Promise<Bot> {
+    return this.toBot(await this.requireRow(actor, botId), can(actor.role, 'bots.write'), keyedBy);
   }
 
   async create(actor: WorkspaceActor, body: CreateBotBody): Promise<Bot> {
@@ -306,8 +313,14 @@ export class Bots {
     for (const listener of this.deployListeners) listener(botId);
   }
 
-  async update(actor: WorkspaceActor, botId: string, body: UpdateBotBody): Promise<Bot> {
-    if (actor.itself !== undefined) return this.updateItself(actor, botId, body);
+  /** `keyedBy`: how `body.integrations` (and the answer's) are keyed (`x-multiple-integrations`). */
+  async update(
+    actor: WorkspaceActor,
+    botId: string,
+    body: UpdateBotBody,
+    keyedBy: IntegrationsKeyedBy = 'id',
+  ): Promise<Bot> {
+    if (actor.itself !== undefined) return this.updateItself(actor, botId, body, keyedBy);
     requireRole(actor.role, 'bots.write');
     const current = await this.requireRow(actor, botId);
     const def = JSON.parse(current.definition) as Definition;
@@ -334,7 +347,7 @@ export class Bots {
       actions: mergeMap(def.actions, body.actions),
       integrations: def.integrations,
       llmAliases: llm.aliases,
-      plugins: mergeMap(def.plugins, body.plugins),
+      plugins: applyPluginChanges(def.plugins, body.plugins, now),
       subscriptions: body.subscriptions
         ? {
             events:
@@ -373,19 +386,25 @@ export class Bots {
       await applyTagChanges(trx, botId, body.tags ?? {});
       return this.updateIntegrations(trx, { id: botId, workspaceId: actor.workspaceId }, llm.others, {
         keepChat: body.code !== undefined && row.runtime === SDK_RUNTIME,
+        keyedBy,
       });
     });
     this.caches.botChanged(botId);
     if (body.code !== undefined) this.deployed(botId);
     this.installations.changed(installed);
-    return this.toBot(row, true);
+    return this.toBot(row, true, keyedBy);
   }
 
   /**
    * A bot's own key changes the bot's tags and nothing else: the ADK runtime keeps its state there; its
    * code, definition, secrets and integrations stay with the members who may deploy it.
    */
-  private async updateItself(actor: WorkspaceActor, botId: string, body: UpdateBotBody): Promise<Bot> {
+  private async updateItself(
+    actor: WorkspaceActor,
+    botId: string,
+    body: UpdateBotBody,
+    keyedBy: IntegrationsKeyedBy,
+  ): Promise<Bot> {
     const others = Object.keys(body).filter((field) => field !== 'tags');
     if (others.length > 0)
       throw forbidden(
@@ -397,16 +416,16 @@ export class Bots {
       await applyTagChanges(trx, botId, body.tags ?? {});
     });
     this.caches.botChanged(botId);
-    return this.get(actor, botId);
+    return this.get(actor, botId, keyedBy);
   }
 
-  /** An alias of the llm integration may not be the name of an integration the bot installed: both answer `<name>:…`. */
+  /** An alias of the llm integration may not be the alias of an integration the bot installed: both answer `<alias>:…`. */
   private async refuseTakenAliases(botId: string, aliases: string[]): Promise<void> {
     for (const alias of aliases) {
-      if (await this.installations.byName(botId, alias)) {
+      if (await this.installations.byAlias(botId, alias)) {
         throw new ApiError(
           'AlreadyExists',
-          `integrations.${alias}: the bot has an integration of this name installed already`,
+          `integrations.${alias}: the bot has an integration installed under this alias already`,
         );
       }
     }
@@ -452,17 +471,20 @@ export class Bots {
    * replaces an integration's configuration) sets its key mode, the origins browsers may call it from
    * and the look of its webchat. `keepChat`: a `bp deploy` sends null for every integration its project
    * does not declare, and the chat channel is built in, not declared, so the deploy of an SDK bundle
-   * does not disable it (`enabled: false` does). Every other key is an integration of the workspace's,
-   * installed, changed or (null) uninstalled.
+   * does not disable it (`enabled: false` does). Every other key is an installation (by alias, or by
+   * integration id: `keyedBy`), installed, changed or (null) uninstalled.
    */
   private async updateIntegrations(
     trx: Executor,
     bot: { id: string; workspaceId: string },
     changes: UpdateBotBody['integrations'],
-    { keepChat }: { keepChat: boolean },
+    { keepChat, keyedBy }: { keepChat: boolean; keyedBy: IntegrationsKeyedBy },
   ): Promise<InstallationChanges> {
     const botId = bot.id;
     const { [CHAT_INTEGRATION]: chat, ...others } = changes ?? {};
+    // Under the alias `chat`, another integration is refused by the installations, naming the field.
+    if (chat && chat.integrationId !== undefined && chat.integrationId !== CHAT_INTEGRATION)
+      return this.installations.apply(trx, bot, { ...others, [CHAT_INTEGRATION]: chat }, keyedBy);
     for (const change of chat === undefined ? [] : [chat]) {
       if (change === null) {
         if (!keepChat) await this.channels.update(trx, botId, { enabled: false });
@@ -480,7 +502,7 @@ export class Bots {
         }),
       });
     }
-    return this.installations.apply(trx, bot, others);
+    return this.installations.apply(trx, bot, others, keyedBy);
   }
 
   /** The bots whose code a runtime here runs. */
@@ -537,12 +559,12 @@ export class Bots {
     return row;
   }
 
-  private async toBot(row: Row<'bots'>, secrets: boolean): Promise<Bot> {
+  private async toBot(row: Row<'bots'>, secrets: boolean, keyedBy: IntegrationsKeyedBy = 'id'): Promise<Bot> {
     const def = JSON.parse(row.definition) as Definition;
     const tags = (await loadTags(this.db, [row.id])).get(row.id) ?? {};
     const [channel, installed, llmConfigured] = await Promise.all([
       this.channels.forBot(row.id),
-      this.installations.forBot(row.id),
+      this.installations.forBot(row.id, keyedBy),
       this.llm.configuredFor(row.workspace_id),
     ]);
     return {
@@ -574,7 +596,7 @@ export class Bots {
           ]),
         ),
       },
-      plugins: def.plugins,
+      plugins: Object.fromEntries(Object.entries(def.plugins).map(([alias, p]) => [alias, pluginView(p)])),
       ...(def.maxExecutionTime !== undefined && { maxExecutionTime: def.maxExecutionTime }),
       user: def.user,
       conversation: def.conversation,

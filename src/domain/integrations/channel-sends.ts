@@ -11,6 +11,8 @@ export interface ClaimedChannelSend {
   id: string;
   botId: string;
   integrationId: string;
+  /** The installation whose channel takes it; null for a send queued before installations had aliases. */
+  alias: string | null;
   messageId: string;
   attempts: number;
   createdAt: string;
@@ -24,8 +26,8 @@ export type ChannelSendOutcome = 'delivered' | { retry: string } | { failed: str
  * messages write to in their transaction (what runs integrations takes them from here).
  */
 export interface ChannelOutbox {
-  /** Queues the message for the integration if the bot has it installed and enabled; true if it did. */
-  queue(trx: Executor, botId: string, integrationName: string, messageId: string): Promise<boolean>;
+  /** Queues the message for the installation of that alias if it is enabled; true if it did. */
+  queue(trx: Executor, botId: string, alias: string, messageId: string): Promise<boolean>;
   /** After the commit of queued sends: what delivers them may look now. */
   queued(): void;
 }
@@ -43,14 +45,13 @@ export class ChannelSends implements ChannelOutbox {
     this.rows = new LeasedRows(store, 'channel_sends');
   }
 
-  async queue(trx: Executor, botId: string, integrationName: string, messageId: string): Promise<boolean> {
+  async queue(trx: Executor, botId: string, alias: string, messageId: string): Promise<boolean> {
     const installation = await trx
-      .selectFrom('bot_integrations')
-      .innerJoin('integrations', 'integrations.id', 'bot_integrations.integration_id')
-      .select('bot_integrations.integration_id')
-      .where('bot_integrations.bot_id', '=', botId)
-      .where('integrations.name', '=', integrationName)
-      .where('bot_integrations.enabled', '=', 1)
+      .selectFrom('bot_installations')
+      .select('integration_id')
+      .where('bot_id', '=', botId)
+      .where('alias', '=', alias)
+      .where('enabled', '=', 1)
       .executeTakeFirst();
     if (!installation) return false;
     const now = nowIso();
@@ -60,6 +61,7 @@ export class ChannelSends implements ChannelOutbox {
         id: newId('channelSend'),
         bot_id: botId,
         integration_id: installation.integration_id,
+        alias,
         message_id: messageId,
         status: 'pending',
         attempts: 0,
@@ -151,6 +153,7 @@ function toClaimed(row: Row<'channel_sends'>): ClaimedChannelSend {
     id: row.id,
     botId: row.bot_id,
     integrationId: row.integration_id,
+    alias: row.alias,
     messageId: row.message_id,
     attempts: row.attempts,
     createdAt: row.created_at,

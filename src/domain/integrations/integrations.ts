@@ -286,7 +286,7 @@ export class Integrations {
     requireRole(actor.role, 'bots.write');
     await this.requireRow(actor, id);
     const installed = await this.db
-      .selectFrom('bot_integrations')
+      .selectFrom('bot_installations')
       .select('bot_id')
       .where('integration_id', '=', id)
       .executeTakeFirst();

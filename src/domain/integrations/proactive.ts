@@ -54,7 +54,7 @@ export class ProactiveCreation {
     const creation = creationOf(isJsonObject(channel) ? channel.conversation : undefined);
     if (!creation) return undefined;
     const tags = this.requireTags(body, creation.requiredTags);
-    const query = { tags, integrationName: found.installation.integrationName, channel: body.channel };
+    const query = { tags, integrationName: found.installation.alias, channel: body.channel };
     const find = async () => (await this.conversations.list(actor, { ...query, pageSize: 1 })).items[0];
     if (existing === 'reuse') {
       const conversation = await find();
@@ -92,7 +92,7 @@ export class ProactiveCreation {
     body: Creation,
   ): Promise<{ installation: Installation; definition: Record<string, Json> } | undefined> {
     if (actor.integration !== undefined || body.integrationName === undefined) return undefined;
-    const installation = await this.installations.byName(actor.botId, body.integrationName);
+    const installation = await this.installations.byAlias(actor.botId, body.integrationName);
     if (!installation?.enabled) return undefined;
     const definition = await this.integrations.definitionOf(installation.integrationId);
     return definition && { installation, definition };

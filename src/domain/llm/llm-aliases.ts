@@ -39,7 +39,8 @@ export function applyLlmAliases(
   for (const [key, change] of Object.entries(changes)) {
     const before = Object.hasOwn(current, key) ? current[key] : undefined;
     const installsLlm = change !== null && change.integrationId === LLM_INTEGRATION;
-    if (!installsLlm && before === undefined) {
+    // `llm` itself is the built-in, not an alias of it: the installations take it (as they take `hitl`).
+    if (key === LLM_INTEGRATION || (!installsLlm && before === undefined)) {
       others[key] = change;
       continue;
     }

@@ -193,14 +193,23 @@ export class Events {
     return stored;
   }
 
-  /** An event created through the Runtime API, by the bot (or an integration acting for it). */
+  /**
+   * An event created through the Runtime API, by the bot (or an integration acting for it: its event
+   * reaches the bot as `<alias>:<type>`, as the hosted platform names it, which is what an SDK bot's
+   * `bot.on.event('<alias>:<type>')` waits for).
+   */
   async create(actor: BotActor, body: CreateEventBody): Promise<Event> {
+    const { integration } = actor;
+    const type =
+      integration === undefined || body.type.startsWith(`${integration}:`)
+        ? body.type
+        : `${integration}:${body.type}`;
     const scheduledFor = scheduleTime(body.schedule);
     if (body.conversationId !== undefined)
       await requireOfBot(this.db, 'conversations', actor, body.conversationId);
     if (body.userId !== undefined) await requireOfBot(this.db, 'users', actor, body.userId);
     if (body.messageId !== undefined) await requireOfBot(this.db, 'messages', actor, body.messageId);
-    return this.createFrom(actor, { ...body, ...(scheduledFor && { scheduledFor }), isBot: true });
+    return this.createFrom(actor, { ...body, type, ...(scheduledFor && { scheduledFor }), isBot: true });
   }
 
   /**

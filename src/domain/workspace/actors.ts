@@ -4,7 +4,7 @@ import type { Role } from './roles.ts';
 /** Who presented a valid token. */
 export type Principal =
   | { kind: 'account'; accountId: string }
-  /** `integration`: the key of an integration's process, which acts for the bot as that integration. */
+  /** `integration`: the key of an integration's process, which acts for the bot as that installation (its alias). */
   | { kind: 'botKey'; botId: string; workspaceId: string; integration?: string };
 
 /** An account acting as itself, in no workspace: its tokens, the workspaces it belongs to. */
@@ -26,7 +26,7 @@ export interface BotActor {
   workspaceId: string;
   /** The role of the workspace member acting as the bot; undefined for the bot itself (its key, its code). */
   role?: Role;
-  /** The integration acting for the bot (its process's key, or `x-integration-alias`), when one does. */
+  /** The installation acting for the bot, by its alias (its process's key, or `x-integration-alias`), when one does. */
   integration?: string;
   /** Bot code running in a turn: the bot's own actions it calls run inside that turn. */
   turn?: TurnScope;

@@ -36,12 +36,19 @@ export class Auth {
       .selectFrom('bot_api_keys')
       .innerJoin('bots', 'bots.id', 'bot_api_keys.bot_id')
       .leftJoin('integrations', 'integrations.id', 'bot_api_keys.integration_id')
-      .select(['bot_api_keys.bot_id', 'bots.workspace_id', 'integrations.name as integration'])
+      .select([
+        'bot_api_keys.bot_id',
+        'bots.workspace_id',
+        'bot_api_keys.integration_alias',
+        'integrations.name as integration',
+      ])
       .where('bot_api_keys.token_hash', '=', hash)
       .executeTakeFirst();
     if (bak) {
       const principal: Principal = { kind: 'botKey', botId: bak.bot_id, workspaceId: bak.workspace_id };
-      return bak.integration === null ? principal : { ...principal, integration: bak.integration };
+      // The installation the key acts as, by its alias (a key made before aliases: the integration's name).
+      const integration = bak.integration_alias ?? bak.integration;
+      return integration === null ? principal : { ...principal, integration };
     }
     return undefined;
   }

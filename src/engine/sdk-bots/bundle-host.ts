@@ -56,14 +56,14 @@ export interface BundleHostOptions {
 
 /** A bundle as its process runs it. */
 export interface Hosted {
-  /** Names its process: the bot's id, or `botId/integrationId` for an integration installed on a bot. */
+  /** Names its process: the bot's id, or `botId/alias` for an integration installed on a bot. */
   key: string;
   /** The bot it acts for: its key is the bot's, its output goes to the bot's logs. */
   botId: string;
   /** The bot's workspace, whose share of the slots the process takes. */
   workspaceId: string;
-  /** Set for an integration: its process's key acts as that integration. */
-  integrationId?: string;
+  /** Set for an integration: its process's key acts as that installation of it. */
+  integration?: { id: string; alias: string };
   /** Identifies the bundle: a new version replaces the process. */
   versionId: string;
   /** The bundle's file (`writeBundle` made it): its code is not held in memory. */
@@ -193,7 +193,7 @@ export class BundleHost {
   /** A call whose answer must be a success: a 5xx may pass (it is thrown to be tried again), a 4xx is final. */
   async invoke(hosted: Hosted, request: BundleRequest): Promise<BundleResponse> {
     const response = await this.call(hosted, request);
-    const who = hosted.integrationId === undefined ? 'the bot' : 'the integration';
+    const who = hosted.integration === undefined ? 'the bot' : 'the integration';
     if (response.status >= 500) throw new Error(`${who} answered ${response.status}: ${errorOf(response)}`);
     if (response.status >= 400)
       throw new BundleCallFailure(`${who} answered ${response.status}: ${errorOf(response)}`);
@@ -314,14 +314,14 @@ export class BundleHost {
     const apiKey = await this.domain.botKeys.createForRuntime(
       botId,
       `process of version ${hosted.versionId}`,
-      hosted.integrationId,
+      hosted.integration,
     );
     const startedAt = Date.now();
     const { egress } = this;
     return BotProcess.start({
       sandbox,
       runner,
-      name: hosted.integrationId === undefined ? 'bot' : 'integration',
+      name: hosted.integration === undefined ? 'bot' : 'integration',
       bundleFile: hosted.bundleFile,
       env: { ...hosted.env, BP_TOKEN: apiKey.value },
       memoryMb: this.options.memoryMb,

@@ -106,9 +106,9 @@ export class SdkIntegrations implements IntegrationHost {
     }
   }
 
-  /** `<name>:<action>`: an action of the integration the bot installed under that name. */
+  /** `<alias>:<action>`: an action of the integration the bot installed under that alias. */
   async action(actor: BotActor, alias: string, name: string): Promise<ResolvedAction | undefined> {
-    const installation = await this.domain.installations.byName(actor.botId, alias);
+    const installation = await this.domain.installations.byAlias(actor.botId, alias);
     if (!installation?.enabled) return undefined;
     const unit = await this.unitOf(installation);
     const definition = unit?.loaded.integration.actions[name];
@@ -123,7 +123,8 @@ export class SdkIntegrations implements IntegrationHost {
 
   /** A bot's message in a conversation of the integration, handed to the channel's handler. */
   async sendToChannel(send: ClaimedChannelSend): Promise<ChannelSendOutcome> {
-    const installation = await this.domain.installations.get(send.botId, send.integrationId);
+    const installation =
+      send.alias === null ? undefined : await this.domain.installations.byAlias(send.botId, send.alias);
     if (!installation?.enabled) return { failed: 'the integration is no longer installed and enabled' };
     const unit = await this.unitOf(installation);
     if (!unit) return { failed: 'the integration has no code' };
@@ -198,7 +199,7 @@ export class SdkIntegrations implements IntegrationHost {
     input: JsonObject,
   ): Promise<JsonObject> {
     const headers = this.headers(unit, installation, 'action_triggered');
-    return this.host.runAction(unit.hosted, headers, name, input, `${installation.integrationName}:${name}`);
+    return this.host.runAction(unit.hosted, headers, name, input, `${installation.alias}:${name}`);
   }
 
   private headers(
@@ -216,9 +217,9 @@ export class SdkIntegrations implements IntegrationHost {
       }),
       'x-bot-user-id': installation.botId,
       [HEADERS.integrationId]: installation.integrationId,
-      [HEADERS.integrationAlias]: installation.integrationName,
+      [HEADERS.integrationAlias]: installation.alias,
       'x-webhook-id': installation.webhookId,
-      'x-bp-configuration-type': '',
+      'x-bp-configuration-type': installation.configurationType ?? '',
       'x-bp-signing-secret': unit.loaded.integration.signingSecret,
     };
   }
@@ -233,10 +234,11 @@ export class SdkIntegrations implements IntegrationHost {
     if (!loaded) return undefined;
     const { integration } = loaded;
     const hosted: Hosted = {
-      key: `${installation.botId}/${integration.id}`,
+      // One process per installation: two aliases of one integration are two processes, each its own key.
+      key: `${installation.botId}/${installation.alias}`,
       botId: installation.botId,
       workspaceId: installation.workspaceId,
-      integrationId: integration.id,
+      integration: { id: integration.id, alias: installation.alias },
       versionId: loaded.versionId,
       bundleFile: loaded.bundleFile,
       env: {
@@ -244,7 +246,7 @@ export class SdkIntegrations implements IntegrationHost {
         BP_INTEGRATION_ID: integration.id,
         ...secretsEnv(integration.secrets),
       },
-      logPrefix: `[${integration.name}] `,
+      logPrefix: `[${installation.alias}] `,
     };
     return { loaded, hosted };
   }
