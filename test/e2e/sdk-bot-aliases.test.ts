@@ -9,7 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { waitForLog } from '../helpers/deployed-bots.ts';
 import { waitFor } from '../helpers/runtime.ts';
 import { sandboxSkip } from '../helpers/sandbox.ts';
-import { buildSdkBot } from '../helpers/sdk-current.ts';
+import { sdkBundle } from '../helpers/sdk-versions.ts';
+import type { SdkRelease } from '../helpers/sdk-versions.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { testStores } from '../helpers/stores.ts';
@@ -17,7 +18,7 @@ import { startReceiver } from '../helpers/webhooks.ts';
 import type { WebhookReceiver } from '../helpers/webhooks.ts';
 import { CLI7_HEADERS, cli7UpdateBotBody } from '../replays/cli7-deploy-bot.ts';
 
-const SDK_VERSION = '7.2.4';
+const SDK_VERSION = '7.2.4' satisfies SdkRelease;
 
 /**
  * An integration's bundle (hand-written: the handler `bp build` would make), which tells who it is by
@@ -111,7 +112,7 @@ export default bot
 
 const noSandbox = await sandboxSkip();
 const stores = await testStores();
-const code = noSandbox ? '' : await buildSdkBot(SDK_VERSION, BOT);
+const code = noSandbox ? '' : await sdkBundle(SDK_VERSION, BOT);
 
 for (const store of stores) {
   describe(

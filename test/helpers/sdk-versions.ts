@@ -1,7 +1,7 @@
 /**
  * Bots built with the published `@botpress/sdk` releases, as `bp build` builds them: the SDK installed
  * from the registry into a folder of its own (one per version, kept in the repository's ignored `.tmp/`
- * between runs), and the bot's source bundled to CommonJS with esbuild from
+ * between runs; the first run needs the registry), and the bot's source bundled to CommonJS with esbuild from
  * `import x from './index'; export default x; export const handler = x.handler;`.
  */
 import { execFile } from 'node:child_process';
@@ -67,17 +67,17 @@ async function install(release: SdkRelease): Promise<string> {
   return dir;
 }
 
-/** The bundle `bp build` would make of `source` (the bot's `src/index`, JavaScript) on SDK `release`. */
+/** The bundle `bp build` would make of `source` (the bot's `src/index.ts`) on SDK `release`. */
 export async function sdkBundle(release: SdkRelease, source: string): Promise<string> {
   const dir = await sdkFolder(release);
   const project = path.join(dir, 'bot');
   await mkdir(project, { recursive: true });
-  await writeFile(path.join(project, 'index.js'), source);
+  await writeFile(path.join(project, 'index.ts'), source);
   const result = await build({
     stdin: {
       contents: "import x from './index'; export default x; export const handler = x.handler;",
       resolveDir: project,
-      loader: 'js',
+      loader: 'ts',
     },
     bundle: true,
     platform: 'node',
