@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@botpress/client';
 import { chatBundle } from '../helpers/sdk-bundles.ts';
+import { sdkBundle } from '../helpers/sdk-versions.ts';
 import { waitFor } from '../helpers/runtime.ts';
 import { sandboxSkip } from '../helpers/sandbox.ts';
 import { ServeProcesses } from '../helpers/serve-processes.ts';
@@ -62,6 +63,25 @@ module.exports = {
 };
 `;
 
+/** The same workflow written with @botpress/sdk 7.2.4 itself, built as `bp build` builds it. */
+const SDK7_WORKFLOW_BOT = `import * as sdk from '@botpress/sdk'
+
+const bot = new sdk.Bot({ actions: {}, plugins: {} })
+
+bot.on.workflowStart('approval', async ({ workflow, client }) => {
+  await workflow.acknowledgeStartOfProcessing()
+  await client.updateWorkflow({ id: workflow.id, status: 'listening' })
+})
+bot.on.workflowContinue('approval', async ({ workflow }) => {
+  await workflow.setCompleted({ output: { approved: true } })
+})
+bot.on.workflowTimeout('approval', async ({ workflow, client }) => {
+  await client.setState({ type: 'workflow', id: workflow.id, name: 'told', payload: { status: workflow.status } })
+})
+
+export default bot
+`;
+
 const skip = await sandboxSkip();
 
 for (const store of await testStores()) {
@@ -69,6 +89,7 @@ for (const store of await testStores()) {
     let t: TestServer;
     let bot: Client;
     let oldBot: Client;
+    let sdk7Bot: Client;
     before(async () => {
       t = await startTestServer(store);
       const admin = t.client();
@@ -79,6 +100,7 @@ for (const store of await testStores()) {
       bot = await asBot('workflows', WORKFLOW_BUNDLE);
       // A bundle of an SDK that knows nothing of workflow updates (0.10 to 3.4).
       oldBot = await asBot('no-workflows', chatBundle('await reply(text);'));
+      sdk7Bot = await asBot('sdk 7 workflows', await sdkBundle('7.2.4', SDK7_WORKFLOW_BOT));
     });
     after(() => t?.close());
 
@@ -184,6 +206,32 @@ for (const store of await testStores()) {
       await new Promise((resolve) => setTimeout(resolve, 1000));
       assert.deepEqual(await updatesOf(bot, workflow.id), ['workflow_started', 'workflow_timedout']);
       assert.equal(await statusOf(bot, workflow.id), 'timedout');
+    });
+
+    test('an SDK 7.2.4 bot: its workflowStart, workflowContinue and workflowTimeout handlers run', async () => {
+      const { workflow } = await sdk7Bot.createWorkflow({
+        name: 'approval',
+        status: 'pending',
+        input: {},
+        tags: {},
+      });
+      await waitFor('listening', async () => (await statusOf(sdk7Bot, workflow.id)) === 'listening', 30_000);
+      await sdk7Bot.createEvent({ type: 'approved', payload: {}, workflowId: workflow.id });
+      const done = await waitFor('completed', async () => {
+        const current = (await sdk7Bot.getWorkflow({ id: workflow.id })).workflow;
+        return current.status === 'completed' && current;
+      });
+      assert.deepEqual(done.output, { approved: true });
+
+      const { workflow: late } = await sdk7Bot.createWorkflow({
+        name: 'approval',
+        status: 'pending',
+        input: {},
+        timeoutAt: new Date(Date.now() + 3000).toISOString(),
+        tags: {},
+      });
+      const told = await waitFor('workflow_timedout', () => seen(sdk7Bot, late.id, 'told'), 30_000);
+      assert.deepEqual(told, { status: 'timedout' });
     });
 
     test('a bundle of an SDK without workflows is sent no workflow updates; its workflows still time out', async () => {
