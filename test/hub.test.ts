@@ -5,6 +5,7 @@ import { unique, unknownId } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { CLI7_HEADERS } from './replays/cli7-deploy-bot.ts';
 
 /**
  * The local hub (issue 34): Parley's built-in integrations under their usual names and versions, and
@@ -34,6 +35,8 @@ for (const store of await testStores()) {
     let viewer: Client;
     /** An account of another workspace (its owner, not the server's operator). */
     let stranger: Client;
+    /** The same account as CLI 7 makes its client: `x-multiple-integrations: true`. */
+    let strangerCli7: Client;
 
     before(async () => {
       t = await startTestServer(store);
@@ -54,6 +57,12 @@ for (const store of await testStores()) {
         name: 'other',
       });
       stranger = new Client({ apiUrl: t.url, token: strangerToken, workspaceId: id });
+      strangerCli7 = new Client({
+        apiUrl: t.url,
+        token: strangerToken,
+        workspaceId: id,
+        headers: CLI7_HEADERS,
+      });
     });
     after(() => t.close());
 
@@ -96,6 +105,32 @@ for (const store of await testStores()) {
       // What a bot's `integrations` shows is the hub's: one declaration.
       const { bot } = await operator.createBot({ name: 'shows chat' });
       assert.equal((await operator.getBot({ id: bot.id })).bot.integrations.chat?.version, '1.0.0');
+    });
+
+    test('a bot of another workspace installs an integration once it is published, by alias as CLI 7 does', async () => {
+      const name = unique('slack').toLowerCase();
+      const { integration } = await developer.createIntegration({ name, version: '1.0.0' });
+      const byAlias = strangerCli7;
+      const { bot } = await byAlias.createBot({ name: 'installs slack' });
+      const install = () =>
+        byAlias.updateBot({
+          id: bot.id,
+          integrations: { slack: { integrationId: integration.id, enabled: true, configuration: {} } },
+        });
+      const before = await failure(install());
+      assert.equal(before.type, 'ReferenceNotFound', 'a private integration is its workspace’s alone');
+      assert.match(before.message, /integrations\.slack\.integrationId/);
+
+      await operator.updateIntegration({ id: integration.id, visibility: 'public' });
+      const installed = (await install()).bot.integrations.slack;
+      assert.equal(installed?.id, integration.id);
+      assert.equal(installed?.name, name);
+
+      // Its workspace cannot delete it from under the other's bot, nor learn which bot that is.
+      const kept = await failure(developer.deleteIntegration({ id: integration.id }));
+      assert.equal(kept.type, 'InvalidPayload');
+      assert.match(kept.message, /a bot of another workspace/);
+      assert.doesNotMatch(kept.message, new RegExp(bot.id));
     });
 
     test('a deployed integration is its workspace’s until the operator publishes it; latest is the highest semver', async () => {

@@ -5,14 +5,18 @@ import { BUILT_IN_INTEGRATIONS } from './built-ins.ts';
 export type Installable =
   /** One of Parley's own (built-ins.ts), by any of its ids (`chat`, `chat@0.7.3`): no bundle runs it. */
   | { kind: 'builtIn'; name: string }
-  /** An integration deployed to this server (`bp deploy` of an integration project), with a bundle to run. */
+  /**
+   * An integration deployed to this server (`bp deploy` of an integration project), with a bundle to run;
+   * `workspaceId` is the workspace that deployed it.
+   */
   | { kind: 'deployed'; id: string; name: string; workspaceId: string };
 
 /**
  * The one place an installation's `integrationId` is resolved, for a bot of `workspaceId`: a built-in
- * by one of its ids, or an integration the workspace deployed; undefined when it names neither (the
- * caller refuses it, naming the field). Integrations other workspaces published are found by the hub's
- * lookups but not installed yet: their processes run with their own workspace's secrets and keys.
+ * by one of its ids, an integration the workspace deployed, or one another workspace's was published
+ * (public or unlisted: the operator's choice, publishing.ts); undefined when it names none (the caller
+ * refuses it, naming the field). A published integration runs for the installing bot, in its
+ * workspace: its process counts against that workspace and acts as that bot only.
  */
 export async function resolveInstallable(
   db: Executor,
@@ -24,8 +28,8 @@ export async function resolveInstallable(
   const row = await db
     .selectFrom('integrations')
     .select(['id', 'name', 'workspace_id'])
-    .where('workspace_id', '=', workspaceId)
     .where('id', '=', integrationId)
+    .where((eb) => eb.or([eb('workspace_id', '=', workspaceId), eb('visibility', '<>', 'private')]))
     .executeTakeFirst();
   return row && { kind: 'deployed', id: row.id, name: row.name, workspaceId: row.workspace_id };
 }

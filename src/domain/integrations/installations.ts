@@ -37,7 +37,7 @@ export interface BotInstallation {
 /** One installation, as what runs the integration needs it. */
 export interface Installation {
   botId: string;
-  /** The bot's workspace (the integration's: a bot installs only its workspace's integrations). */
+  /** The bot's workspace: the integration runs for it, whichever workspace published the integration. */
   workspaceId: string;
   integrationId: string;
   integrationName: string;
@@ -159,12 +159,12 @@ export class Installations {
       .selectFrom('bot_installations')
       .innerJoin('integrations', 'integrations.id', 'bot_installations.integration_id')
       .selectAll('bot_installations')
-      .select(['integrations.name', 'integrations.workspace_id'])
+      .select(['integrations.name'])
       .where('bot_installations.bot_id', '=', bot.id)
       .where('bot_installations.alias', '=', alias)
       .executeTakeFirst();
     const installedBefore =
-      before && toInstallation(before, { name: before.name, workspaceId: before.workspace_id });
+      before && toInstallation(before, { integrationName: before.name, botWorkspaceId: bot.workspaceId });
     if (change === null) {
       if (!before) return;
       await trx
@@ -233,7 +233,10 @@ export class Installations {
     } else {
       await trx.insertInto('bot_installations').values(row).execute();
     }
-    const installed = toInstallation(row, installable);
+    const installed = toInstallation(row, {
+      integrationName: installable.name,
+      botWorkspaceId: bot.workspaceId,
+    });
     if (enabled === 1) result.registered.push(installed);
     else if (installedBefore?.enabled) result.unregistered.push(installedBefore);
   }
@@ -314,27 +317,28 @@ export class Installations {
     where: (q: ReturnType<Installations['joined']>) => ReturnType<Installations['joined']>,
   ): Promise<Installation | undefined> {
     const row = await where(this.joined()).executeTakeFirst();
-    return row && toInstallation(row, { name: row.name, workspaceId: row.workspace_id });
+    return row && toInstallation(row, { integrationName: row.name, botWorkspaceId: row.workspace_id });
   }
 
   private joined() {
     return this.db
       .selectFrom('bot_installations')
       .innerJoin('integrations', 'integrations.id', 'bot_installations.integration_id')
+      .innerJoin('bots', 'bots.id', 'bot_installations.bot_id')
       .selectAll('bot_installations')
-      .select(['integrations.name', 'integrations.workspace_id']);
+      .select(['integrations.name', 'bots.workspace_id']);
   }
 }
 
 function toInstallation(
   row: Row<'bot_installations'>,
-  integration: { name: string; workspaceId: string },
+  of: { integrationName: string; botWorkspaceId: string },
 ): Installation {
   return {
     botId: row.bot_id,
-    workspaceId: integration.workspaceId,
+    workspaceId: of.botWorkspaceId,
     integrationId: row.integration_id,
-    integrationName: integration.name,
+    integrationName: of.integrationName,
     alias: row.alias,
     enabled: row.enabled === 1,
     configuration: fromJson<JsonObject>(row.configuration),

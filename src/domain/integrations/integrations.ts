@@ -287,13 +287,19 @@ export class Integrations {
     await this.requireRow(actor, id);
     const installed = await this.db
       .selectFrom('bot_installations')
-      .select('bot_id')
-      .where('integration_id', '=', id)
+      .innerJoin('bots', 'bots.id', 'bot_installations.bot_id')
+      .select(['bot_installations.bot_id', 'bots.workspace_id'])
+      .where('bot_installations.integration_id', '=', id)
       .executeTakeFirst();
     if (installed) {
+      // A published integration may be installed in other workspaces: their bots are not named.
+      const where =
+        installed.workspace_id === actor.workspaceId
+          ? `bot ${installed.bot_id}`
+          : 'a bot of another workspace';
       throw new ApiError(
         'InvalidPayload',
-        `id: the integration is installed on bot ${installed.bot_id}; uninstall it first`,
+        `id: the integration is installed on ${where}; uninstall it first`,
       );
     }
     await this.db.deleteFrom('integrations').where('id', '=', id).execute();
