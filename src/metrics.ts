@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { BUS_REJECTIONS } from './bus/rejections.ts';
 import { ADMISSION_REFUSALS } from './domain/queue/admission.ts';
+import { ADMISSION_METRICS } from './contract/metrics.ts';
 import type { AdmissionListener, AdmissionState } from './domain/queue/admission.ts';
 
 /** What the queue looks like at a scrape: events waiting, and how long the oldest has waited. */
@@ -103,13 +104,13 @@ export class Metrics {
   });
 
   readonly admitted = new Counter({
-    name: 'parley_admission_admitted_total',
+    name: ADMISSION_METRICS.admitted,
     help: 'Messages and events from outside that admission control let in (with admission on)',
     registers: [this.registry],
   });
 
   readonly refused = new Counter({
-    name: 'parley_admission_refused_total',
+    name: ADMISSION_METRICS.refused,
     help: 'Messages and events from outside refused with 429 while the engines were behind, by reason: share (the workspace held its share of the queue or more), ceiling (the queue was past twice its limit)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
@@ -178,17 +179,17 @@ export class Metrics {
         },
       });
     admissionGauge(
-      'parley_admission_queued',
+      ADMISSION_METRICS.queued,
       'Events waiting for a turn across the deployment, as admission control last read them',
       (s) => s.queued,
     );
     admissionGauge(
-      'parley_admission_limit',
+      ADMISSION_METRICS.limit,
       'The queue past which admission control refuses: PARLEY_ADMISSION_BACKLOG, or what the engines run in PARLEY_ADMISSION_WAIT_MS',
       (s) => s.limit,
     );
     admissionGauge(
-      'parley_admission_turns_per_second',
+      ADMISSION_METRICS.turnsPerSecond,
       "The deployment's turns a second, as this process estimates them",
       (s) => s.turnsPerSecond,
     );

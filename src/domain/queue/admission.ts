@@ -13,6 +13,11 @@ const RATE_BUCKETS = 8;
 const TURN_TIME_WEIGHT = 0.05;
 /** The longest `Retry-After` admission asks for: a client told more would give up. */
 const MAX_RETRY_AFTER_SECONDS = 30;
+/**
+ * The limit is never under this many events per place of one engine: a conversation's next message waits
+ * behind its turn still ending (a closed loop of as many visitors as places is no overload).
+ */
+const FLOOR_PER_PLACE = 2;
 /** Past this many times its limit, the queue is refused to every workspace, under its share or not. */
 const CEILING_FACTOR = 2;
 /** The reading counts no further than this many times the limit (an index walk bounded by it). */
@@ -83,12 +88,13 @@ interface Reading {
  * can answer it in time. The queue is the events waiting for a turn (pending and not claimed), shared by
  * every process on the store: each reads it at most every 250 ms (one statement over the pending index,
  * bounded) and counts its own admissions on top until the next reading. Its limit is the smaller of
- * `backlog` and what the engines run in `waitMs`: this process's turn rate (turns ended over the last 2 s,
- * or its places over its mean turn time, whichever is more) times the engines with turns in flight. Past
- * the limit a workspace is refused while it holds its share of the queue (the limit over the workspaces
- * with events waiting, itself included), so the one causing the load is refused first; past twice the
- * limit, every workspace is. Refused means 429 `RateLimited` with `Retry-After`, before anything is
- * stored: what was acknowledged is kept and answered.
+ * `backlog` and what the engines run in `waitMs`: this process's turn rate (turns ended over the last
+ * 2 s; before any, its places over its mean turn time) times the engines with turns in flight (a
+ * per-process measure of a shared pace: replicas alike run alike). Past the limit a workspace is refused
+ * while it holds its share of the queue (the limit over the workspaces with events waiting, itself
+ * included), so the one causing the load is refused first; past twice the limit, every workspace is.
+ * Refused means 429 `RateLimited` with `Retry-After`, before anything is stored: what was acknowledged
+ * is kept and answered.
  */
 export class Admission {
   private reading: Reading = {
@@ -159,25 +165,29 @@ export class Admission {
     };
   }
 
-  /** Turns the deployment ends a second: this engine's, measured or from its turn time, times the engines busy. */
+  /**
+   * Turns the deployment ends a second: this engine's, times the engines busy. Measured while its turns
+   * end (with a queue, the engine runs all it can: what it ends is its pace); before, from its places
+   * over its mean turn time.
+   */
   private turnsPerSecond(): number {
     const measured = (this.bucket().reduce((sum, n) => sum + n, 0) * 1000) / RATE_WINDOW_MS;
     const fromTurnTime =
       this.meanTurnMs === undefined
         ? 0
         : (this.options.engineConcurrency * 1000) / Math.max(1, this.meanTurnMs);
-    return Math.max(measured, fromTurnTime) * this.reading.engines;
+    return (measured > 0 ? measured : fromTurnTime) * this.reading.engines;
   }
 
   /**
    * The queue's limit now: `backlog`, or fewer when the engines would not run that many in `waitMs`; never
-   * under one engine's places. Before any turn ended here there is nothing to estimate with: `backlog`.
+   * under twice one engine's places. Before any turn ended here there is nothing to estimate with: `backlog`.
    */
   private limit(): number {
     const { backlog, waitMs, engineConcurrency } = this.options;
     if (this.meanTurnMs === undefined) return backlog;
     const inTime = Math.floor((this.turnsPerSecond() * waitMs) / 1000);
-    return Math.min(backlog, Math.max(engineConcurrency, inTime));
+    return Math.min(backlog, Math.max(FLOOR_PER_PLACE * engineConcurrency, inTime));
   }
 
   private refusal(
@@ -187,22 +197,13 @@ export class Admission {
     const limit = this.limit();
     if (queued < limit && !truncated) return undefined;
     const seconds = this.retryAfter(queued - limit + 1);
-    const wait = `try again in ${seconds} s`;
-    if (truncated || queued >= CEILING_FACTOR * limit) {
-      return {
-        reason: 'ceiling',
-        seconds,
-        message: `The server is busy: ${queued} messages wait for an answer; ${wait}`,
-      };
-    }
+    // The webchat shows this text to the visitor as it is: it speaks to them, and the metrics to operators.
+    const message = `Too many messages are waiting for an answer: please send yours again in ${seconds} s`;
+    if (truncated || queued >= CEILING_FACTOR * limit) return { reason: 'ceiling', seconds, message };
     const own = byWorkspace.get(workspaceId) ?? 0;
     const share = limit / (byWorkspace.size + (own === 0 ? 1 : 0));
     if (own < share) return undefined;
-    return {
-      reason: 'share',
-      seconds,
-      message: `The server is busy: this workspace has ${own} messages waiting for an answer, its share of ${limit}; ${wait}`,
-    };
+    return { reason: 'share', seconds, message };
   }
 
   /** Seconds until the engines have run `excess` more turns than are queued now (at least 1). */
