@@ -21,7 +21,7 @@ const BACKLOG = 4;
 /** Messages one visitor sends at once: well past what may wait. */
 const BURST = 16;
 
-/** A bot whose every turn takes 300 ms (bot code keeps it busy), then echoes. */
+/** A bot whose every turn takes 800 ms (bot code keeps it busy), then echoes: none ends during the burst. */
 const SLOW_BOT = {
   'bot.json': json({ formatVersion: 1, name: 'slow-bot' }),
   'workflows/main.json': json({
@@ -31,7 +31,7 @@ const SLOW_BOT = {
         id: 'work',
         type: 'standard',
         cards: [
-          { type: 'code', code: 'const end = Date.now() + 300; while (Date.now() < end) {}' },
+          { type: 'code', code: 'const end = Date.now() + 800; while (Date.now() < end) {}' },
           { type: 'say', message: { type: 'text', text: 'You said: {{ event.preview }}' } },
         ],
       },
@@ -89,8 +89,8 @@ for (const store of await testStores()) {
       const acknowledged = answers.filter((a) => a.status === 201);
       const refused = answers.filter((a) => a.status !== 201);
       assert.ok(refused.length > 0, `some of ${BURST} messages are refused past a backlog of ${BACKLOG}`);
-      // The first is claimed as it is stored; at most the backlog waits behind it.
-      assert.ok(acknowledged.length <= BACKLOG + 1, `${acknowledged.length} acknowledged`);
+      // What an engine claims as it is stored (at most its 2 places) does not wait; at most the backlog does.
+      assert.ok(acknowledged.length <= BACKLOG + 2, `${acknowledged.length} acknowledged`);
       for (const res of refused) {
         assert.equal(res.status, 429);
         const body = res.body as Record<string, unknown>;

@@ -6,6 +6,8 @@ import { RetryLater } from '../shared/errors.ts';
 
 /** How long one reading of the queue serves the decisions (this process's own admissions counted on top). */
 const READ_EVERY_MS = 250;
+/** How long an admission may take to be committed: what a reading may not see yet. */
+const UNCOMMITTED_MS = 100;
 /** The window over which this process's turn ends are counted into a rate. */
 const RATE_WINDOW_MS = 2000;
 const RATE_BUCKETS = 8;
@@ -246,9 +248,10 @@ export class Admission {
       truncated: counted >= upTo,
       at,
     };
-    // What this process admitted since the reading began may not be committed in what it read (another
-    // request's transaction): counted on top, until the next reading.
-    this.changes = this.changes.filter((c) => c.at >= at);
+    // What this process admitted shortly before the reading began, or since, may not be committed in what
+    // it read (another request's transaction): counted on top, until the next reading (some twice: on the
+    // safe side).
+    this.changes = this.changes.filter((c) => c.at >= at - UNCOMMITTED_MS);
     for (const c of this.changes) this.apply(reading, c.workspaceId, c.change);
     this.reading = reading;
   }
