@@ -89,6 +89,7 @@ export class Dispatcher {
   private async runOne(row: ClaimedEvent, place: WorkPlace): Promise<void> {
     const timer = this.options.turns.startTimer();
     const started = performance.now();
+    this.domain.admission?.turnBegan(row.workspaceId);
     // Admission control makes its estimate of the engines' pace from the turns that ended.
     const ended = () => this.domain.admission?.turnEnded(performance.now() - started);
     try {

@@ -89,14 +89,14 @@ interface Reading {
  * Admission control: a new message (or any event queued from outside) is stored only while the engines
  * can answer it in time. The queue is the events waiting for a turn (pending and not claimed), shared by
  * every process on the store: each reads it at most every 250 ms (one statement over the pending index,
- * bounded) and counts its own admissions on top until the next reading. Its limit is the smaller of
- * `backlog` and what the engines run in `waitMs`: this process's turn rate (turns ended over the last
- * 2 s; before any, its places over its mean turn time) times the engines with turns in flight (a
- * per-process measure of a shared pace: replicas alike run alike). Past the limit a workspace is refused
- * while it holds its share of the queue (the limit over the workspaces with events waiting, itself
- * included), so the one causing the load is refused first; past twice the limit, every workspace is.
- * Refused means 429 `RateLimited` with `Retry-After`, before anything is stored: what was acknowledged
- * is kept and answered.
+ * bounded) and counts its own admissions on top, less the turns its engine begins, until the next
+ * reading. Its limit is the smaller of `backlog` and what the engines run in `waitMs`: this process's
+ * turn rate (turns ended over the last 2 s; before any, its places over its mean turn time) times the
+ * engines with turns in flight (a per-process measure of a shared pace: replicas alike run alike). Past
+ * the limit a workspace is refused while it holds its share of the queue (the limit over the workspaces
+ * with events waiting, itself included), so the one causing the load is refused first; past twice the
+ * limit, every workspace is. Refused means 429 `RateLimited` with `Retry-After`, before anything is
+ * stored: what was acknowledged is kept and answered.
  */
 export class Admission {
   private reading: Reading = {
@@ -133,9 +133,12 @@ export class Admission {
     this.count(workspaceId, 1);
   }
 
-  /** An event admitted was claimed by an engine as it was stored: it does not wait. */
-  claimedAtInsert(workspaceId: string): void {
-    this.count(workspaceId, -1);
+  /**
+   * This process's engine began a turn of `workspaceId`'s: its event no longer waits. Not kept for the next
+   * reading, which sees the claim (or, begun while it read, leaves it counted: on the safe side).
+   */
+  turnBegan(workspaceId: string): void {
+    this.apply(this.reading, workspaceId, -1);
   }
 
   private count(workspaceId: string, change: number): void {

@@ -166,7 +166,6 @@ export class Events {
   private async claimForTurn(bot: BotRef, eventId: string, db: Executor): Promise<QueuedNotice> {
     const { workspaceId } = bot;
     const claimed = await this.queueWatch.claimAtInsert(db, eventId, workspaceId);
-    if (claimed) this.admission?.claimedAtInsert(workspaceId);
     return { id: eventId, workspaceId, ...(claimed && { claimed }) };
   }
 
