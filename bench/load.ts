@@ -668,6 +668,7 @@ async function heldRun(job: HeldRunJob): Promise<HeldRunResult> {
   const counted: Promise<void>[] = [];
   let repliesInWindow = 0;
   let sendErrors = 0;
+  let refused = 0;
   let firstError: string | undefined;
   let ended = false;
 
@@ -693,7 +694,10 @@ async function heldRun(job: HeldRunJob): Promise<HeldRunResult> {
         `x-user-key: ${conv.userKey}\r\n`,
         JSON.stringify({ conversationId: conv.conversationId, payload: { type: 'text', text: marker } }),
       );
-      if (sent.status !== 201)
+      // Refused by admission control, before anything was stored: no reply is owed (not missing).
+      if (sent.status === 429) {
+        if (measured) refused++;
+      } else if (sent.status !== 201)
         throw new Error(`createMessage answered ${sent.status}: ${sent.body.toString().slice(0, 300)}`);
     } catch (err) {
       if (ended) return;
@@ -735,7 +739,8 @@ async function heldRun(job: HeldRunJob): Promise<HeldRunResult> {
     sent,
     rate: (repliesInWindow / job.durationMs) * 1000,
     latency: summarize(latencies),
-    missing: sent - latencies.length,
+    missing: sent - refused - latencies.length,
+    refused,
     sendErrors,
     ...(firstError !== undefined && { firstError }),
     windowMs: job.durationMs,

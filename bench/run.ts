@@ -2,7 +2,9 @@
 // machine's ceiling, everything started here on 127.0.0.1 and stopped at the end. Parley's chat round
 // trip and live fan-out run with SSE listeners and again with WebSocket ones (rows named `…, WebSocket`).
 // Prints one table and writes bench/results/latest.json. Options: --quick, --no-pin, --profile,
-// --scenarios chat,sdk,held,actions,fanout,search,tables,llm,aiturn,retrieval, --stores sqlite,postgres. `sdk` is
+// --scenarios chat,sdk,held,overload,actions,fanout,search,tables,llm,aiturn,retrieval, --stores sqlite,postgres,
+// --overload-seconds (the overload's measured window, 60 by default). `overload` offers twice the
+// closed-loop capacity of the chat round trip and counts what admission control refuses. `sdk` is
 // the chat round trip of the echo bot of `bp init`, deployed as `bp deploy` does, and its cold start.
 // `llm` is what the LLM gateway adds to a streamed completion (first token, last byte), 1 and 64 streams
 // at a time, beside the same streams asked of the provider directly. `aiturn` is the held load on a bot
@@ -88,6 +90,7 @@ const { values: options } = parseArgs({
     profile: { type: 'boolean', default: false },
     scenarios: { type: 'string' },
     stores: { type: 'string' },
+    'overload-seconds': { type: 'string' },
   },
   allowPositionals: false,
 });
@@ -107,6 +110,7 @@ const plan = quick
       deliveries: { 1000: 10 } as Record<number, number>,
       held: { conversations: 500, intervalMs: 5000, warmupMs: 5000, durationMs: 15_000, graceMs: 5000 },
       aiTurns: { conversations: 200, intervalMs: 2000, warmupMs: 4000, durationMs: 10_000, graceMs: 5000 },
+      overload: { conversations: 500, warmupMs: 3000, durationMs: 15_000, graceMs: 5000 },
       tables: { rows: 10_000, finds: 1000, findWarmup: 100, upserts: 10, upsertWarmup: 2 },
       // timeMs: added to the run's time limit when the scenario runs, for each store.
       retrieval: { passages: [2000, 20_000], largeQuestions: 50, timeMs: 5 * 60_000 },
@@ -125,13 +129,19 @@ const plan = quick
       deliveries: { 1000: 10, 10_000: 5 } as Record<number, number>,
       held: { conversations: 2000, intervalMs: 5000, warmupMs: 5000, durationMs: 30_000, graceMs: 5000 },
       aiTurns: { conversations: 200, intervalMs: 2000, warmupMs: 4000, durationMs: 30_000, graceMs: 5000 },
+      overload: { conversations: 2000, warmupMs: 5000, durationMs: 60_000, graceMs: 5000 },
       tables: { rows: 100_000, finds: 5000, findWarmup: 500, upserts: 30, upsertWarmup: 2 },
       retrieval: { passages: [2000, 100_000], largeQuestions: 50, timeMs: 30 * 60_000 },
       llm: { concurrency: [1, 64], rounds: 8, streams: { 1: 20, 64: 256 } as Record<number, number> },
       timeLimitMs: 18 * 60_000,
     };
+if (options['overload-seconds'] !== undefined) {
+  const seconds = Number(options['overload-seconds']);
+  if (!(seconds > 0)) throw new Error('--overload-seconds takes a positive number of seconds');
+  plan.overload.durationMs = seconds * 1000;
+}
 const scenarios = new Set(
-  (options.scenarios ?? 'chat,sdk,held,actions,fanout,search,tables,llm,aiturn').split(','),
+  (options.scenarios ?? 'chat,sdk,held,overload,actions,fanout,search,tables,llm,aiturn').split(','),
 );
 const notes: string[] = [];
 const note = (text: string) => {
@@ -259,6 +269,8 @@ interface FanoutFigure {
 }
 const fanoutFigures: FanoutFigure[] = [];
 const heldFigures: (HeldRunResult & { store: StoreName; intervalMs: number; open: FanoutOpenResult })[] = [];
+/** The overload scenario: the closed-loop capacity measured first, then twice it offered (open loop). */
+const overloadFigures: (HeldRunResult & { store: StoreName; capacity: number; capacityP99: number })[] = [];
 const aiTurnFigures: (HeldRunResult & {
   store: StoreName;
   intervalMs: number;
@@ -1494,6 +1506,49 @@ async function heldScenario(store: StoreName, server: ParleyServer, chatUrl: str
   if (result) heldFigures.push({ ...result, store, intervalMs: plan.held.intervalMs });
 }
 
+/** Conversations of the closed loop that measures the capacity the overload offers twice. */
+const CAPACITY_CONVERSATIONS = 16;
+
+/**
+ * Overload (issue 37): the echo bot's closed-loop capacity (16 conversations, where the chat round
+ * trip peaks, each sending its next message when its reply came), then the held load offering twice that for `plan.overload.durationMs`:
+ * the replies a second (target: at least 90% of the capacity), the messages refused with 429 (admission
+ * control: expected), those acknowledged and never answered after the grace (target: none) and the p99
+ * of those admitted (target: under 1 s).
+ */
+async function overloadScenario(store: StoreName, server: ParleyServer, chatUrl: string): Promise<void> {
+  const closed = await measured(server.pids(), {
+    kind: 'chat',
+    system: 'parley',
+    listen: 'sse',
+    url: chatUrl,
+    conversations: CAPACITY_CONVERSATIONS,
+    pollMs: 5,
+    ...plan.chat,
+  });
+  checkRun(`overload capacity C=${CAPACITY_CONVERSATIONS} (${store})`, closed);
+  const capacity = closed.rate;
+  log(
+    `overload ${store}: closed-loop capacity ${capacity.toFixed(0)} msg/s, p99 ${ms(closed.latency.p99)} ms`,
+  );
+  const { conversations, warmupMs, durationMs, graceMs } = plan.overload;
+  // Each conversation sends every intervalMs: conversations / interval = twice the capacity.
+  const intervalMs = Math.round((conversations / (2 * capacity)) * 1000);
+  const result = await runHeld(`overload ${store}`, server, chatUrl, {
+    conversations,
+    intervalMs,
+    warmupMs,
+    durationMs,
+    graceMs,
+  });
+  if (result) {
+    overloadFigures.push({ ...result, store, capacity, capacityP99: closed.latency.p99 });
+    log(
+      `overload ${store}: ${result.refused} refused with 429 of ${result.sent} sent, ${((result.rate / capacity) * 100).toFixed(0)}% of the capacity in replies/s`,
+    );
+  }
+}
+
 /**
  * AI turns: the held load on a bot whose every reply is an aiGenerate card's call of a model that answers
  * in a fixed time. What Parley adds is the round trip less the model's time; the turns waiting on the
@@ -1879,6 +1934,31 @@ function buildRows(): Row[] {
       met: ok ? 'yes' : 'no',
     });
   }
+  for (const o of overloadFigures) {
+    const share = o.rate / o.capacity;
+    const ok = share >= 0.9 && o.missing === 0 && Number.isFinite(o.latency.p99) && o.latency.p99 < 1000;
+    const target = '≥ 90% of capacity, none unanswered, p99 < 1 s';
+    targets.push({
+      name: 'overload, twice the capacity offered: replies/s, unanswered, p99 of the admitted',
+      store: o.store,
+      value: `${(share * 100).toFixed(0)}% of ${num(o.capacity)} msg/s, ${num(o.missing)} unanswered, p99 ${ms(o.latency.p99)} ms`,
+      target,
+      met: ok,
+    });
+    rows.push({
+      scenario: `overload: ${num(o.offeredRate)} msg/s offered (twice the closed-loop capacity at ${CAPACITY_CONVERSATIONS} conversations) for ${o.windowMs / 1000} s`,
+      store: o.store,
+      system: 'Parley',
+      rate: `${num(o.rate)} replies/s`,
+      p50: ms(o.latency.p50),
+      p95: ms(o.latency.p95),
+      p99: ms(o.latency.p99),
+      ratio: `${(share * 100).toFixed(0)}% of ${num(o.capacity)} msg/s capacity; ${num(o.refused)} of ${num(o.sent)} refused (429), ${num(o.missing)} unanswered`,
+      cost: `${(o.serverCores ?? 0).toFixed(2)} server cores`,
+      target,
+      met: ok ? 'yes' : 'no',
+    });
+  }
   for (const a of aiTurnFigures) {
     // What Parley adds to the model's fixed time; no reply at all has no latency (null over IPC): not met.
     const added = a.latency.p99 - a.modelMs;
@@ -2133,6 +2213,7 @@ async function main(): Promise<number> {
         // Last: a server that falls behind is still working through the backlog when the run ends, and
         // would slow whatever came after it.
         if (scenarios.has('held')) await heldScenario(store, server, echo.chatUrl);
+        if (scenarios.has('overload')) await overloadScenario(store, server, echo.chatUrl);
         server.pids();
       } finally {
         await server.stop();
@@ -2187,6 +2268,7 @@ async function main(): Promise<number> {
     llm: llmFigures,
     fanout: fanoutFigures,
     held: heldFigures,
+    overload: overloadFigures,
     aiTurns: aiTurnFigures,
     rows,
     table,

@@ -103,6 +103,27 @@ export const SETTINGS = {
     description:
       'Events one workspace may have waiting for its bots; past it, a new message, event or webhook request for its bots is refused with 429 `RateLimited` and `Retry-After` until its backlog goes down.',
   },
+  admission: {
+    env: 'PARLEY_ADMISSION',
+    flag: 'admission',
+    default: 'on',
+    description:
+      '`on` or `off`: admission control. While the engines are behind (more events wait for a turn, across every process on the store, than `PARLEY_ADMISSION_BACKLOG` or than they run in `PARLEY_ADMISSION_WAIT_MS`), a new message, event or webhook request of a workspace holding its share of that queue or more is refused with 429 `RateLimited` and `Retry-After`, before it is stored; past twice the limit, every workspace’s is.',
+  },
+  admissionBacklog: {
+    env: 'PARLEY_ADMISSION_BACKLOG',
+    flag: 'admission-backlog',
+    default: '1000',
+    description:
+      'Events waiting for a turn (acknowledged, not yet begun) across the deployment past which admission control refuses new ones: the most it allows however fast the turns run.',
+  },
+  admissionWaitMs: {
+    env: 'PARLEY_ADMISSION_WAIT_MS',
+    flag: 'admission-wait-ms',
+    default: '500',
+    description:
+      'The wait for a turn a new message may expect, in milliseconds: admission control’s limit is what the engines run in that time (their turns a second, from each process’s turn times, times the processes running turns), when fewer than `PARLEY_ADMISSION_BACKLOG`.',
+  },
   postgresPoolSize: {
     env: 'PARLEY_POSTGRES_POOL_SIZE',
     flag: 'postgres-pool-size',
@@ -491,6 +512,8 @@ export interface Config {
   engineWaitingTurns: number;
   /** Pending events one workspace may have before more are refused. */
   engineWorkspaceBacklog: number;
+  /** Admission control: the queue's largest limit, and the wait it is made to keep; undefined: off. */
+  admission: { backlog: number; waitMs: number } | undefined;
   /** Origins allowed to call the Admin and Runtime APIs from a browser; undefined: none. */
   corsOrigins: string[] | undefined;
   files: { maxFileBytes: number; botStorageBytes: number };
@@ -661,6 +684,12 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
     engineWorkspaceConcurrency: workspaceConcurrency(values, engineConcurrency),
     engineWaitingTurns: positiveInteger(values, 'engineWaitingTurns'),
     engineWorkspaceBacklog: positiveInteger(values, 'engineWorkspaceBacklog'),
+    admission: onOff(values, 'admission')
+      ? {
+          backlog: positiveInteger(values, 'admissionBacklog'),
+          waitMs: positiveInteger(values, 'admissionWaitMs'),
+        }
+      : undefined,
     corsOrigins: originsFrom(values.corsOrigins),
     files: {
       maxFileBytes: megabytes(values, 'filesMaxSizeMb', MAX_FILE_MB),

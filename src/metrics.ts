@@ -1,6 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { BUS_REJECTIONS } from './bus/rejections.ts';
+import { ADMISSION_REFUSALS } from './domain/queue/admission.ts';
+import { ADMISSION_METRICS } from './contract/metrics.ts';
+import type { AdmissionListener, AdmissionState } from './domain/queue/admission.ts';
 
 /** What the queue looks like at a scrape: events waiting, and how long the oldest has waited. */
 export interface QueueStats {
@@ -12,6 +15,8 @@ export interface QueueStats {
 export interface MetricSources {
   queue?: () => Promise<QueueStats>;
   sandboxPids?: () => number[];
+  /** Admission control's view of the queue (absent: admission is off). */
+  admission?: () => AdmissionState;
 }
 
 /** How long one answer of the queue's statistics serves the gauges (one scrape). */
@@ -98,6 +103,24 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly admitted = new Counter({
+    name: ADMISSION_METRICS.admitted,
+    help: 'Messages and events from outside that admission control let in (with admission on)',
+    registers: [this.registry],
+  });
+
+  readonly refused = new Counter({
+    name: ADMISSION_METRICS.refused,
+    help: 'Messages and events from outside refused with 429 while the engines were behind, by reason: share (the workspace held its share of the queue or more), ceiling (the queue was past twice its limit)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly countAdmission: AdmissionListener = (decision) => {
+    if (decision.admitted) this.admitted.inc();
+    else this.refused.inc({ reason: decision.reason });
+  };
+
   /** Counts a statement the store ran (what a request or a turn costs is counted in statements). */
   countStatement(sql: string): void {
     this.statements.inc();
@@ -145,6 +168,32 @@ export class Metrics {
         }
       },
     });
+    const admissionGauge = (name: string, help: string, read: (state: AdmissionState) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          const state = sources.admission?.();
+          if (state) this.set(read(state));
+        },
+      });
+    admissionGauge(
+      ADMISSION_METRICS.queued,
+      'Events waiting for a turn across the deployment, as admission control last read them',
+      (s) => s.queued,
+    );
+    admissionGauge(
+      ADMISSION_METRICS.limit,
+      'The queue past which admission control refuses: PARLEY_ADMISSION_BACKLOG, or what the engines run in PARLEY_ADMISSION_WAIT_MS',
+      (s) => s.limit,
+    );
+    admissionGauge(
+      ADMISSION_METRICS.turnsPerSecond,
+      "The deployment's turns a second, as this process estimates them",
+      (s) => s.turnsPerSecond,
+    );
+    for (const reason of ADMISSION_REFUSALS) this.refused.inc({ reason }, 0);
     // Each reason shows from the start, at 0: an alert on a rise needs a value to rise from.
     for (const reason of BUS_REJECTIONS) this.busRejections.inc({ reason }, 0);
     collectDefaultMetrics({ register: this.registry, prefix: 'parley_' });

@@ -85,6 +85,13 @@ export async function startServer(config: Config): Promise<RunningServer> {
       files: { dataDir: config.dataDir, ...config.files },
       webhookPrivateTargets: config.webhookPrivateTargets,
       workspaceBacklog: config.engineWorkspaceBacklog,
+      ...(config.admission && {
+        admission: {
+          ...config.admission,
+          engineConcurrency: config.engineConcurrency,
+          onDecision: (decision) => metrics.countAdmission(decision),
+        },
+      }),
       llm: config.llm,
       searchRanking: config.searchRanking,
       llmTargets: {
@@ -106,6 +113,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
         : undefined;
     limiterRedis?.on('error', (err: Error) => reportBusError(err));
     metrics.sources.queue = () => domain.queue.stats();
+    if (domain.admission) {
+      const { admission } = domain;
+      metrics.sources.admission = () => admission.state();
+    }
     const budget = connectionBudget(config);
     const app = await buildApp({
       domain,

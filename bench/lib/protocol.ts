@@ -169,8 +169,10 @@ export interface HeldRunResult {
   rate: number;
   /** From the scheduled send to the reply, over the measured sends that were answered. */
   latency: Latency;
-  /** Measured sends without a reply at the end of the grace period (failed sends included). */
+  /** Measured sends acknowledged (or failed) without a reply at the end of the grace period. */
   missing: number;
+  /** Measured sends refused with 429 (admission control): not stored, no reply owed. */
+  refused: number;
   sendErrors: number;
   firstError?: string;
   windowMs: number;

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiError } from '../domain/shared/errors.ts';
 import { errorResponses } from '../contract/models.ts';
+import { METRICS_PATH } from '../contract/metrics.ts';
 
 const tags = ['Operations'];
 const Status = Type.Object({ status: Type.String() });
@@ -9,7 +10,7 @@ const Status = Type.Object({ status: Type.String() });
 /** Liveness, readiness, metrics and the API description. */
 export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
-    '/metrics',
+    METRICS_PATH,
     {
       schema: {
         operationId: 'metrics',

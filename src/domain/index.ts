@@ -40,6 +40,8 @@ import { Conversations } from './runtime/conversations.ts';
 import { Events } from './runtime/events.ts';
 import { EventQueue } from './queue/event-queue.ts';
 import { BacklogQuota } from './queue/backlog-quota.ts';
+import { Admission } from './queue/admission.ts';
+import type { AdmissionListener, AdmissionOptions } from './queue/admission.ts';
 import { Members } from './workspace/members.ts';
 import { Messages } from './runtime/messages.ts';
 import { Chat } from './chat/chat.ts';
@@ -116,6 +118,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   /** Human handoffs: conversations bots hand to people, who answer them through the Admin API. */
   handoffs: Handoffs;
   queue: EventQueue;
+  /** Admission control of new messages (undefined: off); the engine tells it how its turns go. */
+  admission: Admission | undefined;
   actions: Actions;
   /** Outputs kept for a while: cached actions and model answers. */
   outputs: OutputCache;
@@ -142,6 +146,8 @@ export interface DomainOptions {
   webhookPrivateTargets?: boolean;
   /** Pending events a workspace may have before more from outside are refused (no limit when absent). */
   workspaceBacklog?: number;
+  /** Admission control of new messages by the engines' backlog (every one admitted when absent). */
+  admission?: AdmissionOptions & { onDecision?: AdmissionListener };
   /** The model provider of bots' LLM calls (none configured when absent). */
   llm?: LlmOptions;
   /** How workspaces' model providers are reached (none are when absent: a one-off command's domain). */
@@ -176,6 +182,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   const users = new Users(store);
   const conversations = new Conversations(store, users, log);
   const queue = new EventQueue(store);
+  const admission = options.admission && new Admission(options.admission, options.admission.onDecision);
   const webhookSubscriptions = new WebhookSubscriptions(db, options.webhookPrivateTargets ?? false);
   const events = new Events(
     store,
@@ -183,6 +190,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     queue,
     webhookSubscriptions,
     new BacklogQuota(options.workspaceBacklog),
+    admission,
   );
   const workflows = new Workflows(store, new WorkflowUpdates(events));
   events.useWorkflows(workflows);
@@ -271,6 +279,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     webhookSends: new WebhookSends(store),
     handoffs,
     queue,
+    admission,
     actions: new Actions(store, log, outputs, llmIntegration, hitlIntegration),
     outputs,
     llm,

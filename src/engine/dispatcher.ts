@@ -88,14 +88,20 @@ export class Dispatcher {
 
   private async runOne(row: ClaimedEvent, place: WorkPlace): Promise<void> {
     const timer = this.options.turns.startTimer();
+    const started = performance.now();
+    this.domain.admission?.turnBegan(row.workspaceId);
+    // Admission control makes its estimate of the engines' pace from the turns that ended.
+    const ended = () => this.domain.admission?.turnEnded(performance.now() - started);
     try {
       const { status, recorded } = await this.options.process(row, place);
       if (!recorded) await this.domain.queue.finish(row.id, status);
       timer({ outcome: status });
+      ended();
       return;
     } catch (err) {
       const permanent = isPermanentFailure(err);
       timer({ outcome: permanent ? 'failed' : 'retrying' });
+      ended();
       if (permanent) await this.fail(row, err);
       else await this.retry(row, err);
     }

@@ -14,6 +14,7 @@ import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { JsonObject } from '../shared/schemas.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
 import type { BacklogQuota } from '../queue/backlog-quota.ts';
+import type { Admission } from '../queue/admission.ts';
 import type { EventQueue, QueuedNotice } from '../queue/event-queue.ts';
 import { nowIso } from '../shared/time.ts';
 import { toEvent } from './event-record.ts';
@@ -127,6 +128,8 @@ export class Events {
     private readonly queueWatch: Pick<EventQueue, 'notify' | 'claimAtInsert'>,
     private readonly outbox: EventOutbox,
     private readonly quota: BacklogQuota,
+    /** Undefined: every event is admitted that the quota lets through. */
+    private readonly admission: Admission | undefined,
   ) {}
 
   private get db() {
@@ -163,9 +166,13 @@ export class Events {
     return { event: stored, notice: await this.claimForTurn(bot, stored.id, db) };
   }
 
-  /** Throws `RetryLater` when the bot's workspace has its full backlog: what a caller's own insert checks first. */
-  admit(bot: BotRef, db: Executor): Promise<void> {
-    return this.quota.admit(db, bot.workspaceId);
+  /**
+   * Throws `RetryLater` when the bot's workspace has its full backlog, or when the engines are behind and
+   * it holds its share of what waits (`Admission`): what a caller's own insert checks first.
+   */
+  async admit(bot: BotRef, db: Executor): Promise<void> {
+    await this.quota.admit(db, bot.workspaceId);
+    await this.admission?.admit(db, bot.workspaceId);
   }
 
   /**

@@ -6,6 +6,7 @@ import { paths } from '../../paths.ts';
 import { Loaded } from '../../ui/components.tsx';
 import { useLoad } from '../../hooks.ts';
 import type { BotScreenProps } from './screen-props.ts';
+import { AdmissionLine } from './admission.tsx';
 
 const HOUR = 3_600_000;
 
@@ -116,6 +117,7 @@ export function Overview({ bot }: BotScreenProps) {
               <Stat label="p99 turn time" value={ms(day.turns.durationMs.p99)} />
             </div>
           )}
+          <AdmissionLine />
           <HourlyChart records={hours} />
           {day && (
             <>

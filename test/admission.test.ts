@@ -1,0 +1,140 @@
+// Admission control (issue 37): while more events wait for a turn than PARLEY_ADMISSION_BACKLOG, a new
+// message of the workspace holding its share of that queue is refused with 429 RateLimited and
+// Retry-After, before it is stored; every message acknowledged is answered; another workspace under its
+// share is still admitted; /metrics counts both.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import * as chat from '@botpress/chat';
+import { deployWithCli } from './helpers/chat-bots.ts';
+import { json, writePackage } from './helpers/deployed-bots.ts';
+import { waitFor } from './helpers/runtime.ts';
+import { rawChat } from './helpers/sse.ts';
+import { startTestServer } from './helpers/server.ts';
+import type { TestServer } from './helpers/server.ts';
+import { testStores } from './helpers/stores.ts';
+
+/** Events that may wait for a turn, set small for the test. */
+const BACKLOG = 4;
+/** Messages one visitor sends at once: well past what may wait. */
+const BURST = 16;
+
+/** A bot whose every turn takes 800 ms (bot code keeps it busy), then echoes: none ends during the burst. */
+const SLOW_BOT = {
+  'bot.json': json({ formatVersion: 1, name: 'slow-bot' }),
+  'workflows/main.json': json({
+    nodes: [
+      { id: 'start', type: 'start', next: 'work' },
+      {
+        id: 'work',
+        type: 'standard',
+        cards: [
+          { type: 'code', code: 'const end = Date.now() + 800; while (Date.now() < end) {}' },
+          { type: 'say', message: { type: 'text', text: 'You said: {{ event.preview }}' } },
+        ],
+      },
+    ],
+  }),
+};
+
+for (const store of await testStores()) {
+  describe(`admission control past a configured backlog (${store.name})`, { skip: store.skip }, () => {
+    let t: TestServer;
+    let botDir: string;
+    before(async () => {
+      t = await startTestServer(store, {
+        engineConcurrency: '2',
+        engineWorkspaceConcurrency: '1',
+        admissionBacklog: String(BACKLOG),
+        // The limit is the backlog itself, whatever the engines' pace: the test is not timed.
+        admissionWaitMs: '600000',
+      });
+      botDir = await mkdtemp(path.join(os.tmpdir(), 'parley-slow-bot-'));
+      await writePackage(botDir, SLOW_BOT);
+    });
+    after(async () => {
+      await t.close();
+      await rm(botDir, { recursive: true, force: true });
+    });
+
+    /** The slow bot deployed in a new workspace, and a visitor of it with a conversation. */
+    async function visitorOfNewWorkspace(name: string) {
+      const workspace = await t.client().createWorkspace({ name });
+      const { webhookUrl } = await deployWithCli(
+        { url: t.url, token: t.token, workspaceId: workspace.id },
+        botDir,
+      );
+      const visitor = await chat.Client.connect({ apiUrl: webhookUrl });
+      const { conversation } = await visitor.createConversation({});
+      const send = (text: string) =>
+        rawChat(webhookUrl, 'POST', '/messages', {
+          key: visitor.user.key,
+          body: { conversationId: conversation.id, payload: { type: 'text', text } },
+        });
+      return { visitor, conversationId: conversation.id, send };
+    }
+
+    test('past the backlog the busy workspace is refused with 429 and Retry-After; nothing acknowledged is lost; another workspace is admitted', async () => {
+      const busy = await visitorOfNewWorkspace('busy');
+      const quiet = await visitorOfNewWorkspace('quiet');
+
+      // One visitor sends at once: the turns of a conversation run one at a time, so the rest wait.
+      const answers = await Promise.all(Array.from({ length: BURST }, (_, i) => busy.send(`m${i}`)));
+      // The other workspace, while the busy one's queue is full: under its share, it is admitted.
+      const elsewhere = await quiet.send('hello');
+      assert.equal(elsewhere.status, 201, `another workspace is admitted: ${JSON.stringify(elsewhere.body)}`);
+
+      const acknowledged = answers.filter((a) => a.status === 201);
+      const refused = answers.filter((a) => a.status !== 201);
+      assert.ok(refused.length > 0, `some of ${BURST} messages are refused past a backlog of ${BACKLOG}`);
+      // What an engine claims as it is stored (at most its 2 places) does not wait; at most the backlog does.
+      assert.ok(acknowledged.length <= BACKLOG + 2, `${acknowledged.length} acknowledged`);
+      for (const res of refused) {
+        assert.equal(res.status, 429);
+        const body = res.body as Record<string, unknown>;
+        assert.deepEqual(Object.keys(body).sort(), ['code', 'id', 'message', 'type']);
+        assert.equal(body.type, 'RateLimited');
+        assert.equal(body.code, 429);
+        const retryAfter = Number(res.headers.get('retry-after'));
+        assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1, `Retry-After: ${retryAfter}`);
+      }
+
+      // Every message acknowledged is answered, and none refused was stored.
+      const sent = acknowledged.map(
+        (a) => (a.body as { message: { payload: { text: string } } }).message.payload.text,
+      );
+      const texts = async () =>
+        (await busy.visitor.listMessages({ conversationId: busy.conversationId })).messages.map((m) =>
+          'text' in m.payload ? String(m.payload.text) : '',
+        );
+      await waitFor(
+        'every acknowledged message to be answered',
+        async () => (await texts()).length >= 2 * sent.length,
+        60_000,
+      );
+      const stored = await texts();
+      assert.deepEqual(
+        stored.filter((text) => !text.startsWith('You said: ')).sort(),
+        [...sent].sort(),
+        'exactly the acknowledged messages are stored',
+      );
+      assert.deepEqual(
+        stored.filter((text) => text.startsWith('You said: ')).sort(),
+        sent.map((text) => `You said: ${text}`).sort(),
+        'each is answered once',
+      );
+
+      // Once the queue is worked off, the busy workspace is admitted again.
+      assert.equal((await busy.send('again')).status, 201);
+
+      const metrics = await (await fetch(`${t.url}/metrics`)).text();
+      const value = (line: string) => Number(new RegExp(`^${line} (\\S+)$`, 'm').exec(metrics)?.[1]);
+      assert.equal(value('parley_admission_refused_total\\{reason="share"\\}'), refused.length);
+      assert.ok(value('parley_admission_admitted_total') >= acknowledged.length + 2);
+      assert.equal(value('parley_admission_limit'), BACKLOG);
+      assert.ok(Number.isFinite(value('parley_admission_queued')));
+    });
+  });
+}
