@@ -236,6 +236,7 @@ for (const store of await testStores()) {
       const { db } = t.server.store;
       // (Later migrations go too: a store of that release had none of them.)
       const tables = [
+        'packages',
         'row_signatures',
         'passage_signatures',
         'handoff_events',
@@ -257,6 +258,8 @@ for (const store of await testStores()) {
         await sql`alter table bot_api_keys drop column ${sql.ref(column)}`.execute(db);
       await sql`alter table workspaces drop column ai_spend_limit`.execute(db);
       await sql`alter table messages drop column event_id`.execute(db);
+      await sql`drop index workflows_active_timeout`.execute(db);
+      await sql`alter table bots drop column workflow_updates`.execute(db);
       await sql`alter table chat_channels drop column fallback_message`.execute(db);
       for (const column of ['event_id', 'call_kind', 'call_ms'])
         await sql`alter table bot_logs drop column ${sql.ref(column)}`.execute(db);
