@@ -177,6 +177,19 @@ for (const store of await testStores()) {
       assert.deepEqual([busy.unread(), other.unread()], [[], []]);
     });
 
+    test('messages of one conversation sent at once are answered one turn after another', async () => {
+      // Stored by concurrent requests: each claimed for a turn only once the one before it has ended.
+      const { botId, webhookUrl } = await deployWithCli(t, 'test/fixtures/slow-cards');
+      const busy = await talk(webhookUrl);
+      const sent = await Promise.all(['a', 'b', 'c'].map((text) => busy.say(text)));
+      assert.deepEqual(
+        await busy.nextTexts(9, 30_000),
+        ['one', 'two', 'three', 'one', 'two', 'three', 'one', 'two', 'three'],
+        'no turn began before the one before it ended',
+      );
+      for (const id of sent) await expectTurn(botId, id, 'processed');
+    });
+
     test('menu-bot: the whole flow of its README, with variables of every scope stored as states', async () => {
       const { botId, webhookUrl } = await deployWithCli(t, 'examples/menu-bot');
       const timeStart = new Date(Date.now() - 1000).toISOString();
