@@ -73,7 +73,8 @@ export type CreateIntegrationBody = Static<typeof CreateIntegrationBodySchema>;
 
 const Entries = Type.Record(Type.String(), JsonObject);
 
-export const IntegrationSchema = Type.Object({
+/** What every record the hub answers has, an integration, an interface or a plugin. */
+export const hubRecordFields = {
   id: Type.String(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
@@ -84,6 +85,10 @@ export const IntegrationSchema = Type.Object({
   iconUrl: Type.String(),
   readmeUrl: Type.String(),
   public: Type.Boolean(),
+};
+
+export const IntegrationSchema = Type.Object({
+  ...hubRecordFields,
   visibility: Type.String(),
   verificationStatus: Type.String(),
   dev: Type.Boolean(),

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { IntegrationName, SemVer, VisibilitySchema } from '../integrations/schemas.ts';
-import { JsonObject, Nullable, NullableMap, TagChangeMap, Timestamp } from '../shared/schemas.ts';
+import { hubRecordFields, IntegrationName, SemVer, VisibilitySchema } from '../integrations/schemas.ts';
+import { JsonObject, Nullable, NullableMap, TagChangeMap } from '../shared/schemas.ts';
 
 // Interfaces and plugins a workspace deployed, as the Admin API answers them, and the bodies `bp deploy`
 // sends for them (packages/cli's deploy-command.ts): a module without the store, so the contract declares
@@ -20,19 +20,7 @@ const described = {
   public: Type.Optional(Type.Boolean()),
 };
 
-const recordFields = {
-  id: Type.String(),
-  createdAt: Timestamp,
-  updatedAt: Timestamp,
-  name: Type.String(),
-  version: Type.String(),
-  title: Type.String(),
-  description: Type.String(),
-  iconUrl: Type.String(),
-  readmeUrl: Type.String(),
-  public: Type.Boolean(),
-  attributes: Type.Optional(Attributes),
-};
+const recordFields = { ...hubRecordFields, attributes: Type.Optional(Attributes) };
 
 /** The maps of an interface's definition: each a map of named entries (null removes one on update). */
 export const INTERFACE_MAPS = ['entities', 'events', 'actions', 'channels', 'attributes'] as const;
