@@ -180,12 +180,7 @@ export class Integrations {
 
   /** One of the workspace's own, or a built-in (the CLI looks up every integration of a bot so). */
   async get(actor: { workspaceId: string }, id: string): Promise<Integration> {
-    const row = await this.db
-      .selectFrom('integrations')
-      .selectAll()
-      .where('id', '=', id)
-      .where('workspace_id', '=', actor.workspaceId)
-      .executeTakeFirst();
+    const row = await this.ownRow(actor.workspaceId, id);
     const found = row ? toIntegration(row) : builtInIntegrations().find((b) => b.id === id);
     if (!found) throw notFound('Integration', id);
     return found;
@@ -368,14 +363,18 @@ export class Integrations {
 
   /** An integration of another workspace does not exist for this actor. */
   private async requireRow(actor: WorkspaceActor, id: string): Promise<Row<'integrations'>> {
-    const row = await this.db
+    const row = await this.ownRow(actor.workspaceId, id);
+    if (!row) throw notFound('Integration', id);
+    return row;
+  }
+
+  private ownRow(workspaceId: string, id: string): Promise<Row<'integrations'> | undefined> {
+    return this.db
       .selectFrom('integrations')
       .selectAll()
       .where('id', '=', id)
-      .where('workspace_id', '=', actor.workspaceId)
+      .where('workspace_id', '=', workspaceId)
       .executeTakeFirst();
-    if (!row) throw notFound('Integration', id);
-    return row;
   }
 }
 
