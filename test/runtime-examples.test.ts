@@ -177,29 +177,57 @@ for (const store of await testStores()) {
       assert.deepEqual([busy.unread(), other.unread()], [[], []]);
     });
 
-    // Known bug on PostgreSQL: two messages stored by concurrent transactions can both be claimed, when
-    // the newer one commits first (the older is not yet visible to its claim), so their turns overlap.
-    // Reported as todo there until the queue serializes a conversation's inserts.
-    const overlapTodo =
-      store.name === 'postgres'
-        ? 'PostgreSQL: concurrent inserts of one conversation may be claimed out of order (known bug)'
-        : undefined;
-    test(
-      'messages of one conversation sent at once are answered one turn after another',
-      { todo: overlapTodo },
-      async () => {
-        // Stored by concurrent requests: each claimed for a turn only once the one before it has ended.
-        const { botId, webhookUrl } = await deployWithCli(t, 'test/fixtures/slow-cards');
-        const busy = await talk(webhookUrl);
-        const sent = await Promise.all(['a', 'b', 'c'].map((text) => busy.say(text)));
-        assert.deepEqual(
-          await busy.nextTexts(9, 30_000),
-          ['one', 'two', 'three', 'one', 'two', 'three', 'one', 'two', 'three'],
-          'no turn began before the one before it ended',
-        );
-        for (const id of sent) await expectTurn(botId, id, 'processed');
-      },
-    );
+    test('messages of one conversation sent at once are answered one turn after another', async () => {
+      // Stored by concurrent requests: each claimed for a turn only once the one before it has ended.
+      const { botId, webhookUrl } = await deployWithCli(t, 'test/fixtures/slow-cards');
+      const busy = await talk(webhookUrl);
+      const sent = await Promise.all(['a', 'b', 'c'].map((text) => busy.say(text)));
+      assert.deepEqual(
+        await busy.nextTexts(9, 30_000),
+        ['one', 'two', 'three', 'one', 'two', 'three', 'one', 'two', 'three'],
+        'no turn began before the one before it ended',
+      );
+      for (const id of sent) await expectTurn(botId, id, 'processed');
+    });
+
+    test('an event of a conversation scheduled before a message, firing during its turn, waits for the turn to end', async () => {
+      const { botId, webhookUrl } = await deployWithCli(t, 'test/fixtures/slow-cards');
+      const busy = await talk(webhookUrl);
+      const bot = runtime(botId);
+      const first = await busy.say('first');
+      await expectTurn(botId, first, 'processed');
+      const { conversationId } = (await bot.getMessage({ id: first })).message;
+      // Older than the message (queued before it), but pending only once it fires, a second into the turn.
+      const { event: reminder } = await bot.createEvent({
+        type: 'reminder',
+        payload: {},
+        conversationId,
+        schedule: { delay: 1000 },
+      });
+      const said = await busy.say('a');
+      // When each is seen to end, by one poll of both.
+      let turnEnded: number | undefined;
+      let reminderEnded: number | undefined;
+      await waitFor(
+        'the turn and the reminder to end',
+        async () => {
+          const [{ events }, { event }] = await Promise.all([
+            bot.listEvents({ messageId: said }),
+            bot.getEvent({ id: reminder.id }),
+          ]);
+          const turn = events.find((e) => e.type === 'message_created');
+          if (turn && turn.status !== 'pending') turnEnded ??= Date.now();
+          if (event.status !== 'pending' && event.status !== 'scheduled') reminderEnded ??= Date.now();
+          return turnEnded !== undefined && reminderEnded !== undefined;
+        },
+        20_000,
+        25,
+      );
+      assert.ok(
+        (reminderEnded ?? 0) >= (turnEnded ?? Infinity),
+        `the reminder ended ${(turnEnded ?? 0) - (reminderEnded ?? 0)} ms before the turn it fired in`,
+      );
+    });
 
     test('menu-bot: the whole flow of its README, with variables of every scope stored as states', async () => {
       const { botId, webhookUrl } = await deployWithCli(t, 'examples/menu-bot');

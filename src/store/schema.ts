@@ -170,6 +170,8 @@ export interface ConversationsTable {
   signal_seq: Generated<number>;
   current_task_id: string | null;
   current_workflow_id: string | null;
+  /** When its last event was queued: the least instant its next one may take (migration 0037). */
+  last_event_at: Generated<string | null>;
   created_at: string;
   updated_at: string;
 }

@@ -27,12 +27,24 @@ function olderPending(event: RawBuilder<unknown>): RawBuilder<unknown> {
       and (p.created_at < ${event}.created_at or (p.created_at = ${event}.created_at and p.id < ${event}.id))`;
 }
 
+/**
+ * The condition "`event` waits in its conversation": an older event of it is still pending, or a turn of
+ * it runs (another of its events holds a live lease: a scheduled event that fired is older than the
+ * events queued while it waited). Events of a conversation are queued in order (`Events.stamp`), so
+ * these two are all a claim must see to keep its turns one after another.
+ */
+function waitsInConversation(event: RawBuilder<unknown>, now: string): RawBuilder<unknown> {
+  return sql`(exists (${olderPending(event)}) or exists (select 1 from events p
+    where p.conversation_id = ${event}.conversation_id and p.status = 'pending' and p.id <> ${event}.id
+      and p.lease_until >= ${now}))`;
+}
+
 /** Its bot has code a runtime runs: what every claim requires of an event (`events` is the claimed row). */
 const RUNNABLE = sql`exists (select 1 from bots b where b.id = events.bot_id and b.runtime is not null)`;
 
-/** The named event, if nothing of its conversation is pending before it and its bot runs code. */
-function claimable(eventId: string): RawBuilder<unknown> {
-  return sql`id = ${eventId} and not exists (${olderPending(sql.ref('events'))}) and ${RUNNABLE}`;
+/** The named event, if it does not wait in its conversation and its bot runs code. */
+function claimable(eventId: string, now: string): RawBuilder<unknown> {
+  return sql`id = ${eventId} and not ${waitsInConversation(sql.ref('events'), now)} and ${RUNNABLE}`;
 }
 
 /** Claims the events `which` selects, each if its lease is free: what every claim of the queue runs. */
@@ -47,7 +59,7 @@ type ClaimArgs = { owner: string; leaseUntil: string; now: string; id: string };
 
 /** The claims of one event by id on the hot path, prepared: as it is queued, and as its predecessor ends. */
 const claimClaimable = prepare(['owner', 'leaseUntil', 'now', 'id'], (_db, a: ClaimArgs) =>
-  claimWhere(a.owner, a.leaseUntil, a.now, claimable(a.id)),
+  claimWhere(a.owner, a.leaseUntil, a.now, claimable(a.id, a.now)),
 );
 const claimRunnable = prepare(['owner', 'leaseUntil', 'now', 'id'], (_db, a: ClaimArgs) =>
   claimWhere(a.owner, a.leaseUntil, a.now, sql`id = ${a.id} and ${RUNNABLE}`),
@@ -61,7 +73,7 @@ function oldestOf(workspaceId: RawBuilder<unknown>, take: RawBuilder<unknown>, n
   return sql<{ id: string; created_at: string }>`select e.id, e.created_at from events e
     where e.workspace_id = ${workspaceId} and e.status = 'pending'
       and (e.lease_until is null or e.lease_until < ${now})
-      and not exists (${olderPending(sql.ref('e'))})
+      and not ${waitsInConversation(sql.ref('e'), now)}
       and exists (select 1 from bots b where b.id = e.bot_id and b.runtime is not null)
     order by e.created_at, e.id
     limit ${take}`;

@@ -87,6 +87,7 @@ export class Conversations {
       signal_seq: 0,
       current_task_id: null,
       current_workflow_id: null,
+      last_event_at: null,
       created_at: now,
       updated_at: now,
     };

@@ -160,9 +160,11 @@ export class Events {
     bot: BotRef,
     event: Omit<QueuedEvent, 'scheduledFor'>,
     db: Executor,
+    /** The instant its conversation's row was stamped with in this transaction, if it was (`stamp`). */
+    stamped?: string,
   ): Promise<{ event: Event; notice: QueuedNotice }> {
     await this.admit(bot, db);
-    const stored = await this.queue(bot.botId, event, db);
+    const stored = await this.queue(bot.botId, event, db, stamped);
     return { event: stored, notice: await this.claimForTurn(bot, stored.id, db) };
   }
 
@@ -191,13 +193,36 @@ export class Events {
   }
 
   /** Stores an event for the bot: `pending` (queued now) or `scheduled` (queued when due). */
-  async queue(botId: string, event: QueuedEvent, db: Executor = this.db): Promise<Event> {
-    const row = eventRow(botId, event, nowIso());
+  async queue(botId: string, event: QueuedEvent, db: Executor = this.db, stamped?: string): Promise<Event> {
+    const { conversationId } = event;
+    const now = nowIso();
+    const queuedAt =
+      conversationId === undefined || event.scheduledFor !== undefined
+        ? now
+        : (stamped ?? (await this.stamp(db, conversationId, now)));
+    const row = eventRow(botId, event, queuedAt);
     await insertEvent.execute(db, row);
     const stored = toEvent(row);
     // A scheduled event goes out when it fires (fireDue).
     if (row.status === 'pending') await this.outbox.fanOut(db, botId, stored);
     return stored;
+  }
+
+  /**
+   * The instant a pending event of the conversation is queued at: after the last one queued in it, taken
+   * by the statement that takes the conversation's row (held until `db`'s transaction ends). A
+   * conversation's events are then ordered as their transactions stored them, whatever order their
+   * clocks were read in, so no claim finds an older event committed after it claimed a newer one
+   * (event-queue.ts `claimable`). Messages stamp as they count themselves (messages.ts).
+   */
+  private async stamp(db: Executor, conversationId: string, now: string): Promise<string> {
+    const row = await db
+      .updateTable('conversations')
+      .set({ last_event_at: this.store.sql.instantAfter(sql.ref('last_event_at'), sql`${now}`) })
+      .where('id', '=', conversationId)
+      .returning('last_event_at')
+      .executeTakeFirst();
+    return row?.last_event_at ?? now;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { RawBuilder, Transaction } from 'kysely';
-import type { Executor, Store } from '../../store/index.ts';
+import type { Executor, Store, StoreSql } from '../../store/index.ts';
 import { everyKey, prepare } from '../../store/prepared.ts';
 import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
@@ -90,8 +90,11 @@ interface Inserted {
   toChannel?: boolean;
 }
 
-/** A message counted in its conversation, which is how the conversation is found (`numbersSignal`: its signal numbered too). */
-const countMessageIn = (numbersSignal: boolean) =>
+/**
+ * A message counted in its conversation, which is how the conversation is found (`numbersSignal`: its
+ * signal numbered too; `stampsEvent`: the instant of the event it queues taken too, `Events.stamp`).
+ */
+const countMessageIn = (numbersSignal: boolean, stampsEvent: StoreSql | undefined) =>
   prepare(
     ['conversationId', 'botId', 'now'],
     (db, { conversationId, botId, now }: { conversationId: string; botId: string; now: string }) =>
@@ -101,13 +104,22 @@ const countMessageIn = (numbersSignal: boolean) =>
           message_count: eb('message_count', '+', 1),
           updated_at: now,
           ...(numbersSignal && { signal_seq: eb('signal_seq', '+', 1) }),
+          ...(stampsEvent && {
+            last_event_at: stampsEvent.instantAfter(sql.ref('last_event_at'), sql`${now}`),
+          }),
         }))
         .where('id', '=', conversationId)
         .where('bot_id', '=', botId)
-        .returning(['signal_seq', 'integration']),
+        .returning(['signal_seq', 'integration', 'last_event_at']),
   );
-const countMessage = countMessageIn(false);
-const countMessageAndSignal = countMessageIn(true);
+
+/** The four ways of counting a message, by whether it numbers its signal and queues an event. */
+const countingsWith = (storeSql: StoreSql) => ({
+  message: countMessageIn(false, undefined),
+  messageAndSignal: countMessageIn(true, undefined),
+  messageAndEvent: countMessageIn(false, storeSql),
+  messageSignalAndEvent: countMessageIn(true, storeSql),
+});
 
 const insertMessage = prepare(
   everyKey<Row<'messages'>>()([
@@ -145,12 +157,22 @@ type MessageAtOnce = {
  * The CTEs of a message stored at once: the conversation's update counts it and numbers its signal, and
  * is the guard (with `also`'s conditions): when it changes no row, nothing is inserted.
  */
-const messageCtes = (a: MessageAtOnce, direction: Message['direction'], also: RawBuilder<unknown>) => ({
+const messageCtes = (
+  a: MessageAtOnce,
+  direction: Message['direction'],
+  also: RawBuilder<unknown>,
+  queuesEvent?: StoreSql,
+) => ({
+  // A message that queues an event stamps it here, after the last event of its conversation (`Events.stamp`).
   counted: sql`counted as (
       update conversations
-      set message_count = message_count + 1, updated_at = ${a.now}, signal_seq = signal_seq + 1
+      set message_count = message_count + 1, updated_at = ${a.now}, signal_seq = signal_seq + 1${
+        queuesEvent
+          ? sql`, last_event_at = ${queuesEvent.instantAfter(sql.ref('last_event_at'), sql`${a.now}`)}`
+          : sql``
+      }
       where id = ${a.conversationId} and bot_id = ${a.botId}${also}
-      returning signal_seq
+      returning signal_seq, last_event_at
     )`,
   message: sql`message as (
       insert into messages
@@ -200,24 +222,29 @@ const insertChatReply = prepare(
  * transaction: a CTE sees the snapshot its statement began with, so a claim within it could miss a turn
  * of the conversation committed meanwhile.
  */
-const insertIncoming = prepare(
-  [...MESSAGE_AT_ONCE, 'eventId', 'eventType', 'eventPayload', 'eventStatus'],
-  (
-    _db,
-    a: MessageAtOnce & { eventId: string; eventType: string; eventPayload: string; eventStatus: string },
-  ) => {
-    const { counted, message, signal } = messageCtes(a, 'incoming', sql``);
-    return sql<{ signal_seq: number | string }>`with ${counted}, ${message}, event as (
+/**
+ * A user's message with its `message_created` event, counted, stored, queued and signalled by one
+ * statement; the event takes the instant the conversation's update stamped, `queued_at`.
+ */
+const insertIncoming = (storeSql: StoreSql) =>
+  prepare(
+    [...MESSAGE_AT_ONCE, 'eventId', 'eventType', 'eventPayload', 'eventStatus'],
+    (
+      _db,
+      a: MessageAtOnce & { eventId: string; eventType: string; eventPayload: string; eventStatus: string },
+    ) => {
+      const { counted, message, signal } = messageCtes(a, 'incoming', sql``, storeSql);
+      return sql<{ signal_seq: number | string; queued_at: string }>`with ${counted}, ${message}, event as (
         insert into events
           (id, bot_id, workspace_id, type, payload, conversation_id, user_id, message_id, status, attempts,
             deliveries, created_at, updated_at)
         select ${a.eventId}, ${a.botId}, ${workspaceOf(a.botId)}, ${a.eventType}, ${a.eventPayload},
-          ${a.conversationId}, ${a.userId}, ${a.id}, ${a.eventStatus}, 0, 0, ${a.now}, ${a.now}
+          ${a.conversationId}, ${a.userId}, ${a.id}, ${a.eventStatus}, 0, 0, last_event_at, last_event_at
         from counted
       ), ${signal}
-      select signal_seq from counted`;
-  },
-);
+      select signal_seq, last_event_at as queued_at from counted`;
+    },
+  );
 
 export class Messages {
   /** Its records with their tags (read with others at a turn's start: see turn-records.ts). */
@@ -232,7 +259,12 @@ export class Messages {
     private readonly channelOutbox: ChannelOutbox,
   ) {
     this.resource = new TaggedResource(store, { table: 'messages', name: 'Message', toItem: toMessage });
+    this.insertIncoming = insertIncoming(store.sql);
+    this.countings = countingsWith(store.sql);
   }
+
+  private readonly insertIncoming: ReturnType<typeof insertIncoming>;
+  private readonly countings: ReturnType<typeof countingsWith>;
 
   private get db() {
     return this.store.db;
@@ -504,7 +536,7 @@ export class Messages {
     const inserted = await this.db.transaction().execute(async (trx): Promise<Inserted> => {
       await this.events.admit(actor, trx);
       const [counted] = (
-        await insertIncoming.execute(trx, {
+        await this.insertIncoming.execute(trx, {
           ...stored,
           frame,
           eventId: event.id,
@@ -514,7 +546,11 @@ export class Messages {
         })
       ).rows;
       if (!counted) throw notFound('Conversation', body.conversationId);
-      const queued = await this.events.insertedForTurn(actor, toEvent(event), trx);
+      const queued = await this.events.insertedForTurn(
+        actor,
+        toEvent({ ...event, created_at: counted.queued_at, updated_at: counted.queued_at }),
+        trx,
+      );
       const seq = Number(counted.signal_seq);
       return { message, signals: [recorded(body.conversationId, seq, frame, signal)], queued };
     });
@@ -550,8 +586,16 @@ export class Messages {
     // The message's signal is the first this insert records unless its user joins the conversation
     // (that signal comes first): then counting the message also takes the signal's number.
     const numbersSignal = !options.silent && !joins;
+    const queuesEvent = !outgoing && !options.silent;
     // Counting the message is also how the conversation is found: one statement, not a read and a write.
-    const counting = numbersSignal ? countMessageAndSignal : countMessage;
+    const { countings } = this;
+    const counting = queuesEvent
+      ? numbersSignal
+        ? countings.messageSignalAndEvent
+        : countings.messageAndEvent
+      : numbersSignal
+        ? countings.messageAndSignal
+        : countings.message;
     const [counted] = (
       await counting.execute(trx, { conversationId: body.conversationId, botId: actor.botId, now })
     ).rows;
@@ -587,7 +631,7 @@ export class Messages {
       const joined = await this.conversations.ensureParticipant(body.conversationId, body.userId, trx);
       if (joined) signals.push(joined);
     }
-    if (!outgoing && !options.silent) {
+    if (queuesEvent) {
       const { notice } = await this.events.queueForTurn(
         actor,
         {
@@ -598,6 +642,7 @@ export class Messages {
           messageId: row.id,
         },
         trx,
+        counted.last_event_at ?? undefined,
       );
       queued = notice;
     }

@@ -68,6 +68,11 @@ interface SqlForms {
   contains(text: RawBuilder<unknown>, needle: string): RawBuilder<SqlBool>;
   /** The remainder of `value` divided by a whole `divisor`, with the sign of `value` (a double's too). */
   modulo(value: RawBuilder<unknown>, divisor: number): RawBuilder<unknown>;
+  /**
+   * The later of `now` and one millisecond after `previous` (`now` where it is null), both ISO 8601 texts
+   * as `toISOString` writes them: a stamp strictly after the one before it, whatever the clock said.
+   */
+  instantAfter(previous: RawBuilder<unknown>, now: RawBuilder<unknown>): RawBuilder<string>;
   /** Milliseconds from one instant to another, both ISO 8601 texts. */
   millisecondsBetween(from: RawBuilder<unknown>, to: RawBuilder<unknown>): RawBuilder<number>;
   /**

@@ -61,6 +61,9 @@ export function postgresSql(vectorIndex: VectorIndex): ServerSql {
     contains: (text, needle) => sql<SqlBool>`strpos(${text}, ${needle}) > 0`,
     modulo: (value, divisor) =>
       sql`(${value} - ${divisor}::double precision * trunc(${value} / ${divisor}::double precision))`,
+    // Compared by code point ("C"), as the texts' digits order the instants.
+    instantAfter: (previous, now) =>
+      sql<string>`greatest(${now}::text collate "C", to_char((${previous}::timestamptz + interval '1 millisecond') at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') collate "C")`,
     millisecondsBetween: (from, to) =>
       sql<number>`extract(epoch from (${to}::timestamptz - ${from}::timestamptz)) * 1000`,
     // Postgres's own engine, given the pattern written in its syntax to mean what RE2 means.

@@ -45,6 +45,8 @@ export function sqliteSql(vectorIndex: VectorIndex): InProcessSql {
 
     contains: (text, needle) => sql<SqlBool>`instr(${text}, ${needle}) > 0`,
     modulo: (value, divisor) => sql`(${value} - ${divisor} * cast(${value} / ${divisor} as integer))`,
+    instantAfter: (previous, now) =>
+      sql<string>`max(${now}, coalesce(strftime('%Y-%m-%dT%H:%M:%fZ', ${previous}, '+0.001 seconds'), ${now}))`,
     millisecondsBetween: (from, to) => sql<number>`(julianday(${to}) - julianday(${from})) * 86400000.0`,
     // store/sqlite-functions.ts: RE2JS, each statement that calls it stopped past its time limit.
     regexMatch: (value, regex) =>
