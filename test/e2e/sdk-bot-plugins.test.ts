@@ -130,110 +130,123 @@ const pluginCode = noSandbox ? '' : await sdkBundle(SDK_VERSION, PLUGIN_SOURCE);
 const pluginBrowserCode = 'export default {}';
 
 for (const store of stores) {
-  describe(`an SDK ${SDK_VERSION} bot with a plugin (${store.name})`, { skip: store.skip ?? noSandbox }, () => {
-    let t: TestServer;
-    let botId: string;
-    let session: ChatSession;
-    /** A message the user sent: its conversation is the one the bot's code sees (the Runtime API's). */
-    let sentId: string;
+  describe(
+    `an SDK ${SDK_VERSION} bot with a plugin (${store.name})`,
+    { skip: store.skip ?? noSandbox },
+    () => {
+      let t: TestServer;
+      let botId: string;
+      let session: ChatSession;
+      /** A message the user sent: its conversation is the one the bot's code sees (the Runtime API's). */
+      let sentId: string;
 
-    before(async () => {
-      t = await startTestServer(store, { sdkBotTimeoutSeconds: '20' });
-      const cli = t.client({ headers: CLI7_HEADERS });
+      before(async () => {
+        t = await startTestServer(store, { sdkBotTimeoutSeconds: '20' });
+        const cli = t.client({ headers: CLI7_HEADERS });
 
-      // bp deploy of upstream's hitl interface, then of the plugin project.
-      const hitlInterface = (await cli.createInterface({ ...HITL_INTERFACE })).interface;
-      const created = (
-        await cli.createPlugin(cli7CreatePluginBody({ node: pluginCode, browser: pluginBrowserCode }, hitlInterface))
-      ).plugin;
+        // bp deploy of upstream's hitl interface, then of the plugin project.
+        const hitlInterface = (await cli.createInterface({ ...HITL_INTERFACE })).interface;
+        const created = (
+          await cli.createPlugin(
+            cli7CreatePluginBody({ node: pluginCode, browser: pluginBrowserCode }, hitlInterface),
+          )
+        ).plugin;
 
-      // bp add greeter, bp add hitl, bp add chat: the hub's answers.
-      const plugin = (await cli.getPluginByName({ name: PLUGIN.name, version: PLUGIN.version })).plugin;
-      assert.equal(plugin.id, created.id);
-      const { code: implementation } = await cli.getPluginCode({ id: plugin.id, platform: 'node' });
-      const hitl = (await cli.getIntegrationByName({ name: 'hitl', version: 'latest' })).integration;
-      const hitlImplementation = hitl.interfaces.hitl;
-      assert.ok(hitlImplementation, `the built-in hitl integration implements hitl: ${JSON.stringify(hitl.interfaces)}`);
-      const chat = (await cli.getIntegrationByName({ name: 'chat', version: 'latest' })).integration;
+        // bp add greeter, bp add hitl, bp add chat: the hub's answers.
+        const plugin = (await cli.getPluginByName({ name: PLUGIN.name, version: PLUGIN.version })).plugin;
+        assert.equal(plugin.id, created.id);
+        const { code: implementation } = await cli.getPluginCode({ id: plugin.id, platform: 'node' });
+        const hitl = (await cli.getIntegrationByName({ name: 'hitl', version: 'latest' })).integration;
+        const hitlImplementation = hitl.interfaces.hitl;
+        assert.ok(
+          hitlImplementation,
+          `the built-in hitl integration implements hitl: ${JSON.stringify(hitl.interfaces)}`,
+        );
+        const chat = (await cli.getIntegrationByName({ name: 'chat', version: 'latest' })).integration;
 
-      // bp build of the bot, then bp deploy: getBot, then updateBot.
-      botId = (await t.client().createBot({ name: 'with a plugin' })).bot.id;
-      const wiring: Pick<Cli7PluginBot, 'hitl'> = {
-        hitl: { id: hitl.id, name: hitl.name, version: hitl.version, interface: hitlImplementation },
-      };
-      const code = await sdkBundle(
-        SDK_VERSION,
-        BOT_SOURCE,
-        generatedBotFiles(implementation, pluginInstanceConfig(wiring)),
-      );
-      const remote = (await cli.getBot({ id: botId })).bot;
-      const body = cli7UpdatePluginBotBody({
-        ...wiring,
-        botId,
-        code,
-        plugin,
-        implementation,
-        chatId: chat.id,
-        before: { integrations: Object.keys(remote.integrations), plugins: Object.keys(remote.plugins) },
+        // bp build of the bot, then bp deploy: getBot, then updateBot.
+        botId = (await t.client().createBot({ name: 'with a plugin' })).bot.id;
+        const wiring: Pick<Cli7PluginBot, 'hitl'> = {
+          hitl: { id: hitl.id, name: hitl.name, version: hitl.version, interface: hitlImplementation },
+        };
+        const code = await sdkBundle(
+          SDK_VERSION,
+          BOT_SOURCE,
+          generatedBotFiles(implementation, pluginInstanceConfig(wiring)),
+        );
+        const remote = (await cli.getBot({ id: botId })).bot;
+        const body = cli7UpdatePluginBotBody({
+          ...wiring,
+          botId,
+          code,
+          plugin,
+          implementation,
+          chatId: chat.id,
+          before: { integrations: Object.keys(remote.integrations), plugins: Object.keys(remote.plugins) },
+        });
+        const res = await fetch(`${t.url}/v1/admin/bots/${botId}`, {
+          method: 'PUT',
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${t.token}`,
+            'x-workspace-id': t.workspaceId,
+            ...CLI7_HEADERS,
+          },
+          body: JSON.stringify(body),
+        });
+        const answered = await res.text();
+        assert.equal(res.status, 200, answered);
+        const deployed = (await cli.getBot({ id: botId })).bot;
+        assert.equal(deployed.plugins.greeter?.id, plugin.id);
+        assert.deepEqual(deployed.plugins.greeter?.interfaces?.hitl, {
+          integrationId: hitl.id,
+          integrationAlias: 'hitl',
+          integrationInterfaceAlias: 'hitl',
+        });
+        session = await ChatSession.open(await chatUrlOf(t, botId));
       });
-      const res = await fetch(`${t.url}/v1/admin/bots/${botId}`, {
-        method: 'PUT',
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Bearer ${t.token}`,
-          'x-workspace-id': t.workspaceId,
-          ...CLI7_HEADERS,
+      after(async () => {
+        await session?.close();
+        await t?.close();
+      });
+
+      test(
+        'the plugin’s handler answers with its configuration, then the bot’s, then the plugin’s own event',
+        { timeout: 120_000 },
+        async () => {
+          sentId = await session.say('hi');
+          assert.deepEqual(await session.nextTexts(3, 60_000), [
+            'Hello from the plugin (visit 1, hitl user made)',
+            'bot heard: hi',
+            'greeted event: 1',
+          ]);
+          await session.say('again');
+          assert.deepEqual(await session.nextTexts(3, 60_000), [
+            'Hello from the plugin (visit 2, hitl user made)',
+            'bot heard: again',
+            'greeted event: 2',
+          ]);
         },
-        body: JSON.stringify(body),
-      });
-      const answered = await res.text();
-      assert.equal(res.status, 200, answered);
-      const deployed = (await cli.getBot({ id: botId })).bot;
-      assert.equal(deployed.plugins.greeter?.id, plugin.id);
-      assert.deepEqual(deployed.plugins.greeter?.interfaces?.hitl, {
-        integrationId: hitl.id,
-        integrationAlias: 'hitl',
-        integrationInterfaceAlias: 'hitl',
-      });
-      session = await ChatSession.open(await chatUrlOf(t, botId));
-    });
-    after(async () => {
-      await session?.close();
-      await t?.close();
-    });
-
-    test(
-      'the plugin’s handler answers with its configuration, then the bot’s, then the plugin’s own event',
-      { timeout: 120_000 },
-      async () => {
-        sentId = await session.say('hi');
-        assert.deepEqual(await session.nextTexts(3, 60_000), [
-          'Hello from the plugin (visit 1, hitl user made)',
-          'bot heard: hi',
-          'greeted event: 1',
-        ]);
-        await session.say('again');
-        assert.deepEqual(await session.nextTexts(3, 60_000), [
-          'Hello from the plugin (visit 2, hitl user made)',
-          'bot heard: again',
-          'greeted event: 2',
-        ]);
-      },
-    );
-
-    test('the plugin’s state, tag and event are the bot’s, under the plugin’s alias', async () => {
-      const { value } = await t.client().createBotApiKey({ botId });
-      const runtime = t.client({ token: value, botId, workspaceId: undefined });
-      const { conversationId } = (await runtime.getMessage({ id: sentId })).message;
-      const { state } = await runtime.getState({ type: 'conversation', id: conversationId, name: 'greeter#visits' });
-      assert.deepEqual(state.payload, { count: 2 });
-      const { conversation } = await runtime.getConversation({ id: conversationId });
-      assert.equal(conversation.tags['greeter#greeted'], 'yes');
-      const { events } = await runtime.listEvents({ type: 'greeter#greeted', conversationId });
-      assert.deepEqual(
-        events.map((e) => e.payload).sort((a, b) => Number(a.count) - Number(b.count)),
-        [{ count: 1 }, { count: 2 }],
       );
-    });
-  });
+
+      test('the plugin’s state, tag and event are the bot’s, under the plugin’s alias', async () => {
+        const { value } = await t.client().createBotApiKey({ botId });
+        const runtime = t.client({ token: value, botId, workspaceId: undefined });
+        const { conversationId } = (await runtime.getMessage({ id: sentId })).message;
+        const { state } = await runtime.getState({
+          type: 'conversation',
+          id: conversationId,
+          name: 'greeter#visits',
+        });
+        assert.deepEqual(state.payload, { count: 2 });
+        const { conversation } = await runtime.getConversation({ id: conversationId });
+        assert.equal(conversation.tags['greeter#greeted'], 'yes');
+        const { events } = await runtime.listEvents({ type: 'greeter#greeted', conversationId });
+        assert.deepEqual(
+          events.map((e) => e.payload).sort((a, b) => Number(a.count) - Number(b.count)),
+          [{ count: 1 }, { count: 2 }],
+        );
+      });
+    },
+  );
 }

@@ -49,7 +49,9 @@ export const HITL_INTERFACE = {
           properties: { name: { type: 'string' }, pictureUrl: { type: 'string' }, email: { type: 'string' } },
         },
       },
-      output: { schema: { type: 'object', properties: { userId: { type: 'string' } }, required: ['userId'] } },
+      output: {
+        schema: { type: 'object', properties: { userId: { type: 'string' } }, required: ['userId'] },
+      },
     },
     startHitl: { input: { schema: { type: 'object' } }, output: { schema: { type: 'object' } } },
     stopHitl: { input: { schema: { type: 'object' } }, output: { schema: { type: 'object' } } },
