@@ -4,10 +4,11 @@
 // plugin's code from `getPluginCode`, bundled into the bot's under `.botpress/implementation/plugins/`,
 // wired to the bot's `hitl` installation for the plugin's `hitl` interface) and is deployed with CLI 7's
 // `updateBot` (test/replays/cli7-deploy-plugin.ts). Talked to through `@botpress/chat`: the plugin's
-// message handler answers with its configuration, counts visits in its own conversation state
-// (`greeter#visits`), tags the conversation (`greeter#greeted`), calls an action of its interface
-// (`hitl:createUser`) and emits its own event (`greeter#greeted`), whose handler answers too; the state,
-// the tag and the event are read back through `@botpress/client`. Both stores.
+// `beforeIncomingMessage` hook stops a message before any handler; its message handler answers with
+// its configuration, counts visits in its own conversation state (`greeter#visits`), tags the
+// conversation (`greeter#greeted`), calls an action of its interface (`hitl:createUser`) and emits its
+// own event (`greeter#greeted`), whose handler answers too; the state, the tag and the event are read
+// back through `@botpress/client`. Both stores.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chatUrlOf } from '../helpers/bp-cli.ts';
@@ -39,6 +40,12 @@ const PLUGIN_SOURCE = `import * as sdk from '@botpress/sdk'
 type Configuration = { greeting: string }
 
 const plugin = new sdk.Plugin({ actions: {} })
+
+// A hook before every handler: a whisper stops there, answered by no one and counted nowhere.
+plugin.on.beforeIncomingMessage('*', async ({ data }) => {
+  if ((data.payload as { text?: string }).text === 'psst') return { stop: true }
+  return undefined
+})
 
 plugin.on.message('*', async ({ message, client, ctx, conversation, states, events, actions, configuration }) => {
   const { greeting } = configuration as Configuration
@@ -211,9 +218,10 @@ for (const store of stores) {
       });
 
       test(
-        'the plugin’s handler answers with its configuration, then the bot’s, then the plugin’s own event',
+        'the plugin’s hook stops a whisper; its handler answers with its configuration, then the bot’s, then its own event',
         { timeout: 120_000 },
         async () => {
+          await session.say('psst');
           sentId = await session.say('hi');
           assert.deepEqual(await session.nextTexts(3, 60_000), [
             'Hello from the plugin (visit 1, hitl user made)',
