@@ -87,9 +87,28 @@ for (const store of await testStores()) {
       const hub = async (name: string, version: string) =>
         (await stranger.getPublicIntegration({ name, version })).integration;
       assert.equal((await hub('webchat', '0.3.0')).id, 'webchat');
-      assert.equal((await hub('llm', 'latest')).version, '11.0.0');
+      const llm = await hub('llm', 'latest');
+      assert.equal(llm.version, '11.0.0');
       const hitl = await hub('hitl', '2.1.0');
       assert.deepEqual(Object.keys(hitl.actions).sort(), ['createUser', 'startHitl', 'stopHitl']);
+      // The interfaces each implements, under the interface's own names (what `.addPlugin` wires).
+      assert.deepEqual(hitl.interfaces.hitl, {
+        id: 'hitl@2.1.0',
+        name: 'hitl',
+        version: '2.1.0',
+        entities: { hitlSession: { name: 'hitlSession' } },
+        actions: {
+          createUser: { name: 'createUser' },
+          startHitl: { name: 'startHitl' },
+          stopHitl: { name: 'stopHitl' },
+        },
+        events: { hitlAssigned: { name: 'hitlAssigned' }, hitlStopped: { name: 'hitlStopped' } },
+        channels: { hitl: { name: 'hitl' } },
+      });
+      assert.deepEqual(
+        [llm.interfaces.llm?.version, Object.keys(llm.interfaces.llm?.actions ?? {})],
+        ['11.0.0', ['generateContent', 'listLanguageModels']],
+      );
       assert.equal((await stranger.getPublicIntegrationById({ id: 'hitl' })).integration.name, 'hitl');
       assert.equal(
         (await stranger.getPublicIntegration({ name: 'chat', version: '0.7.3' })).integration.public,

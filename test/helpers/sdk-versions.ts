@@ -5,7 +5,7 @@
  * `import x from './index'; export default x; export const handler = x.handler;`.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
@@ -67,26 +67,41 @@ async function install(release: SdkRelease): Promise<string> {
   return dir;
 }
 
-/** The bundle `bp build` would make of `source` (the bot's `src/index.ts`) on SDK `release`. */
-export async function sdkBundle(release: SdkRelease, source: string): Promise<string> {
+/**
+ * The bundle `bp build` would make of `source` (the bot's or plugin's `src/index.ts`) on SDK `release`,
+ * with `files` beside it (paths relative to `src/`: what `bp build` generates in `.botpress/`, say).
+ * Each build has a folder of its own, so that test files bundling at once do not overwrite each other.
+ */
+export async function sdkBundle(
+  release: SdkRelease,
+  source: string,
+  files: Record<string, string> = {},
+): Promise<string> {
   const dir = await sdkFolder(release);
-  const project = path.join(dir, 'bot');
-  await mkdir(project, { recursive: true });
-  await writeFile(path.join(project, 'index.ts'), source);
-  const result = await build({
-    stdin: {
-      contents: "import x from './index'; export default x; export const handler = x.handler;",
-      resolveDir: project,
-      loader: 'ts',
-    },
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node18',
-    write: false,
-    logLevel: 'silent',
-  });
-  const output = result.outputFiles[0];
-  if (!output) throw new Error(`esbuild made no bundle for SDK ${release}`);
-  return output.text;
+  const project = await mkdtemp(path.join(dir, 'project-'));
+  try {
+    for (const [file, content] of Object.entries({ ...files, 'index.ts': source })) {
+      const target = path.join(project, file);
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, content);
+    }
+    const result = await build({
+      stdin: {
+        contents: "import x from './index'; export default x; export const handler = x.handler;",
+        resolveDir: project,
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'cjs',
+      target: 'node18',
+      write: false,
+      logLevel: 'silent',
+    });
+    const output = result.outputFiles[0];
+    if (!output) throw new Error(`esbuild made no bundle for SDK ${release}`);
+    return output.text;
+  } finally {
+    await rm(project, { recursive: true, force: true });
+  }
 }

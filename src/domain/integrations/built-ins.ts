@@ -39,6 +39,32 @@ interface BuiltIn {
   channels?: Record<string, JsonObject>;
   actions?: Record<string, JsonObject>;
   events?: Record<string, JsonObject>;
+  /** The interfaces it implements, by alias, as `getIntegration` answers them. */
+  interfaces?: Record<string, JsonObject>;
+}
+
+/**
+ * A built-in's declaration of an interface it implements under the interface's own names, as a
+ * definition's `.addPlugin(...)` reads it to wire a plugin's interface to the bot's installation (each
+ * entity, action, event and channel of the interface to the integration's of that name). The interface
+ * is named by a built-in's kind of id (`<name>@<version>`): the hub holds it only when a workspace
+ * deploys it (upstream's `interfaces/` project).
+ */
+function implementing(
+  name: string,
+  version: string,
+  parts: { entities: string[]; actions: string[]; events: string[]; channels: string[] },
+): JsonObject {
+  const named = (keys: string[]) => Object.fromEntries(keys.map((key) => [key, { name: key }]));
+  return {
+    id: `${name}@${version}`,
+    name,
+    version,
+    entities: named(parts.entities),
+    actions: named(parts.actions),
+    events: named(parts.events),
+    channels: named(parts.channels),
+  };
 }
 
 const chatDefinition = {
@@ -91,6 +117,14 @@ export const BUILT_IN_INTEGRATIONS: readonly BuiltIn[] = [
       generateContent: action(anyObject, 'Generate content with a language model'),
       listLanguageModels: action(anyObject, 'List the language models'),
     },
+    interfaces: {
+      [LLM_INTEGRATION]: implementing(LLM_INTEGRATION, LLM_INTERFACE_VERSION, {
+        entities: ['modelRef'],
+        actions: ['generateContent', 'listLanguageModels'],
+        events: [],
+        channels: [],
+      }),
+    },
   },
   {
     id: HITL_INTEGRATION,
@@ -102,6 +136,14 @@ export const BUILT_IN_INTEGRATIONS: readonly BuiltIn[] = [
     channels: { [HITL_CHANNEL]: { messages: {} } },
     actions: hitlActions,
     events: { hitlAssigned: { schema: anyObject }, hitlStopped: { schema: anyObject } },
+    interfaces: {
+      [HITL_INTEGRATION]: implementing(HITL_INTEGRATION, HITL_INTERFACE_VERSION, {
+        entities: ['hitlSession'],
+        actions: Object.keys(hitlActions),
+        events: ['hitlAssigned', 'hitlStopped'],
+        channels: [HITL_CHANNEL],
+      }),
+    },
   },
 ];
 
@@ -138,7 +180,7 @@ export function builtInIntegration(builtIn: BuiltIn): Integration {
     events: builtIn.events ?? {},
     actions: builtIn.actions ?? {},
     entities: {},
-    interfaces: {},
+    interfaces: builtIn.interfaces ?? {},
     configurations: {},
     secrets: [],
     hasCode: false,
