@@ -48,11 +48,18 @@ export async function devTunnelRoutes(app: FastifyInstance, tunnels: DevTunnels)
           close: (code, reason) => socket.close(code, reason),
         });
         socket.on('message', (data, isBinary) => {
-          if (!isBinary) tunnel.message(Buffer.isBuffer(data) ? data.toString('utf8') : String(data));
+          if (!isBinary) tunnel.message(textOf(data));
         });
         socket.on('close', () => tunnel.closed());
         request.log.info({ tunnelId }, 'a dev tunnel opened');
       });
     },
   });
+}
+
+/** A text frame's data, as `ws` hands it (one buffer, fragments, or an ArrayBuffer). */
+function textOf(data: Buffer | ArrayBuffer | Buffer[]): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8');
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return Buffer.from(data).toString('utf8');
 }

@@ -70,7 +70,7 @@ const code = await sdkBundle(SDK_VERSION, BOT);
 async function startWorker(
   t: TestServer,
   port: number,
-): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
+): Promise<{ child: ChildProcess; stop: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'parley-dev-bot-'));
   const file = path.join(dir, 'index.cjs');
   await writeFile(file, code);
@@ -117,79 +117,83 @@ async function deployDevBot(t: TestServer, url: string): Promise<string> {
 }
 
 for (const store of await testStores()) {
-  describe(`bp dev: a dev bot served by the developer's process (${store.name})`, { skip: store.skip }, () => {
-    let t: TestServer;
-    const sessions: ChatSession[] = [];
-    const stops: (() => Promise<void> | void)[] = [];
+  describe(
+    `bp dev: a dev bot served by the developer's process (${store.name})`,
+    { skip: store.skip },
+    () => {
+      let t: TestServer;
+      const sessions: ChatSession[] = [];
+      const stops: (() => Promise<void> | void)[] = [];
 
-    before(async () => {
-      t = await startTestServer(store, { sdkBotTimeoutSeconds: '10' });
-    });
-    after(async () => {
-      for (const session of sessions) await session.close();
-      for (const stop of stops.reverse()) await stop();
-      await t?.close();
-    });
-
-    test('through the tunnel bp dev opens: a chat message and its reply, and an action', async () => {
-      const port = await freePort();
-      const worker = await startWorker(t, port);
-      stops.push(worker.stop);
-      const tunnelId = randomUUID();
-      const urls = cli7TunnelUrls(`${t.url}/dev-tunnel`, tunnelId);
-      assert.equal(urls.http, `${t.url}/${tunnelId}`);
-      const tunnel: Cli7Tunnel = await openCli7Tunnel(urls.ws, tunnelId, port);
-      stops.push(() => tunnel.close());
-
-      const botId = await deployDevBot(t, urls.http);
-      const session = await ChatSession.open(await chatUrlOf(t, botId));
-      sessions.push(session);
-      await session.say('hi');
-      assert.deepEqual(await session.nextTexts(1, 30_000), ['dev says: hi']);
-      assert.ok(tunnel.operations.includes('event_received'), tunnel.operations.join(', '));
-      // updateBot with the url is the dev bot's deploy: its handler is sent `register` too.
-      await waitFor('register down the tunnel', async () => tunnel.operations.includes('register'));
-
-      const { output } = await t.client({ botId }).callAction({ type: 'shout', input: { text: 'hey' } });
-      assert.deepEqual(output, { text: 'HEY' });
-    });
-
-    test('a second tunnel of the same id is refused, as the hosted tunnel refuses it', async () => {
-      const tunnelId = randomUUID();
-      const urls = cli7TunnelUrls(`${t.url}/dev-tunnel`, tunnelId);
-      const first = await openCli7Tunnel(urls.ws, tunnelId, 1);
-      stops.push(() => first.close());
-      const closed = await new Promise<number>((resolve, reject) => {
-        const socket = new WebSocket(`${urls.ws}/${tunnelId}`);
-        socket.on('close', (code) => resolve(code));
-        socket.on('error', () => undefined);
-        setTimeout(() => reject(new Error('the second tunnel stayed open')), 5000);
+      before(async () => {
+        t = await startTestServer(store, { sdkBotTimeoutSeconds: '10' });
       });
-      // @bpinternal/tunnel's CLOSE_CODES.TUNNEL_ID_CONFLICT: the CLI says the id is taken.
-      assert.equal(closed, 4001);
-    });
+      after(async () => {
+        for (const session of sessions) await session.close();
+        for (const stop of stops.reverse()) await stop();
+        await t?.close();
+      });
 
-    test("without a tunnel, a local url is refused unless the operator allows it", async () => {
-      const port = await freePort();
-      const worker = await startWorker(t, port);
-      stops.push(worker.stop);
-      const botId = await deployDevBot(t, `http://127.0.0.1:${port}`);
-      const session = await ChatSession.open(await chatUrlOf(t, botId));
-      sessions.push(session);
-      const messageId = await session.say('hi');
-      // The event fails for good (an address the policy refuses): the user gets the fallback message.
-      const [fallback] = await session.nextTexts(1, 30_000);
-      assert.notEqual(fallback, 'dev says: hi');
-      const { events } = await t.client({ botId }).listEvents({ messageId });
-      const [event] = events;
-      assert.equal(event?.status, 'failed');
-      assert.match(event.failureReason ?? '', /PARLEY_DEV_BOT_PRIVATE_TARGETS is off/);
+      test('through the tunnel bp dev opens: a chat message and its reply, and an action', async () => {
+        const port = await freePort();
+        const worker = await startWorker(t, port);
+        stops.push(worker.stop);
+        const tunnelId = randomUUID();
+        const urls = cli7TunnelUrls(`${t.url}/dev-tunnel`, tunnelId);
+        assert.equal(urls.http, `${t.url}/${tunnelId}`);
+        const tunnel: Cli7Tunnel = await openCli7Tunnel(urls.ws, tunnelId, port);
+        stops.push(() => tunnel.close());
 
-      await t.restart({ devBotPrivateTargets: 'on' });
-      const allowed = await ChatSession.open(await chatUrlOf(t, botId));
-      sessions.push(allowed);
-      await allowed.say('again');
-      assert.deepEqual(await allowed.nextTexts(1, 30_000), ['dev says: again']);
-    });
-  });
+        const botId = await deployDevBot(t, urls.http);
+        const session = await ChatSession.open(await chatUrlOf(t, botId));
+        sessions.push(session);
+        await session.say('hi');
+        assert.deepEqual(await session.nextTexts(1, 30_000), ['dev says: hi']);
+        assert.ok(tunnel.operations.includes('event_received'), tunnel.operations.join(', '));
+        // updateBot with the url is the dev bot's deploy: its handler is sent `register` too.
+        await waitFor('register down the tunnel', async () => tunnel.operations.includes('register'));
+
+        const { output } = await t.client({ botId }).callAction({ type: 'shout', input: { text: 'hey' } });
+        assert.deepEqual(output, { text: 'HEY' });
+      });
+
+      test('a second tunnel of the same id is refused, as the hosted tunnel refuses it', async () => {
+        const tunnelId = randomUUID();
+        const urls = cli7TunnelUrls(`${t.url}/dev-tunnel`, tunnelId);
+        const first = await openCli7Tunnel(urls.ws, tunnelId, 1);
+        stops.push(() => first.close());
+        const closed = await new Promise<number>((resolve, reject) => {
+          const socket = new WebSocket(`${urls.ws}/${tunnelId}`);
+          socket.on('close', (code) => resolve(code));
+          socket.on('error', () => undefined);
+          setTimeout(() => reject(new Error('the second tunnel stayed open')), 5000);
+        });
+        // @bpinternal/tunnel's CLOSE_CODES.TUNNEL_ID_CONFLICT: the CLI says the id is taken.
+        assert.equal(closed, 4001);
+      });
+
+      test('without a tunnel, a local url is refused unless the operator allows it', async () => {
+        const port = await freePort();
+        const worker = await startWorker(t, port);
+        stops.push(worker.stop);
+        const botId = await deployDevBot(t, `http://127.0.0.1:${port}`);
+        const session = await ChatSession.open(await chatUrlOf(t, botId));
+        sessions.push(session);
+        const messageId = await session.say('hi');
+        // The event fails for good (an address the policy refuses): the user gets the fallback message.
+        const [fallback] = await session.nextTexts(1, 30_000);
+        assert.notEqual(fallback, 'dev says: hi');
+        const { events } = await t.client({ botId }).listEvents({ messageId });
+        const [event] = events;
+        assert.equal(event?.status, 'failed');
+        assert.match(event.failureReason ?? '', /PARLEY_DEV_BOT_PRIVATE_TARGETS is off/);
+
+        await t.restart({ devBotPrivateTargets: 'on' });
+        const allowed = await ChatSession.open(await chatUrlOf(t, botId));
+        sessions.push(allowed);
+        await allowed.say('again');
+        assert.deepEqual(await allowed.nextTexts(1, 30_000), ['dev says: again']);
+      });
+    },
+  );
 }

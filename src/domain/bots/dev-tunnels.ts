@@ -77,10 +77,7 @@ export class DevTunnels {
   }
 
   /** Opens `tunnelId` on `socket` (refusal() said it may be); answers what to call with each message and at its close. */
-  open(
-    tunnelId: string,
-    socket: TunnelSocket,
-  ): { message(text: string): void; closed(): void } {
+  open(tunnelId: string, socket: TunnelSocket): { message(text: string): void; closed(): void } {
     const tunnel: Tunnel = { socket, pending: new Map() };
     this.tunnels.set(tunnelId, tunnel);
     return {
@@ -109,7 +106,10 @@ export class DevTunnels {
       const timer = setTimeout(() => {
         tunnel.pending.delete(id);
         reject(
-          new TunnelUnanswered(`the dev tunnel ${tunnelId} did not answer within ${timeoutMs / 1000} s`, true),
+          new TunnelUnanswered(
+            `the dev tunnel ${tunnelId} did not answer within ${timeoutMs / 1000} s`,
+            true,
+          ),
         );
       }, timeoutMs);
       const settle = () => {

@@ -54,7 +54,9 @@ export class DevBotCalls {
   private post(url: URL, request: BundleRequest, timeoutMs: number): Promise<BundleResponse> {
     const { allowPrivate } = this.options;
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      return Promise.reject(new BundleCallFailure(`the dev bot's url must be http or https, not ${url.protocol}`));
+      return Promise.reject(
+        new BundleCallFailure(`the dev bot's url must be http or https, not ${url.protocol}`),
+      );
     const literal = literalAddress(url);
     // A literal address is connected to without a lookup: it is checked here.
     const refused = allowPrivate || literal === undefined ? undefined : publicTargets(literal);
@@ -76,7 +78,9 @@ export class DevBotCalls {
           response.on('data', (chunk: Buffer) => {
             size += chunk.length;
             if (size > MAX_ANSWER_BYTES) {
-              outgoing.destroy(new BundleCallFailure(`the dev bot answered more than ${MAX_ANSWER_BYTES} bytes`));
+              outgoing.destroy(
+                new BundleCallFailure(`the dev bot answered more than ${MAX_ANSWER_BYTES} bytes`),
+              );
               return;
             }
             chunks.push(chunk);
@@ -100,7 +104,9 @@ export class DevBotCalls {
       );
       outgoing.on('error', (err) => {
         // A name that resolves where the policy refuses is final; the process not reached may pass.
-        reject(err instanceof AddressRefused ? new BundleCallFailure(`the dev bot's url: ${err.message}`) : err);
+        reject(
+          err instanceof AddressRefused ? new BundleCallFailure(`the dev bot's url: ${err.message}`) : err,
+        );
       });
       outgoing.on('close', () => clearTimeout(timer));
       outgoing.end(request.body);
