@@ -218,6 +218,20 @@ export const SETTINGS = {
     description:
       'Comma-separated non-public addresses or networks `bp deploy` bots may reach nonetheless, each with an optional port: `10.0.0.5:8080`, `192.168.1.0/24`, `[fd00::1]:443`. Unset: none.',
   },
+  devTunnel: {
+    env: 'PARLEY_DEV_TUNNEL',
+    flag: 'dev-tunnel',
+    default: 'on',
+    description:
+      '`on` or `off`: whether `bp dev` may open its tunnel here (`bp dev --tunnel-url <this server>/dev-tunnel`), through which the server calls the developer’s local process for a dev bot’s events. Opening one needs no key (as with the hosted tunnel, its random id is the secret); a process holds at most 200.',
+  },
+  devBotPrivateTargets: {
+    env: 'PARLEY_DEV_BOT_PRIVATE_TARGETS',
+    flag: 'dev-bot-private-targets',
+    default: 'off',
+    description:
+      '`on` or `off`: whether a dev bot’s `url` (the developer’s process, called for its events when it names no open tunnel) may be a loopback, private-network or link-local address. Off, as for outgoing webhooks, a workspace member cannot make the server call what only the server can reach; turn it on for a server on a developer’s own machine.',
+  },
   botFetch: {
     env: 'PARLEY_BOT_FETCH',
     flag: 'bot-fetch',
@@ -490,6 +504,8 @@ export interface Config {
     /** Non-public addresses reachable nonetheless. */
     privateTargets: AddressList;
   };
+  /** Dev bots (`bp dev`): served by the developer's process, through a tunnel or at their `url`. */
+  devBots: DevBotOptions;
   /** Where `fetch` in Parley bots' code may go. */
   botFetch: {
     /** Public addresses reachable. */
@@ -524,6 +540,13 @@ export interface Config {
   webhookPrivateTargets: boolean;
   /** Workspaces' model providers may be on non-public addresses. */
   llmPrivateTargets: boolean;
+}
+
+export interface DevBotOptions {
+  /** `bp dev` may open its tunnel here. */
+  tunnel: boolean;
+  /** A dev bot's `url` may be a non-public address. */
+  privateTargets: boolean;
 }
 
 export interface ConnectionSettings {
@@ -665,6 +688,10 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
       callTimeoutMs: positiveInteger(values, 'sdkBotTimeoutSeconds') * 1000,
       internet: onOff(values, 'sdkBotInternet'),
       privateTargets: addressList(values, 'sdkBotPrivateTargets'),
+    },
+    devBots: {
+      tunnel: onOff(values, 'devTunnel'),
+      privateTargets: onOff(values, 'devBotPrivateTargets'),
     },
     botFetch: {
       internet: onOff(values, 'botFetch'),

@@ -128,6 +128,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       rateLimits: config.rateLimits && { ...config.rateLimits, redis: limiterRedis },
       connections: { ...config.connections, maxConnections: budget.maxConnections },
       trustProxy: proxyTrust(config.trustProxy),
+      devTunnel: config.devBots.tunnel,
     });
     logConnectionLimits(app, config, budget);
     reportBusError = (err) =>
@@ -180,6 +181,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       waitingTurns: config.engineWaitingTurns,
       metrics,
       botFetch: config.botFetch,
+      devBotPrivateTargets: config.devBots.privateTargets,
       sdkBots: {
         ...config.sdkBots,
         bundlesDir: path.join(config.dataDir, 'sdk-bots'),

@@ -19,6 +19,7 @@ const NOT_OPERATIONS: { path: RegExp; why: string }[] = [
   { path: /^\/$/, why: 'a redirection to the console' },
   { path: /^\/webchat\/v1\//, why: "the webchat's embed script and its assets" },
   { path: /^\/s\/:_$/, why: "the webchat's share page" },
+  { path: /^\/dev-tunnel\/:_$/, why: "`bp dev`'s tunnel, a WebSocket of the CLI's tunnel protocol" },
 ];
 
 /** A path with its parameters' names left out: `{id}` in OpenAPI is `:id` in Fastify, and `{*}` is `*`. */

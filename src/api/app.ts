@@ -24,6 +24,7 @@ import { webchatAssets } from './webchat/assets.ts';
 import { filesApi } from './files/index.ts';
 import { tablesApi } from './tables/index.ts';
 import { webhookIngressApi } from './webhooks/index.ts';
+import { devTunnelRoutes } from './dev-tunnel.ts';
 import { limitRequests } from './rate-limits.ts';
 import type { RateLimits } from './rate-limits.ts';
 import { boundConnections, Refusals, serverOptions } from './connections.ts';
@@ -59,6 +60,8 @@ export interface AppOptions {
   connections: ConnectionLimits;
   /** The reverse proxies whose `X-Forwarded-For` is believed; undefined: none. */
   trustProxy?: ProxyTrust | undefined;
+  /** `bp dev` may open its tunnel here (PARLEY_DEV_TUNNEL). */
+  devTunnel?: boolean;
 }
 
 /** Every API on one Fastify instance; the caller decides where it listens. */
@@ -197,6 +200,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (rateLimits) await limitRequests(ingress, rateLimits, 'webhook');
     await ingress.register(webhookIngressApi, { prefix: '/webhooks/:webhookId' });
   });
+  if (options.devTunnel) await app.register((tunnel) => devTunnelRoutes(tunnel, options.domain.devTunnels));
   await app.register(webchatAssets);
   await app.register(consoleRoutes);
   return app;

@@ -26,6 +26,7 @@ import { BotLogs } from './bots/bot-logs.ts';
 import { Bots } from './bots/bots.ts';
 import { ChannelSends } from './integrations/channel-sends.ts';
 import { IntegrationHostSlot } from './integrations/host.ts';
+import { DevTunnels } from './bots/dev-tunnels.ts';
 import { SdkRuntimeSlot } from './bots/bot-code.ts';
 import type { PackageCheck } from './bots/bot-code.ts';
 import { Installations } from './integrations/installations.ts';
@@ -85,6 +86,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   plugins: Plugins;
   installations: Installations;
   integrationHost: IntegrationHostSlot;
+  /** The tunnels `bp dev` opened to this process, through which dev bots are called. */
+  devTunnels: DevTunnels;
   /** Whether SDK bundles run here (the engine says). */
   sdkRuntime: SdkRuntimeSlot;
   proactive: ProactiveCreation;
@@ -251,6 +254,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     plugins,
     installations,
     integrationHost,
+    devTunnels: new DevTunnels(),
     proactive: new ProactiveCreation(installations, integrations, conversations, users, integrationHost),
     channelSends,
     botKeys: new BotKeys(db, caches, store.sql),

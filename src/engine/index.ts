@@ -20,6 +20,7 @@ import { BotSchedules } from './bot-schedules.ts';
 import { BundleHost } from './sdk-bots/bundle-host.ts';
 import type { BundleHostOptions } from './sdk-bots/bundle-host.ts';
 import { SdkBots } from './sdk-bots/sdk-bots.ts';
+import { DevBotCalls } from './sdk-bots/dev-bot-calls.ts';
 import { SdkIntegrations } from './sdk-bots/sdk-integrations.ts';
 import { ChannelSender } from './channel-sender.ts';
 import { TableComputer } from './table-computer.ts';
@@ -44,6 +45,8 @@ export interface EngineOptions {
   sdkBots: BundleHostOptions;
   /** Where Parley bots' `fetch` may go. */
   botFetch: BotTargets;
+  /** A dev bot's `url` may be a non-public address (PARLEY_DEV_BOT_PRIVATE_TARGETS). */
+  devBotPrivateTargets: boolean;
 }
 
 /**
@@ -93,7 +96,10 @@ export class Engine implements BotActionRunner {
       process: (row, place) => this.process(row, place),
     });
     this.bundles = new BundleHost(domain, log, options.sdkBots);
-    this.sdkBots = new SdkBots(domain, this.bundles);
+    this.sdkBots = new SdkBots(domain, this.bundles, {
+      calls: new DevBotCalls(domain.devTunnels, { allowPrivate: options.devBotPrivateTargets }),
+      callTimeoutMs: options.sdkBots.callTimeoutMs,
+    });
     this.sdkIntegrations = new SdkIntegrations(domain, this.bundles);
     this.channelSender = new ChannelSender(domain, log, (send) => this.sdkIntegrations.sendToChannel(send));
     domain.integrationHost.use(this.sdkIntegrations);

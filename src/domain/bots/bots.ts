@@ -69,6 +69,19 @@ export interface RuntimeBot {
   recurringEvents: MapOf<Static<typeof RecurringEventDefinition>>;
   /** The definition's actions (an SDK bot's, which its handler runs for `action_triggered`). */
   actions: MapOf<Static<typeof ActionDefinition>>;
+  /**
+   * A dev bot's `url` (what `bp dev` sets): its developer's own process, called there instead of any
+   * code. Undefined for other bots, whose `url` is only kept.
+   */
+  devUrl: string | undefined;
+}
+
+/** What tells a runtime whether a bot is its own and whether it changed since it was read. */
+export interface RuntimeStamp {
+  runtime: string | null;
+  updatedAt: string;
+  /** A dev bot (`bp dev`'s), called at its `url` when it has one. */
+  dev: boolean;
 }
 
 /** Everything of a bot that is kept as one JSON document. */
@@ -267,7 +280,9 @@ export class Bots {
       ...(body.maxExecutionTime !== undefined && { maxExecutionTime: body.maxExecutionTime }),
       ...(body.url !== undefined && { url: body.url }),
     };
-    const runtime = this.sdkRuntime.runtimeOf(body.code ?? null);
+    // A dev bot with a `url` is an SDK bot whose handler runs in its developer's process.
+    const runtime =
+      this.sdkRuntime.runtimeOf(body.code ?? null) ?? (body.dev && body.url ? SDK_RUNTIME : null);
     const row: Row<'bots'> = {
       id,
       workspace_id: actor.workspaceId,
@@ -325,10 +340,15 @@ export class Bots {
     const current = await this.requireRow(actor, botId);
     const def = JSON.parse(current.definition) as Definition;
     const now = nowIso();
-    const runtime = body.code === undefined ? current.runtime : this.sdkRuntime.runtimeOf(body.code);
+    // `bp dev` deploys a dev bot as `bp deploy` an SDK bundle, its code being the `url`'s.
+    const devDeploy = current.dev === 1 && typeof body.url === 'string';
+    const runtime =
+      body.code !== undefined
+        ? this.sdkRuntime.runtimeOf(body.code)
+        : (current.runtime ?? (devDeploy ? SDK_RUNTIME : null));
     const llm = applyLlmAliases(def.llmAliases ?? {}, body.integrations ?? {}, {
       now,
-      deploy: body.code !== undefined && runtime === SDK_RUNTIME,
+      deploy: (body.code !== undefined && runtime === SDK_RUNTIME) || devDeploy,
     });
     await this.refuseTakenAliases(botId, llm.added);
     const next: Definition = {
@@ -385,12 +405,13 @@ export class Bots {
       await trx.updateTable('bots').set(row).where('id', '=', botId).execute();
       await applyTagChanges(trx, botId, body.tags ?? {});
       return this.updateIntegrations(trx, { id: botId, workspaceId: actor.workspaceId }, llm.others, {
-        keepChat: body.code !== undefined && row.runtime === SDK_RUNTIME,
+        keepChat: (body.code !== undefined && row.runtime === SDK_RUNTIME) || devDeploy,
         keyedBy,
       });
     });
     this.caches.botChanged(botId);
-    if (body.code !== undefined) this.deployed(botId);
+    // A dev bot's new `url` is a deploy of its code too: its handler is sent `register` there.
+    if (body.code !== undefined || devDeploy) this.deployed(botId);
     this.installations.changed(installed);
     return this.toBot(row, true, keyedBy);
   }
@@ -469,8 +490,8 @@ export class Bots {
   /**
    * The built-in chat channel can be disabled, and its configuration (given whole, as the hosted API
    * replaces an integration's configuration) sets its key mode, the origins browsers may call it from
-   * and the look of its webchat. `keepChat`: a `bp deploy` sends null for every integration its project
-   * does not declare, and the chat channel is built in, not declared, so the deploy of an SDK bundle
+   * and the look of its webchat. `keepChat`: a `bp deploy` (or `bp dev`) sends null for every integration
+   * its project does not declare, and the chat channel is built in, not declared, so the deploy of an SDK bundle
    * does not disable it (`enabled: false` does). Every other key is an installation (by alias, or by
    * integration id: `keyedBy`), installed, changed or (null) uninstalled.
    */
@@ -512,16 +533,15 @@ export class Bots {
   }
 
   /** When the bot last changed, and whether a runtime here runs its code: cheap, for caches. */
-  async runtimeStamp(botId: string): Promise<{ runtime: string | null; updatedAt: string } | undefined> {
-    const cached = this.caches.botStamps.get(botId) as
-      { runtime: string | null; updatedAt: string } | undefined;
+  async runtimeStamp(botId: string): Promise<RuntimeStamp | undefined> {
+    const cached = this.caches.botStamps.get(botId) as RuntimeStamp | undefined;
     if (cached) return cached;
     const row = await this.db
       .selectFrom('bots')
-      .select(['runtime', 'updated_at'])
+      .select(['runtime', 'updated_at', 'dev'])
       .where('id', '=', botId)
       .executeTakeFirst();
-    const stamp = row && { runtime: row.runtime, updatedAt: row.updated_at };
+    const stamp = row && { runtime: row.runtime, updatedAt: row.updated_at, dev: row.dev === 1 };
     if (stamp) this.caches.botStamps.set(botId, stamp);
     return stamp;
   }
@@ -544,6 +564,7 @@ export class Bots {
       maxExecutionTime: def.maxExecutionTime,
       recurringEvents: def.recurringEvents,
       actions: def.actions,
+      devUrl: row.dev === 1 ? def.url : undefined,
     };
   }
 

@@ -193,11 +193,7 @@ export class BundleHost {
   /** A call whose answer must be a success: a 5xx may pass (it is thrown to be tried again), a 4xx is final. */
   async invoke(hosted: Hosted, request: BundleRequest): Promise<BundleResponse> {
     const response = await this.call(hosted, request);
-    const who = hosted.integration === undefined ? 'the bot' : 'the integration';
-    if (response.status >= 500) throw new Error(`${who} answered ${response.status}: ${errorOf(response)}`);
-    if (response.status >= 400)
-      throw new BundleCallFailure(`${who} answered ${response.status}: ${errorOf(response)}`);
-    return response;
+    return succeeded(response, hosted.integration === undefined ? 'the bot' : 'the integration');
   }
 
   /**
@@ -212,15 +208,7 @@ export class BundleHost {
     input: JsonObject,
     label = name,
   ): Promise<JsonObject> {
-    let response: BundleResponse;
-    try {
-      response = await this.invoke(hosted, bundleRequest(headers, JSON.stringify({ type: name, input })));
-    } catch (err) {
-      throw callError(err, `The action "${label}" failed`);
-    }
-    const output = outputOf(response.body);
-    if (!output) throw new ApiError('Runtime', `The action "${label}" answered no output object`);
-    return output;
+    return actionOutput((request) => this.invoke(hosted, request), headers, name, input, label);
   }
 
   /**
@@ -442,6 +430,36 @@ function egressSummary(egress: EgressPolicy | undefined): string {
   if (!egress) return "none (this server's API only)";
   const allowed = egress.allowed.length > 0 ? ` and ${egress.allowed.length} private target(s)` : '';
   return `${egress.internet ? 'the public internet' : 'no internet'}${allowed}`;
+}
+
+/** `response` if it is a success: a 5xx may pass (it is thrown to be tried again), a 4xx is final. */
+export function succeeded(response: BundleResponse, who: string): BundleResponse {
+  if (response.status >= 500) throw new Error(`${who} answered ${response.status}: ${errorOf(response)}`);
+  if (response.status >= 400)
+    throw new BundleCallFailure(`${who} answered ${response.status}: ${errorOf(response)}`);
+  return response;
+}
+
+/**
+ * `action_triggered` through `invoke` (a bundle's process, or a dev bot's): the answer's `output` object
+ * is the action's result; `label` names the action in errors.
+ */
+export async function actionOutput(
+  invoke: (request: BundleRequest) => Promise<BundleResponse>,
+  headers: Record<string, string>,
+  name: string,
+  input: JsonObject,
+  label = name,
+): Promise<JsonObject> {
+  let response: BundleResponse;
+  try {
+    response = await invoke(bundleRequest(headers, JSON.stringify({ type: name, input })));
+  } catch (err) {
+    throw callError(err, `The action "${label}" failed`);
+  }
+  const output = outputOf(response.body);
+  if (!output) throw new ApiError('Runtime', `The action "${label}" answered no output object`);
+  return output;
 }
 
 /** A failed call as its API caller is told: a time-out, else what the bundle did (`otherwise`). */

@@ -1,7 +1,8 @@
 /**
  * Runs bots deployed as `@botpress/sdk` bundles (what `bp deploy` uploads) in processes of the bundle
  * host, called with the hosted platform's invocation contract (`x-bp-operation`, `x-bp-type`,
- * `x-bp-configuration`, `x-bot-id`).
+ * `x-bp-configuration`, `x-bot-id`); and dev bots (`bp dev`'s) with the same contract in their
+ * developer's process (`dev-bot-calls.ts`).
  */
 import { codeVersion, SDK_RUNTIME } from '../../domain/bots/bot-code.ts';
 import type { RuntimeBot } from '../../domain/bots/bots.ts';
@@ -15,14 +16,26 @@ import { FINISHED_STATUSES } from '../../domain/runtime/workflows.ts';
 import type { Schedule } from '../bot-schedules.ts';
 import { unlessMissing } from '../../domain/shared/errors.ts';
 import { reasonOf } from '../failures.ts';
-import type { BundleResponse } from './bot-process.ts';
-import { bundleRequest, invocationHeaders, secretsEnv } from './bundle-host.ts';
+import type { BundleRequest, BundleResponse } from './bot-process.ts';
+import { actionOutput, bundleRequest, invocationHeaders, secretsEnv, succeeded } from './bundle-host.ts';
 import type { BundleHost, Hosted } from './bundle-host.ts';
+import type { DevBotCalls } from './dev-bot-calls.ts';
 
-/** A bot as its process runs it: what is read once per deploy (its code goes to its bundle file). */
+/**
+ * A bot as it is run: what is read once per deploy. A bundle's code goes to its file, which a process
+ * of the host runs; a dev bot runs in its developer's process, at its `url`.
+ */
 interface SdkBot {
   bot: Omit<RuntimeBot, 'code'>;
-  hosted: Hosted;
+  runs: { kind: 'bundle'; hosted: Hosted } | { kind: 'dev'; url: string; callTimeoutMs: number };
+  /** Names what runs: the bundle's version, or the dev bot's url. */
+  versionId: string;
+}
+
+export interface DevBots {
+  calls: DevBotCalls;
+  /** The longest a call may take, whatever the bot asks for (the bundles' limit). */
+  callTimeoutMs: number;
 }
 
 /** How long the output of an action its definition calls `cacheable` answers the same input. */
@@ -34,6 +47,7 @@ export class SdkBots {
   constructor(
     private readonly domain: Domain,
     private readonly host: BundleHost,
+    private readonly dev: DevBots,
   ) {}
 
   /** One queued event, delivered to the bot's handler: `event_received` with the hosted event. */
@@ -57,7 +71,7 @@ export class SdkBots {
       if (!sdkBot || this.host.isClosed) return;
       const webhookUrl = await this.domain.botWebhooks.urlOf(botId);
       await this.invoke(sdkBot, 'register', 'register', JSON.stringify({ webhookUrl }));
-      this.host.botLog(botId, { level: 'info', message: `registered version ${sdkBot.hosted.versionId}` });
+      this.host.botLog(botId, { level: 'info', message: `registered ${sdkBot.versionId}` });
     } catch (err) {
       this.host.botLog(botId, { level: 'error', message: `register failed: ${reasonOf(err)}` });
     }
@@ -72,7 +86,7 @@ export class SdkBots {
     const definition = sdkBot?.bot.actions[name];
     if (!sdkBot || !definition) return undefined;
     return {
-      versionId: `${sdkBot.hosted.versionId}@${sdkBot.bot.updatedAt}`,
+      versionId: `${sdkBot.versionId}@${sdkBot.bot.updatedAt}`,
       input: definition.input.schema,
       output: definition.output.schema,
       ...(definition.cacheable && { cacheable: { ttlSeconds: ACTION_CACHE_TTL_SECONDS } }),
@@ -81,8 +95,8 @@ export class SdkBots {
   }
 
   private runAction(sdkBot: SdkBot, name: string, input: JsonObject): Promise<JsonObject> {
-    return this.host.runAction(
-      sdkBot.hosted,
+    return actionOutput(
+      (request) => this.call(sdkBot, request),
       this.headers(sdkBot, 'action_triggered', 'action_triggered'),
       name,
       input,
@@ -102,7 +116,14 @@ export class SdkBots {
   }
 
   private invoke(sdkBot: SdkBot, operation: string, type: string, body: string): Promise<BundleResponse> {
-    return this.host.invoke(sdkBot.hosted, bundleRequest(this.headers(sdkBot, operation, type), body));
+    return this.call(sdkBot, bundleRequest(this.headers(sdkBot, operation, type), body));
+  }
+
+  /** A call whose answer must be a success (a 5xx is tried again, a 4xx is final), wherever the bot runs. */
+  private async call(sdkBot: SdkBot, request: BundleRequest): Promise<BundleResponse> {
+    const { runs } = sdkBot;
+    if (runs.kind === 'bundle') return this.host.invoke(runs.hosted, request);
+    return succeeded(await this.dev.calls.call(runs.url, request, runs.callTimeoutMs), 'the dev bot');
   }
 
   private headers(sdkBot: SdkBot, operation: string, type: string): Record<string, string> {
@@ -114,15 +135,26 @@ export class SdkBots {
     });
   }
 
-  /** The bot of an event, if it is an SDK bot: read in full once per deploy. */
+  /** The bot of an event, if it is an SDK bot or a dev bot: read in full once per deploy. */
   private async load(botId: string): Promise<SdkBot | undefined> {
     const stamp = await this.domain.bots.runtimeStamp(botId);
-    if (stamp?.runtime !== SDK_RUNTIME) return undefined;
+    if (stamp?.runtime !== SDK_RUNTIME && !stamp?.dev) return undefined;
     const hit = this.bots.get(botId);
     if (hit && hit.updatedAt === stamp.updatedAt) return hit.sdkBot;
     const bot = await this.domain.bots.forRuntime(botId);
-    if (!bot || bot.runtime !== SDK_RUNTIME || bot.code === null) return undefined;
+    if (!bot) return undefined;
     const { code, ...rest } = bot;
+    if (bot.devUrl !== undefined) {
+      const callTimeoutMs = Math.min((bot.maxExecutionTime ?? Infinity) * 1000, this.dev.callTimeoutMs);
+      const sdkBot: SdkBot = {
+        bot: rest,
+        runs: { kind: 'dev', url: bot.devUrl, callTimeoutMs },
+        versionId: `dev bot at ${bot.devUrl}`,
+      };
+      this.bots.set(botId, { updatedAt: bot.updatedAt, sdkBot });
+      return sdkBot;
+    }
+    if (bot.runtime !== SDK_RUNTIME || code === null) return undefined;
     const versionId = codeVersion(botId, code);
     const hosted: Hosted = {
       key: botId,
@@ -134,7 +166,7 @@ export class SdkBots {
       ...(bot.maxExecutionTime !== undefined && { callTimeoutMs: bot.maxExecutionTime * 1000 }),
       logPrefix: '',
     };
-    const sdkBot: SdkBot = { bot: rest, hosted };
+    const sdkBot: SdkBot = { bot: rest, runs: { kind: 'bundle', hosted }, versionId: `version ${versionId}` };
     this.bots.set(botId, { updatedAt: bot.updatedAt, sdkBot });
     return sdkBot;
   }
