@@ -112,6 +112,12 @@ export interface Store {
   sql: StoreSql;
   /** What the store said while it opened, for the server's log (the vector index it could not load). */
   notices: readonly string[];
+  /**
+   * How long the first request waiting for a connection of its own has waited, in milliseconds (0: none
+   * waits; always on SQLite, whose writes wait at its one writer instead): what admission refuses new
+   * work by before it joins the line.
+   */
+  requestLineWaitMs(): number;
   /** Throws when the database cannot answer a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -130,7 +136,7 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
   const onError = hooks.onError ?? (() => {});
   const log = statementLog(hooks.onStatement);
   const notices: string[] = [];
-  const { db, turnDb, vectorIndex } =
+  const { db, turnDb, vectorIndex, requestLineWaitMs } =
     config.kind === 'sqlite'
       ? openSqlite(config, log, notices, hooks.onStatement)
       : openPostgres(config, onError, log);
@@ -143,6 +149,7 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
     turnDb,
     sql: config.kind === 'sqlite' ? sqliteSql(vectorIndex) : postgresSql(vectorIndex),
     notices,
+    requestLineWaitMs,
     ping: async () => {
       if (health) await health.query('select 1');
       else await sql`select 1`.execute(db);
@@ -228,16 +235,20 @@ function statementLog(onStatement: ((sql: string) => void) | undefined): KyselyL
 }
 
 /** The SQLite database, and its vector index: sqlite-vec's where it loads. */
+/** The store's connections: for requests, for turns, and what requests wait for a connection. */
+interface Lanes {
+  db: Db;
+  turnDb: Db;
+  vectorIndex: VectorIndex;
+  requestLineWaitMs: () => number;
+}
+
 function openSqlite(
   config: Extract<StoreConfig, { kind: 'sqlite' }>,
   log: KyselyLog,
   notices: string[],
   onStatement?: (sql: string) => void,
-): {
-  db: Db;
-  turnDb: Db;
-  vectorIndex: VectorIndex;
-} {
+): Lanes {
   const { file } = config;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new SqliteDatabase(file);
@@ -261,14 +272,14 @@ function openSqlite(
   const extension = config.vectorIndex === 'exact' ? undefined : sqliteVecPath(config, notices);
   const vecLoaded =
     extension !== undefined && loadSqliteVec(database, extension, (notice) => notices.push(notice));
-  return { db, turnDb: db, vectorIndex: sqliteVectorIndex(vecLoaded) };
+  return { db, turnDb: db, vectorIndex: sqliteVectorIndex(vecLoaded), requestLineWaitMs: () => 0 };
 }
 
 function openPostgres(
   config: Extract<StoreConfig, { kind: 'postgres' }>,
   onError: StoreErrorReporter,
   log: KyselyLog,
-): { db: Db; turnDb: Db; vectorIndex: VectorIndex } {
+): Lanes {
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolSize,
@@ -289,10 +300,12 @@ function openPostgres(
   const named = namedStatementPool(pool);
   const kysely = (lanePool: PostgresPool) =>
     new Kysely<Database>({ dialect: new PostgresDialect({ pool: lanePool }), ...(log && { log }) });
+  const requests = cappedPool(named, requestConnections(config.poolSize));
   return {
-    db: kysely(cappedPool(named, requestConnections(config.poolSize))),
+    db: kysely(requests.pool),
     turnDb: kysely(sharedPool(named)),
     vectorIndex: config.vectorIndex === 'exact' ? EXACT_VECTORS : POSTGRES_SIGNATURE_SCAN,
+    requestLineWaitMs: requests.lineWaitMs,
   };
 }
 

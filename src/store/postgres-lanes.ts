@@ -20,26 +20,33 @@ export function requestConnections(poolSize: number): number {
   return poolSize - Math.max(1, Math.floor(poolSize * TURN_SHARE));
 }
 
+/** A pool whose callers past its cap wait in a line: how long the first in it has waited. */
+export interface CappedPool {
+  pool: PostgresPool;
+  /** Milliseconds the first caller in line has waited for a connection (0: nobody waits). */
+  lineWaitMs(): number;
+}
+
 /** `pool`, of which at most `max` connections are checked out at once; callers past it wait in order. */
-export function cappedPool(pool: PostgresPool, max: number): PostgresPool {
+export function cappedPool(pool: PostgresPool, max: number): CappedPool {
   let out = 0;
-  const waiting: (() => void)[] = [];
+  const waiting: { admit: () => void; since: number }[] = [];
   const admitted = (): Promise<void> | undefined => {
     if (out < max) {
       out++;
       return undefined;
     }
-    return new Promise((admit) => waiting.push(admit));
+    return new Promise((admit) => waiting.push({ admit, since: Date.now() }));
   };
   // The one who leaves hands its place to the first in line, so `out` counts both.
   const leave = () => {
     const next = waiting.shift();
-    if (next) next();
+    if (next) next.admit();
     else out--;
   };
   // One wrapper per connection, so that Kysely sees the same connection each time it is checked out.
   const wrappers = new WeakMap<PostgresPoolClient, PostgresPoolClient>();
-  return {
+  const capped: PostgresPool = {
     connect: async () => {
       await admitted();
       let client: PostgresPoolClient;
@@ -65,6 +72,11 @@ export function cappedPool(pool: PostgresPool, max: number): PostgresPool {
     },
     end: () => pool.end(),
   };
+  const lineWaitMs = () => {
+    const first = waiting[0];
+    return first ? Date.now() - first.since : 0;
+  };
+  return { pool: capped, lineWaitMs };
 }
 
 /** `pool` for a second user that must not end it: the pool's owner does. */
