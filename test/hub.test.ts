@@ -126,6 +126,83 @@ for (const store of await testStores()) {
       assert.equal((await operator.getBot({ id: bot.id })).bot.integrations.chat?.version, '1.0.0');
     });
 
+    test('the built-in interfaces: every lookup finds hitl 2.1.0 and llm 11.0.0, as the built-in integrations declare them', async () => {
+      // The hub's lookups (`bp add hitl`), the workspace's (the CLI's first), by id and by name.
+      const hitl = (await stranger.getPublicInterface({ name: 'hitl', version: 'latest' })).interface;
+      const declared = (await stranger.getPublicIntegration({ name: 'hitl', version: '2.1.0' })).integration
+        .interfaces.hitl;
+      assert.deepEqual([hitl.id, hitl.version, hitl.public], [declared?.id, '2.1.0', true]);
+      assert.deepEqual(
+        [
+          Object.keys(hitl.entities),
+          Object.keys(hitl.actions),
+          Object.keys(hitl.events),
+          Object.keys(hitl.channels),
+        ],
+        [['hitlSession'], ['createUser', 'startHitl', 'stopHitl'], ['hitlAssigned', 'hitlStopped'], ['hitl']],
+      );
+      assert.deepEqual(Object.keys(hitl.channels.hitl?.messages ?? {}), [
+        'text',
+        'image',
+        'audio',
+        'video',
+        'file',
+        'bloc',
+      ]);
+      const llm = (await stranger.getPublicInterfaceById({ id: 'llm@11.0.0' })).interface;
+      assert.deepEqual(
+        [llm.name, Object.keys(llm.entities), Object.keys(llm.actions)],
+        ['llm', ['modelRef'], ['generateContent', 'listLanguageModels']],
+      );
+      assert.equal((await stranger.getInterface({ id: 'hitl@2.1.0' })).interface.name, 'hitl');
+      assert.equal(
+        (await stranger.getInterfaceByName({ name: 'llm', version: '>=11.0.0 <12.0.0' })).interface.id,
+        'llm@11.0.0',
+        'a range as the SDK’s allWithinMajorOf writes it',
+      );
+      assert.equal(
+        (await failure(stranger.getPublicInterface({ name: 'hitl', version: '3.0.0' }))).type,
+        'ResourceNotFound',
+      );
+      const listed = (await stranger.listPublicInterfaces({})).interfaces.map((i) => i.id);
+      assert.ok(listed.includes('hitl@2.1.0') && listed.includes('llm@11.0.0'), 'both are listed');
+      assert.deepEqual(
+        (await stranger.listPublicInterfaces({ name: 'llm' })).interfaces.map((i) => i.id),
+        ['llm@11.0.0'],
+      );
+
+      // A plugin depends on them, and an integration implements them, from any workspace.
+      const { plugin } = await stranger.createPlugin({
+        name: unique('hitl-plugin').toLowerCase(),
+        version: '1.0.0',
+        code: { node: 'module.exports = {}', browser: 'export default {}' },
+        dependencies: { interfaces: { hitl: { name: 'hitl', version: '>=2.0.0 <3.0.0' } }, integrations: {} },
+      });
+      assert.deepEqual(plugin.dependencies.interfaces.hitl, {
+        id: 'hitl@2.1.0',
+        name: 'hitl',
+        version: '2.1.0',
+      });
+      const { integration } = await stranger.createIntegration({
+        name: unique('zendesk').toLowerCase(),
+        version: '1.0.0',
+        interfaces: { hitl: { id: 'hitl@2.1.0', entities: {}, actions: {}, events: {}, channels: {} } },
+      });
+      assert.equal(integration.interfaces.hitl?.version, '2.1.0');
+
+      // Their names are taken, and a built-in is no workspace's to change.
+      for (const name of ['hitl', 'llm'])
+        assert.equal(
+          (await failure(developer.createInterface({ name, version: '99.0.0' }))).type,
+          'AlreadyExists',
+          `${name} is a built-in's name`,
+        );
+      assert.equal(
+        (await failure(operator.updateInterface({ id: 'hitl@2.1.0', title: 'mine' }))).type,
+        'ResourceNotFound',
+      );
+    });
+
     test('a bot of another workspace installs an integration once it is published, by alias as CLI 7 does', async () => {
       const name = unique('slack').toLowerCase();
       const { integration } = await developer.createIntegration({ name, version: '1.0.0' });

@@ -36,6 +36,7 @@ import { Publishing } from './integrations/publishing.ts';
 import { Interfaces } from './packages/interfaces.ts';
 import { PackageStore } from './packages/package-store.ts';
 import { Plugins } from './packages/plugins.ts';
+import type { DependencyLookup } from './packages/plugins.ts';
 import { Operator } from './workspace/operator.ts';
 import { Conversations } from './runtime/conversations.ts';
 import { Events } from './runtime/events.ts';
@@ -209,12 +210,10 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   const sdkRuntime = new SdkRuntimeSlot(options.checkPackage);
   const publishing = new Publishing(new Operator(db));
   const interfaces = new Interfaces(new PackageStore(db, 'interface', 'Interface', publishing));
-  const integrations = new Integrations(db, sdkRuntime, publishing, interfaces.store);
+  const interfacesVisibleTo: DependencyLookup = (workspaceId, ref) => interfaces.visibleTo(workspaceId, ref);
+  const integrations = new Integrations(db, sdkRuntime, publishing, interfacesVisibleTo);
   const plugins = new Plugins(new PackageStore(db, 'plugin', 'Plugin', publishing), {
-    interfaces: async (workspaceId, ref) => {
-      const row = await interfaces.store.visibleTo(workspaceId, ref);
-      return row && { id: row.id, name: row.name, version: row.version };
-    },
+    interfaces: interfacesVisibleTo,
     integrations: (workspaceId, ref) => integrations.visibleTo(workspaceId, ref),
   });
   const integrationHost = new IntegrationHostSlot();

@@ -21,7 +21,6 @@ import type { TestServer } from '../helpers/server.ts';
 import { testStores } from '../helpers/stores.ts';
 import { CLI7_HEADERS } from '../replays/cli7-deploy-bot.ts';
 import {
-  HITL_INTERFACE,
   PLUGIN,
   cli7CreatePluginBody,
   cli7UpdatePluginBotBody,
@@ -151,8 +150,8 @@ for (const store of stores) {
         t = await startTestServer(store, { sdkBotTimeoutSeconds: '20' });
         const cli = t.client({ headers: CLI7_HEADERS });
 
-        // bp deploy of upstream's hitl interface, then of the plugin project.
-        const hitlInterface = (await cli.createInterface({ ...HITL_INTERFACE })).interface;
+        // The plugin project: bp add hitl (the hub's built-in interface), then bp deploy.
+        const hitlInterface = (await cli.getPublicInterface({ name: 'hitl', version: 'latest' })).interface;
         const created = (
           await cli.createPlugin(
             cli7CreatePluginBody({ node: pluginCode, browser: pluginBrowserCode }, hitlInterface),

@@ -36,30 +36,6 @@
 /** The plugin's name and version (`plugin.definition.ts`). */
 export const PLUGIN = { name: 'greeter', version: '0.1.0' } as const;
 
-/** The hitl interface as upstream's `interfaces/hitl` project deploys it (its actions, events, entities, channel). */
-export const HITL_INTERFACE = {
-  name: 'hitl',
-  version: '2.1.0',
-  entities: { hitlSession: { schema: { type: 'object' } } },
-  actions: {
-    createUser: {
-      input: {
-        schema: {
-          type: 'object',
-          properties: { name: { type: 'string' }, pictureUrl: { type: 'string' }, email: { type: 'string' } },
-        },
-      },
-      output: {
-        schema: { type: 'object', properties: { userId: { type: 'string' } }, required: ['userId'] },
-      },
-    },
-    startHitl: { input: { schema: { type: 'object' } }, output: { schema: { type: 'object' } } },
-    stopHitl: { input: { schema: { type: 'object' } }, output: { schema: { type: 'object' } } },
-  },
-  events: { hitlAssigned: { schema: { type: 'object' } }, hitlStopped: { schema: { type: 'object' } } },
-  channels: { hitl: { messages: { text: { schema: { type: 'object' } } } } },
-} as const;
-
 /**
  * `createPlugin`'s body for the plugin of `plugin.definition.ts`:
  *

@@ -47,8 +47,7 @@ interface BuiltIn {
  * A built-in's declaration of an interface it implements under the interface's own names, as a
  * definition's `.addPlugin(...)` reads it to wire a plugin's interface to the bot's installation (each
  * entity, action, event and channel of the interface to the integration's of that name). The interface
- * is named by a built-in's kind of id (`<name>@<version>`): the hub holds it only when a workspace
- * deploys it (upstream's `interfaces/` project).
+ * is named by its built-in interface's id (`built-in-interfaces.ts`), which every hub lookup finds.
  */
 function implementing(
   name: string,

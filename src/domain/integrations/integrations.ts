@@ -14,8 +14,7 @@ import { nowIso } from '../shared/time.ts';
 import { newSigningSecret } from '../webhooks/signatures.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { requireRole } from '../workspace/roles.ts';
-import type { PackageStore } from '../packages/package-store.ts';
-import type { DependencyRef, ResolvedRef } from '../packages/plugins.ts';
+import type { DependencyLookup, DependencyRef, ResolvedRef } from '../packages/plugins.ts';
 import { resolveVersion } from '../shared/versions.ts';
 import { builtInIntegrations, isBuiltInName } from './built-ins.ts';
 import { isPublished } from './publishing.ts';
@@ -82,12 +81,12 @@ export class Integrations {
     private readonly db: Db,
     private readonly sdkRuntime: SdkRuntimeSlot,
     private readonly publishing: Publishing,
-    /** The interfaces an integration may declare it implements. */
-    private readonly interfaces: PackageStore,
+    /** Finds the interfaces an integration may declare it implements. */
+    private readonly interfacesVisibleTo: DependencyLookup,
   ) {}
 
   /**
-   * The interfaces a definition says it implements, each found (the workspace's, or published) and
+   * The interfaces a definition says it implements, each found (the workspace's, published, built-in) and
    * kept with its name and version; 400 naming the entry whose interface is not found.
    */
   private async withInterfaces<T extends { interfaces?: Record<string, JsonObject | null> }>(
@@ -106,7 +105,7 @@ export class Integrations {
         const value = entry[part];
         if (typeof value === 'string' && value !== '') ref[part] = value;
       }
-      const found = await this.interfaces.visibleTo(workspaceId, ref);
+      const found = await this.interfacesVisibleTo(workspaceId, ref);
       if (!found) {
         const what = ref.id ?? `${ref.name ?? '?'}@${ref.version ?? '?'}`;
         throw invalidPayload(`interfaces.${key}.id: no interface ${what} in the workspace or the hub`);

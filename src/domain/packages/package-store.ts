@@ -154,12 +154,17 @@ export class PackageStore {
 
   /** One of the workspace's own by name, at a version, `latest` or a range (the highest it accepts). */
   async getByName(actor: WorkspaceActor, name: string, version: string): Promise<PackageRow> {
-    const row = resolveVersion(
+    const row = await this.findByName(actor, name, version);
+    if (!row) throw notFound(this.label, `${name}@${version}`);
+    return row;
+  }
+
+  /** As `getByName`, undefined when the workspace has none. */
+  async findByName(actor: WorkspaceActor, name: string, version: string): Promise<PackageRow | undefined> {
+    return resolveVersion(
       await this.of().where('workspace_id', '=', actor.workspaceId).where('name', '=', name).execute(),
       version,
     );
-    if (!row) throw notFound(this.label, `${name}@${version}`);
-    return row;
   }
 
   async list(actor: WorkspaceActor, query: ListPackagesQuery): Promise<Page<PackageRow>> {
@@ -181,12 +186,14 @@ export class PackageStore {
 
   /** A published one by name, at a version, `latest` or a range. */
   async publishedByName(name: string, version: string): Promise<PackageRow> {
-    const row = resolveVersion(
-      await this.of().where('name', '=', name).where('visibility', '<>', 'private').execute(),
-      version,
-    );
+    const row = resolveVersion(await this.publishedNamed(name), version);
     if (!row) throw notFound(this.label, `${name}@${version}`);
     return row;
+  }
+
+  /** The published ones of a name, at every version. */
+  publishedNamed(name: string): Promise<PackageRow[]> {
+    return this.of().where('name', '=', name).where('visibility', '<>', 'private').execute();
   }
 
   /** The hub's listing: the published ones that are listed (`public`, not `unlisted`). */
