@@ -38,6 +38,7 @@ import * as vectorSignatures from './migrations/0030_vector_signatures.ts';
 import * as hub from './migrations/0031_hub.ts';
 import * as installationAliases from './migrations/0032_installation_aliases.ts';
 import * as workflowUpdates from './migrations/0033_workflow_updates.ts';
+import * as botVersions from './migrations/0034_bot_versions.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -94,6 +95,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0031_hub': hub,
   '0032_installation_aliases': installationAliases,
   '0033_workflow_updates': workflowUpdates,
+  '0034_bot_versions': botVersions,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
