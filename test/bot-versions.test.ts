@@ -11,14 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { ForbiddenError, InvalidPayloadError, ResourceNotFoundError } from '@botpress/client';
 import type { Client } from '@botpress/client';
 import { deployWithCli } from './helpers/chat-bots.ts';
-import {
-  json,
-  logsSince,
-  replies,
-  sendAndWait,
-  startChat,
-  waitForReplies,
-} from './helpers/deployed-bots.ts';
+import { json, logsSince, replies, sendAndWait, startChat, waitForReplies } from './helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot, Files } from './helpers/deployed-bots.ts';
 import { parleyAdmin } from './helpers/parley-client.ts';
 import { runParley } from './helpers/process.ts';
@@ -134,7 +127,12 @@ for (const store of await testStores()) {
         const { botId, webhookUrl } = await deployWithCli(t, path.join(dir, 'bot'), ['--note', note]);
         if (!bot) {
           const { value } = await t.client().createBotApiKey({ botId });
-          bot = { botId, key: value, client: t.client({ token: value, botId, workspaceId: undefined }), webhookUrl };
+          bot = {
+            botId,
+            key: value,
+            client: t.client({ token: value, botId, workspaceId: undefined }),
+            webhookUrl,
+          };
         }
         assert.equal(botId, bot.botId, 'the folder deploys to its bot');
       }
@@ -176,7 +174,10 @@ for (const store of await testStores()) {
         const kept = documentAt(url);
         assert.equal(kept.id, first.id);
         assert.equal(typeof kept.code, 'string');
-        assert.equal((JSON.parse(String(kept.code)) as { manifest: { name: string } }).manifest.name, 'versioned-bot');
+        assert.equal(
+          (JSON.parse(String(kept.code)) as { manifest: { name: string } }).manifest.name,
+          'versioned-bot',
+        );
         // The table's schema as the Tables API answers it (getTable).
         const { table } = await bot.client.getTable({ table: 'NotesTable' });
         assert.deepEqual(kept.tables, { NotesTable: { schema: table.schema, keyColumn: null } });
@@ -253,10 +254,7 @@ for (const store of await testStores()) {
           { name: 'known good', description: 'before the demo' },
         );
         const versions = await versionsOf(bot.botId);
-        assert.deepEqual(
-          { id: versions[0]?.id, number: versions[0]?.number },
-          { id: version.id, number: 4 },
-        );
+        assert.deepEqual({ id: versions[0]?.id, number: versions[0]?.number }, { id: version.id, number: 4 });
         assert.deepEqual(
           versions.map((v) => v.deployed),
           [true, false, false, false],
@@ -270,7 +268,10 @@ for (const store of await testStores()) {
         assert.equal(versions.length, 4);
         await viewer.getBotVersion({ id: bot.botId, versionId: made[0] ?? '' });
         await rejectsWith(viewer.createBotVersion({ id: bot.botId, name: 'nope' }), ForbiddenError);
-        await rejectsWith(viewer.deployBotVersion({ id: bot.botId, versionId: made[0] ?? '' }), ForbiddenError);
+        await rejectsWith(
+          viewer.deployBotVersion({ id: bot.botId, versionId: made[0] ?? '' }),
+          ForbiddenError,
+        );
         const developer = await memberClient('developer');
         await developer.deployBotVersion({ id: bot.botId, versionId: made[0] ?? '' });
         assert.deepEqual(await answerTo('dev'), ['v1: dev']);
@@ -288,41 +289,45 @@ for (const store of await testStores()) {
     });
 
     describe('a bundle deployed as bp deploy does (createBot and updateBot with code)', () => {
-      test('each deploy keeps a version; a rollback answers the conversation’s next message', { skip }, async () => {
-        const admin = t.client();
-        const { bot: created } = await admin.createBot({
-          name: 'sdk-versioned',
-          code: chatBundle("await reply('b1 ' + text);"),
-        });
-        // Parley's own field, the version's note, through the contract's client.
-        await parleyAdmin(t).updateBot({
-          id: created.id,
-          code: chatBundle("await reply('b2 ' + text);"),
-          versionDescription: 'b2',
-        });
-        const versions = await versionsOf(created.id);
-        assert.deepEqual(
-          versions.map((v) => [v.number, v.runtime, v.description, v.deployed]),
-          [
-            [2, 'botpress-sdk', 'b2', true],
-            [1, 'botpress-sdk', undefined, false],
-          ],
-        );
-        const { value } = await admin.createBotApiKey({ botId: created.id });
-        const { bot } = await admin.getBot({ id: created.id });
-        const deployed: DeployedBot = {
-          botId: created.id,
-          key: value,
-          client: t.client({ token: value, botId: created.id, workspaceId: undefined }),
-          webhookUrl: bot.integrations.chat?.webhookUrl ?? assert.fail('a chat channel'),
-        };
-        const c = await startChat(deployed);
-        await sendAndWait(deployed, c, 'one');
-        assert.deepEqual(await waitForReplies(deployed, c, 1), ['b2 one']);
-        await admin.deployBotVersion({ id: created.id, versionId: versions[1]?.id ?? '' });
-        await sendAndWait(deployed, c, 'two');
-        assert.deepEqual(await waitForReplies(deployed, c, 2), ['b2 one', 'b1 two']);
-      });
+      test(
+        'each deploy keeps a version; a rollback answers the conversation’s next message',
+        { skip },
+        async () => {
+          const admin = t.client();
+          const { bot: created } = await admin.createBot({
+            name: 'sdk-versioned',
+            code: chatBundle("await reply('b1 ' + text);"),
+          });
+          // Parley's own field, the version's note, through the contract's client.
+          await parleyAdmin(t).updateBot({
+            id: created.id,
+            code: chatBundle("await reply('b2 ' + text);"),
+            versionDescription: 'b2',
+          });
+          const versions = await versionsOf(created.id);
+          assert.deepEqual(
+            versions.map((v) => [v.number, v.runtime, v.description, v.deployed]),
+            [
+              [2, 'botpress-sdk', 'b2', true],
+              [1, 'botpress-sdk', undefined, false],
+            ],
+          );
+          const { value } = await admin.createBotApiKey({ botId: created.id });
+          const { bot } = await admin.getBot({ id: created.id });
+          const deployed: DeployedBot = {
+            botId: created.id,
+            key: value,
+            client: t.client({ token: value, botId: created.id, workspaceId: undefined }),
+            webhookUrl: bot.integrations.chat?.webhookUrl ?? assert.fail('a chat channel'),
+          };
+          const c = await startChat(deployed);
+          await sendAndWait(deployed, c, 'one');
+          assert.deepEqual(await waitForReplies(deployed, c, 1), ['b2 one']);
+          await admin.deployBotVersion({ id: created.id, versionId: versions[1]?.id ?? '' });
+          await sendAndWait(deployed, c, 'two');
+          assert.deepEqual(await waitForReplies(deployed, c, 2), ['b2 one', 'b1 two']);
+        },
+      );
     });
   });
 }

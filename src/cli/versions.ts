@@ -41,7 +41,9 @@ export async function versionsCommand(argv: string[]): Promise<number> {
     await api.deployBotVersion({ id: botId, versionId });
     const { versions } = await api.listBotVersions({ id: botId });
     const deployed = versions.find((v) => v.id === versionId);
-    print(`Deployed version ${deployed ? `${deployed.number} (${deployed.name})` : versionId} of bot ${botId}`);
+    print(
+      `Deployed version ${deployed ? `${deployed.number} (${deployed.name})` : versionId} of bot ${botId}`,
+    );
     return 0;
   }
   const { versions } = await api.listBotVersions({ id: botId });

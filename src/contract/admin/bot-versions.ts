@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { EmptySchema, IdParam } from '../schemas.ts';
-import { BotVersionSchema } from '../../domain/bots/schemas.ts';
+import { Model } from '../models.ts';
 import { operation } from '../operation.ts';
 
 const tag = 'Bot versions';
@@ -17,7 +17,7 @@ export const botVersionOperations = [
     description:
       'Every deploy of code (`parley deploy`, `bp deploy`, an updateBot or createBot with `code`) makes a version, as does createBotVersion; `deployed` marks the one the bot runs.',
     params: IdParam,
-    response: Type.Object({ versions: Type.Array(BotVersionSchema) }),
+    response: Type.Object({ versions: Type.Array(Model.BotVersion) }),
   }),
   operation({
     id: 'getBotVersion',
@@ -29,7 +29,7 @@ export const botVersionOperations = [
     description:
       '`url` is a `data:` URL of one JSON document: the version, its `code` (a package or a bundle), its `definition` and its `tables` (name → schema, key column) as they were when it was made.',
     params: { ...IdParam, versionId: Type.String() },
-    response: Type.Object({ url: Type.String(), version: BotVersionSchema }),
+    response: Type.Object({ url: Type.String(), version: Model.BotVersion }),
   }),
   operation({
     id: 'createBotVersion',
@@ -43,7 +43,7 @@ export const botVersionOperations = [
       name: Type.String({ minLength: 1, maxLength: 200 }),
       description: Type.Optional(Type.String({ maxLength: 2000 })),
     },
-    response: Type.Object({ version: BotVersionSchema }),
+    response: Type.Object({ version: Model.BotVersion }),
   }),
   operation({
     id: 'deployBotVersion',

@@ -92,7 +92,10 @@ export async function requireVersion(
   return row;
 }
 
-export function versionView(row: Omit<Row<'bot_versions'>, 'code' | 'definition' | 'tables'>, deployedId: string | null): BotVersion {
+export function versionView(
+  row: Omit<Row<'bot_versions'>, 'code' | 'definition' | 'tables'>,
+  deployedId: string | null,
+): BotVersion {
   return {
     id: row.id,
     name: row.name,
@@ -126,7 +129,11 @@ export class BotVersions {
    * JSON document. The hosted API answers a link to storage; here the document is the link itself, a
    * `data:` URL, so it needs no other route and no credentials to read.
    */
-  async get(actor: WorkspaceActor, botId: string, versionId: string): Promise<{ url: string; version: BotVersion }> {
+  async get(
+    actor: WorkspaceActor,
+    botId: string,
+    versionId: string,
+  ): Promise<{ url: string; version: BotVersion }> {
     const bot = await this.requireBot(actor, botId);
     const row = await requireVersion(this.db, botId, versionId);
     const version = versionView(row, bot.version_id);
@@ -156,7 +163,11 @@ export class BotVersions {
         trx,
         botId,
         { code: bot.code, runtime: bot.runtime, definition: bot.definition },
-        { name: body.name, ...(body.description !== undefined && { description: body.description }), createdBy: actor.accountId },
+        {
+          name: body.name,
+          ...(body.description !== undefined && { description: body.description }),
+          createdBy: actor.accountId,
+        },
       );
       // The bot runs exactly what it keeps: this version is the one deployed now.
       await trx.updateTable('bots').set({ version_id: row.id }).where('id', '=', botId).execute();

@@ -615,7 +615,11 @@ export class Bots {
   }
 
   /** A bot of another workspace does not exist for this actor. */
-  private async requireRow(actor: WorkspaceActor, botId: string, db: Executor = this.db): Promise<Row<'bots'>> {
+  private async requireRow(
+    actor: WorkspaceActor,
+    botId: string,
+    db: Executor = this.db,
+  ): Promise<Row<'bots'>> {
     const row = await db
       .selectFrom('bots')
       .selectAll()

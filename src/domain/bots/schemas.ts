@@ -130,7 +130,9 @@ export const BotSchema = Type.Object({
   alwaysAlive: Type.Boolean(),
   medias: Type.Array(Media),
   versionId: Type.Optional(
-    Type.String({ description: 'Parley: the version of its code it runs (`listBotVersions`); absent without code' }),
+    Type.String({
+      description: 'Parley: the version of its code it runs (`listBotVersions`); absent without code',
+    }),
   ),
 });
 export type Bot = Static<typeof BotSchema>;
@@ -140,12 +142,16 @@ export const BotVersionSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   description: Type.Optional(Type.String()),
-  number: Type.Integer({ minimum: 1, description: 'Parley: 1, 2, 3... in the order the bot’s versions were made' }),
+  number: Type.Integer({
+    minimum: 1,
+    description: 'Parley: 1, 2, 3... in the order the bot’s versions were made',
+  }),
   createdAt: Timestamp,
   createdBy: Type.Optional(Type.String({ description: 'Parley: the account that deployed or made it' })),
   runtime: Nullable(
     Type.Enum(BOT_RUNTIMES, {
-      description: 'Parley: `parley` (a package, from `parley deploy` or the console) or `botpress-sdk` (a bundle, from `bp deploy`)',
+      description:
+        'Parley: `parley` (a package, from `parley deploy` or the console) or `botpress-sdk` (a bundle, from `bp deploy`)',
     }),
   ),
   deployed: Type.Boolean({ description: 'Parley: whether the bot runs this version now' }),
