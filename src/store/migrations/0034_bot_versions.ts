@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
+import { ulid } from 'ulidx';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // Every deploy of a bot's code keeps what it deployed, immutable (domain/bots/bot-versions.ts):
@@ -24,7 +24,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('bots').addColumn('version_id', 'text').execute();
 
   // A bot deployed before gets its code as it stands as version 1, so a later deploy can be rolled back
-  // to it. Ids as domain/shared/ids.ts writes them: the prefix and 26 characters of Crockford's base32.
+  // to it. Its id as domain/shared/ids.ts writes them (the prefix and a ULID), of the time it was deployed.
   const deployed = await sql<{
     id: string;
     code: string;
@@ -36,26 +36,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   }>`select id, code, runtime, definition, created_by, deployed_at, updated_at from bots
       where code is not null`.execute(db);
   for (const bot of deployed.rows) {
-    const id = `botver_${backfillUlid(bot.deployed_at ?? bot.updated_at)}`;
     const createdAt = bot.deployed_at ?? bot.updated_at;
+    const id = `botver_${ulid(Date.parse(createdAt))}`;
     await sql`insert into bot_versions
         (id, bot_id, number, name, description, code, runtime, definition, tables, created_by, created_at)
       values (${id}, ${bot.id}, 1, 'v1', 'deployed before versions were kept', ${bot.code}, ${bot.runtime},
         ${bot.definition}, '{}', ${bot.created_by}, ${createdAt})`.execute(db);
     await sql`update bots set version_id = ${id} where id = ${bot.id}`.execute(db);
   }
-}
-
-const BASE32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-
-/** A ULID of the instant `iso` (its first 10 characters) and 16 random ones. */
-function backfillUlid(iso: string): string {
-  let time = Date.parse(iso);
-  let head = '';
-  for (let i = 0; i < 10; i++) {
-    head = BASE32[time % 32] + head;
-    time = Math.floor(time / 32);
-  }
-  const tail = [...randomBytes(16)].map((b) => BASE32[b % 32]).join('');
-  return head + tail;
 }
