@@ -262,10 +262,23 @@ for (const store of await testStores()) {
         assert.deepEqual(await answerTo('still'), ['v2: still']);
       });
 
+      test('versions made at once each get a number of their own', async () => {
+        const made = await Promise.all(
+          ['at once 1', 'at once 2', 'at once 3'].map((name) =>
+            parleyAdmin(t).createBotVersion({ id: bot.botId, name }),
+          ),
+        );
+        assert.deepEqual(made.map((m) => m.version.number).sort(), [5, 6, 7]);
+        // One of them is deployed: the one whose transaction committed last.
+        const deployed = (await versionsOf(bot.botId)).filter((v) => v.deployed).map((v) => v.id);
+        assert.equal(deployed.length, 1);
+        assert.ok(made.some((m) => m.version.id === deployed[0]));
+      });
+
       test('viewers list and read versions; creating and deploying them need the developer role', async () => {
         const viewer = await memberClient('viewer');
         const { versions } = await viewer.listBotVersions({ id: bot.botId });
-        assert.equal(versions.length, 4);
+        assert.equal(versions.length, 7);
         await viewer.getBotVersion({ id: bot.botId, versionId: made[0] ?? '' });
         await rejectsWith(viewer.createBotVersion({ id: bot.botId, name: 'nope' }), ForbiddenError);
         await rejectsWith(

@@ -30,9 +30,8 @@ export interface VersionNote {
 }
 
 /**
- * Records a version of the bot's code in `trx` (the deploy's transaction) and answers its id. Its
- * number is one past the bot's last; two deploys of one bot at once may both take it, and one of them
- * then fails on the unique (bot, number) and rolls its deploy back.
+ * Records a version of the bot's code in `trx` (the deploy's transaction, which has written the bot's
+ * row: a deploy beside it waits for its commit) and answers it. Its number is one past the bot's last.
  */
 export async function recordVersion(
   trx: Executor,
@@ -156,6 +155,13 @@ export class BotVersions {
   ): Promise<BotVersion> {
     requireRole(actor.role, 'bots.write');
     return this.db.transaction().execute(async (trx) => {
+      // Locks the bot's row until the commit (a write that changes nothing), so that a deploy beside this
+      // one numbers its version after it.
+      await trx
+        .updateTable('bots')
+        .set((eb) => ({ version_id: eb.ref('version_id') }))
+        .where('id', '=', botId)
+        .execute();
       const bot = await this.requireBot(actor, botId, trx);
       if (bot.code === null || bot.runtime === null)
         throw invalidPayload(`Bot ${botId} has no code deployed: there is nothing to keep as a version`);

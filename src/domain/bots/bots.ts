@@ -385,9 +385,13 @@ export class Bots {
       updated_at: now,
     };
     const installed = await this.db.transaction().execute(async (trx) => {
-      if (body.code !== undefined)
-        row.version_id = await this.recordDeploy(trx, actor, row, body.versionDescription);
+      // The bot's row first: it is locked until the commit, so a deploy beside this one waits and numbers
+      // its version after this one's.
       await trx.updateTable('bots').set(row).where('id', '=', botId).execute();
+      if (body.code !== undefined) {
+        row.version_id = await this.recordDeploy(trx, actor, row, body.versionDescription);
+        await trx.updateTable('bots').set({ version_id: row.version_id }).where('id', '=', botId).execute();
+      }
       await applyTagChanges(trx, botId, body.tags ?? {});
       return this.updateIntegrations(trx, { id: botId, workspaceId: actor.workspaceId }, llm.others, {
         keepChat: body.code !== undefined && row.runtime === SDK_RUNTIME,
@@ -401,8 +405,8 @@ export class Bots {
   }
 
   /**
-   * The version a deploy of `row.code` makes (bot-versions.ts), in its transaction, before the bot's row
-   * is written (the row names it); null when the deploy leaves the bot without code to run.
+   * The version a deploy of `row.code` makes (bot-versions.ts), in its transaction: its id, which the
+   * bot's row names; null when the deploy leaves the bot without code to run.
    */
   private async recordDeploy(
     trx: Executor,
