@@ -9,6 +9,7 @@ import {
 import { BOT_OPERATIONS } from '../src/contract/bot-operations.ts';
 import { ApiError } from '../src/domain/shared/errors.ts';
 import { BotClient } from '../src/engine/bot-client.ts';
+import { loadPackage } from '../src/package/load.ts';
 import { unique, unknownId } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
@@ -150,6 +151,13 @@ for (const store of await testStores()) {
       return String(id);
     };
     const day = 86_400_000;
+    /** A bot deployed with code (the echo bot's package), and the version its deploy made. */
+    const versioned = async () => {
+      const code = JSON.stringify(await loadPackage('examples/echo-bot'));
+      const { bot: made } = await t.client().createBot({ name: 'contract', code });
+      const { versions } = await t.client().listBotVersions({ id: made.id });
+      return { id: made.id, versionId: versions[0]?.id ?? assert.fail('a deploy makes a version') };
+    };
     /** A workspace provider with declared models (its URL is never called by these cases). */
     const llmProvider = async () => {
       const name = unique('p')
@@ -501,6 +509,22 @@ for (const store of await testStores()) {
       },
       resolveHandoff: {
         bad: async () => ({ id: botId, handoffId: unknownId('hoff') }),
+        error: 'ResourceNotFound',
+      },
+      listBotVersions: { good: async () => ({ id: botId }), bad: missing('bot'), error: 'ResourceNotFound' },
+      getBotVersion: {
+        good: versioned,
+        bad: async () => ({ id: botId, versionId: unknownId('botver') }),
+        error: 'ResourceNotFound',
+      },
+      createBotVersion: {
+        good: async () => ({ id: (await versioned()).id, name: 'contract', description: 'a note' }),
+        bad: async () => ({ id: botId, name: '' }),
+        error: 'InvalidPayload',
+      },
+      deployBotVersion: {
+        good: versioned,
+        bad: async () => ({ id: botId, versionId: unknownId('botver') }),
         error: 'ResourceNotFound',
       },
       getBotLogs: {

@@ -44,6 +44,8 @@ const VALID_BODIES: Record<string, object> = {
   introspect: { botId: 'set below' },
   checkHandleAvailability: { handle: 'viewer-handle' },
   createHandoffMessage: { payload: { type: 'text', text: 'a viewer answering' } },
+  createBotVersion: { name: 'viewer-made' },
+  deployBotVersion: { versionId: 'botver_viewer' },
 };
 /** Query strings that pass validation, for the Admin API reads that require some. */
 const VALID_QUERIES: Record<string, string> = {

@@ -42,19 +42,21 @@ or every problem found, each with its file, line, column and field. Exits 1 when
 `;
 
 const DEPLOY_USAGE =
-  'usage: parley deploy <dir> [--bot-id <id> | --new] [--allow-destructive] [--url URL] [--token T] [--workspace-id W]';
+  'usage: parley deploy <dir> [--bot-id <id> | --new] [--note TEXT] [--allow-destructive] [--url URL] [--token T] [--workspace-id W]';
 const DEPLOY_HELP = `${DEPLOY_USAGE}
 
 Validates a bot package folder, compiles it and uploads it. The first deploy of a folder to a server and
 workspace creates a bot and prints its id and chat URL; the folder remembers it (in ${LINKS_FILE}, which
 git ignores), and the next deploys of the folder deploy new versions of that bot (its conversations go
-on). A package with problems deploys nothing.
+on). Each deploy is kept as a version of the bot (parley versions list), which parley versions deploy
+rolls back to. A package with problems deploys nothing.
 The package's tables (tables/<name>.json) are created, or migrated: columns the package added are added,
 changed ones are updated. A change that deletes data (a column the package no longer has, or a column
 whose type changed, which empties it) is refused, and nothing is deployed, unless --allow-destructive.
   --bot-id ID          The bot to deploy to (default: the one the folder deployed to, else a new bot);
                        the folder remembers it.
   --new                Create a new bot even if the folder deployed to one; the folder remembers it.
+  --note TEXT          A note kept with the version this deploy makes (what changed, and why).
   --allow-destructive  Apply table changes that delete data: remove the columns the package no longer
                        has, and empty the columns whose type changed.
 ${SERVER_FLAGS_HELP}
@@ -165,6 +167,7 @@ export async function deployCommand(argv: string[]): Promise<number> {
     'bot-id': { type: 'string' },
     new: { type: 'boolean' },
     'allow-destructive': { type: 'boolean' },
+    note: { type: 'string' },
     ...SERVER_FLAGS,
   });
   const dir = positionals[0];
@@ -182,6 +185,7 @@ export async function deployCommand(argv: string[]): Promise<number> {
     );
   }
   const botId = given ?? linked;
+  const note = typeof flags.note === 'string' ? { versionDescription: flags.note } : {};
 
   // Validation happens entirely before the first request: a package with problems changes nothing.
   const compiled = await compileOrReport(dir, '; nothing was deployed');
@@ -209,10 +213,14 @@ export async function deployCommand(argv: string[]): Promise<number> {
     if (refused(plan, flags['allow-destructive'] === true)) return 1;
     await applyTables(asBot(botId).tables, plan);
     // One update, in one transaction on the server: conversations continue on the new code.
-    ({ bot } = await api.updateBot({ ...botDefinition(compiled, current).update, id: botId }));
+    ({ bot } = await api.updateBot({ ...botDefinition(compiled, current).update, ...note, id: botId }));
   } else {
-    ({ bot } = await api.createBot(botDefinition(compiled).create));
-    await applyTables(asBot(bot.id).tables, await planTables(asBot(bot.id).tables, tables));
+    // The bot, its tables, then its code: the version this deploy makes keeps the tables' schemas.
+    const { name, description } = botDefinition(compiled).create;
+    const { bot: created } = await api.createBot({ name, ...(description !== undefined && { description }) });
+    await linkBot(folder, { url, workspaceId, botId: created.id, folder });
+    await applyTables(asBot(created.id).tables, await planTables(asBot(created.id).tables, tables));
+    ({ bot } = await api.updateBot({ ...botDefinition(compiled, created).update, ...note, id: created.id }));
   }
 
   await linkBot(folder, { url, workspaceId, botId: bot.id, folder });

@@ -17,6 +17,7 @@ Commands:
                                  PARLEY_TOKEN and PARLEY_WORKSPACE_ID.
                                  A package's knowledge bases are created, and their changed
                                  documents uploaded and indexed.
+  versions list|deploy [<dir> | --bot-id <id>]        A bot's versions; versions deploy <id> rolls back (or forward).
   logs <botId> [--follow] [--since 10m] [--level L]   Print a bot's log lines (see parley logs --help).
   chat (--bot <id> | --webhook <url>) [--json]        Chat with a bot in the terminal.
   init <dir> [--template echo|menu|faq]               Start a bot package from a template.
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   logs: async () => (await import('./logs.ts')).logsCommand,
   validate: async () => (await import('./deploy.ts')).validateCommand,
   deploy: async () => (await import('./deploy.ts')).deployCommand,
+  versions: async () => (await import('./versions.ts')).versionsCommand,
   chat: async () => (await import('./chat.ts')).chatCommand,
   init: async () => (await import('./init.ts')).initCommand,
   version: async () => async () => {

@@ -9,7 +9,7 @@ import {
 } from '../domain/webchat/models.ts';
 import { ErrorBodySchema } from './schemas.ts';
 import { MemberSchema, WorkspaceSchema } from '../domain/workspace/schemas.ts';
-import { BotSchema } from '../domain/bots/schemas.ts';
+import { BotSchema, BotVersionSchema } from '../domain/bots/schemas.ts';
 import {
   UserSchema,
   ConversationSchema,
@@ -37,6 +37,7 @@ import { HandoffSchema } from '../domain/handoffs/schemas.ts';
  */
 const MODELS = {
   Bot: BotSchema,
+  BotVersion: BotVersionSchema,
   Integration: IntegrationSchema,
   Interface: InterfaceSchema,
   Plugin: PluginSchema,
@@ -92,6 +93,7 @@ function ref<Name extends ModelName>(name: Name): TUnsafe<Static<(typeof MODELS)
 /** References to the named models, for the operations' answers: `Model.Bot` is `{ $ref: 'Bot' }`. */
 export const Model = {
   Bot: ref('Bot'),
+  BotVersion: ref('BotVersion'),
   Integration: ref('Integration'),
   Interface: ref('Interface'),
   Plugin: ref('Plugin'),

@@ -23,6 +23,7 @@ import { Auth } from './workspace/auth.ts';
 import { BotAnalytics } from './bots/bot-analytics.ts';
 import { BotKeys } from './bots/bot-keys.ts';
 import { BotLogs } from './bots/bot-logs.ts';
+import { BotVersions } from './bots/bot-versions.ts';
 import { Bots } from './bots/bots.ts';
 import { ChannelSends } from './integrations/channel-sends.ts';
 import { IntegrationHostSlot } from './integrations/host.ts';
@@ -81,6 +82,7 @@ export interface Domain extends FilesDomain, TablesDomain {
   workspaces: Workspaces;
   members: Members;
   bots: Bots;
+  botVersions: BotVersions;
   integrations: Integrations;
   /** Interfaces and plugins workspaces deploy, and the hub's of them (published by the operator). */
   interfaces: Interfaces;
@@ -262,6 +264,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     proactive: new ProactiveCreation(installations, integrations, conversations, users, integrationHost),
     channelSends,
     botKeys: new BotKeys(db, caches, store.sql),
+    botVersions: new BotVersions(db),
     botLogs: new BotLogs(store, options.onBotLogProblem ?? (() => undefined)),
     botAnalytics: new BotAnalytics(store),
     auth: new Auth(db, members, caches),

@@ -72,6 +72,29 @@ export class DialogRunner {
     await this.host.save();
   }
 
+  /**
+   * After a deploy or a rollback (`deployBotVersion`), a dialog goes on in the version the bot runs now,
+   * where it stood, when that version has the workflow and node of each of its frames; otherwise its
+   * place is lost: its workflows are cancelled and it starts over as if it had ended, from this turn's
+   * start point, and the bot's logs say so.
+   */
+  async startOverWhenLost(): Promise<void> {
+    const lost = this.dialog.frames.find(
+      (frame) => !this.host.pkg.workflows[frame.workflow]?.nodes.some((n) => n.id === frame.node),
+    );
+    if (!lost) return;
+    for (const frame of [...this.dialog.frames].reverse()) await this.host.finishWorkflow(frame, 'cancelled');
+    this.dialog.frames = [];
+    this.dialog.waiting = undefined;
+    this.dialog.autonomous = undefined;
+    this.dialog.handoff = undefined;
+    this.host.log(
+      'warn',
+      `The deployed version has no node "${lost.node}" in workflow "${lost.workflow}", where the dialog stood: it starts over`,
+    );
+    await this.host.save();
+  }
+
   /** Answers the capture card that waits, with the user's message; true when the dialog should go on. */
   async answer(message: Pick<Message, 'type' | 'payload'>): Promise<boolean> {
     const frame = this.top();

@@ -125,6 +125,9 @@ export class Turn implements DialogHost, TurnScope {
     if (this.dialog.turn?.eventId === this.event.id && !this.dialog.turn.running) return 'processed';
     const resuming = this.dialog.turn?.eventId === this.event.id && this.dialog.turn.running;
     if (!resuming) this.dialog.turn = { eventId: this.event.id, replies: 0, running: true };
+    const runner = new DialogRunner(this);
+    // A dialog whose node the deployed version lacks starts over, before its start point is chosen.
+    if (!resuming) await runner.startOverWhenLost();
     const start = resuming ? undefined : this.startPoint(isMessage);
     // `event.trigger` is the trigger that started this turn's workflow, if one did (kept for a resumed turn).
     if (!resuming) this.dialog.trigger = start?.trigger;
@@ -145,7 +148,6 @@ export class Turn implements DialogHost, TurnScope {
       const stopped = await this.incomingHooks(isMessage);
       if (stopped) return this.finishTurn('ignored');
     }
-    const runner = new DialogRunner(this);
     const handoffClosed = this.handoffClosed();
     let handled = true;
     if (resuming) {

@@ -38,7 +38,8 @@ import * as vectorSignatures from './migrations/0030_vector_signatures.ts';
 import * as hub from './migrations/0031_hub.ts';
 import * as installationAliases from './migrations/0032_installation_aliases.ts';
 import * as workflowUpdates from './migrations/0033_workflow_updates.ts';
-import * as conversationEventStamps from './migrations/0037_conversation_event_stamps.ts';
+import * as botVersions from './migrations/0034_bot_versions.ts';
+import * as conversationEventStamps from './migrations/0035_conversation_event_stamps.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -95,7 +96,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0031_hub': hub,
   '0032_installation_aliases': installationAliases,
   '0033_workflow_updates': workflowUpdates,
-  '0037_conversation_event_stamps': conversationEventStamps,
+  '0034_bot_versions': botVersions,
+  '0035_conversation_event_stamps': conversationEventStamps,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -107,8 +107,29 @@ export interface BotsTable {
   runtime: BotRuntime | null;
   /** 1 when its code takes `workflow_update` events (an SDK bundle whose SDK dispatches them). */
   workflow_updates: Flag;
+  /** The version (bot_versions) it runs; null when it has no code. */
+  version_id: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** What one deploy of a bot's code deployed, never changed after (domain/bots/bot-versions.ts). */
+export interface BotVersionsTable {
+  id: string;
+  bot_id: string;
+  /** 1, 2, 3... in the order the bot's versions were made. */
+  number: number;
+  name: string;
+  description: string | null;
+  code: string;
+  runtime: BotRuntime | null;
+  /** JSON: the bot's definition as that deploy left it (as `bots.definition`). */
+  definition: string;
+  /** JSON: table name -> { schema, keyColumn }, the bot's tables when the version was made. */
+  tables: string;
+  /** The account that made it. */
+  created_by: string | null;
+  created_at: string;
 }
 
 export interface BotApiKeysTable {
@@ -170,7 +191,7 @@ export interface ConversationsTable {
   signal_seq: Generated<number>;
   current_task_id: string | null;
   current_workflow_id: string | null;
-  /** When its last event was queued: the least instant its next one may take (migration 0037). */
+  /** When its last event was queued: the least instant its next one may take (migration 0035). */
   last_event_at: Generated<string | null>;
   created_at: string;
   updated_at: string;
@@ -683,6 +704,7 @@ export interface Database {
   workspace_members: WorkspaceMembersTable;
   personal_access_tokens: PersonalAccessTokensTable;
   bots: BotsTable;
+  bot_versions: BotVersionsTable;
   bot_api_keys: BotApiKeysTable;
   tags: TagsTable;
   analytics: AnalyticsTable;

@@ -164,6 +164,17 @@ for (const store of await testStores()) {
         });
         assert.equal(outcome.status, 'processed', `the event of "three": ${outcome.failureReason ?? ''}`);
         assert.deepEqual(await session.nextTexts(1), ['tally 3: three']);
+
+        // Each `bp deploy` kept a version; rolling back to the first keeps the values set since, and the
+        // conversation's state.
+        const { versions } = await admin.listBotVersions({ id: bot.id });
+        assert.deepEqual(
+          versions.map((v) => v.name),
+          ['v2', 'v1'],
+        );
+        await admin.deployBotVersion({ id: bot.id, versionId: versions[1]?.id ?? '' });
+        await session.say('four');
+        assert.deepEqual(await session.nextTexts(1, 30_000), ['tally 4: four']);
       });
 
       test('a recurring event of the definition fires on its schedule, handled by the bot', async () => {

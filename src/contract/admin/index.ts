@@ -1,6 +1,7 @@
 import { accountOperations, introspectionOperations } from './account.ts';
 import { analyticsOperations } from './analytics.ts';
 import { botKeyOperations } from './bot-keys.ts';
+import { botVersionOperations } from './bot-versions.ts';
 import { botWebhookOperations } from './bot-webhooks.ts';
 import { botOperations } from './bots.ts';
 import { handoffOperations } from './handoffs.ts';
@@ -25,6 +26,7 @@ export const ADMIN_MEMBER_OPERATIONS = [
   ...memberOperations,
   ...botKeyOperations,
   ...botOperations,
+  ...botVersionOperations,
   ...botWebhookOperations,
   ...webhookSubscriptionOperations,
   ...integrationOperations,

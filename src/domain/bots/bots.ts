@@ -33,6 +33,7 @@ import type {
   IntegrationsKeyedBy,
 } from '../integrations/installations.ts';
 import { applyPluginChanges, pluginView } from './bot-plugins.ts';
+import { recordVersion, requireVersion } from './bot-versions.ts';
 import type { BotPlugin } from './bot-plugins.ts';
 import type {
   BotIntegrationSchema,
@@ -299,6 +300,7 @@ export class Bots {
       code: body.code ?? null,
       runtime,
       workflow_updates: workflowUpdatesOf(body.code ?? null, runtime),
+      version_id: null,
       created_at: now,
       updated_at: now,
     };
@@ -307,6 +309,7 @@ export class Bots {
       await this.channels.create(trx, id);
       await this.webhooks.create(trx, id);
       await insertTags(trx, id, body.tags ?? {});
+      row.version_id = await this.recordDeploy(trx, actor, row, body.versionDescription);
     });
     if (body.code !== undefined) this.deployed(id);
     return this.toBot(row, true);
@@ -402,7 +405,13 @@ export class Bots {
       updated_at: now,
     };
     const installed = await this.db.transaction().execute(async (trx) => {
+      // The bot's row first: it is locked until the commit, so a deploy beside this one waits and numbers
+      // its version after this one's.
       await trx.updateTable('bots').set(row).where('id', '=', botId).execute();
+      if (body.code !== undefined) {
+        row.version_id = await this.recordDeploy(trx, actor, row, body.versionDescription);
+        await trx.updateTable('bots').set({ version_id: row.version_id }).where('id', '=', botId).execute();
+      }
       await applyTagChanges(trx, botId, body.tags ?? {});
       return this.updateIntegrations(trx, { id: botId, workspaceId: actor.workspaceId }, llm.others, {
         keepChat: (body.code !== undefined && row.runtime === SDK_RUNTIME) || devDeploy,
@@ -414,6 +423,68 @@ export class Bots {
     if (body.code !== undefined || devDeploy) this.deployed(botId);
     this.installations.changed(installed);
     return this.toBot(row, true, keyedBy);
+  }
+
+  /**
+   * The version a deploy of `row.code` makes (bot-versions.ts), in its transaction: its id, which the
+   * bot's row names; null when the deploy leaves the bot without code to run.
+   */
+  private async recordDeploy(
+    trx: Executor,
+    actor: WorkspaceActor,
+    row: Row<'bots'>,
+    description: string | undefined,
+  ): Promise<string | null> {
+    if (row.code === null || row.runtime === null) return null;
+    const version = await recordVersion(
+      trx,
+      row.id,
+      { code: row.code, runtime: row.runtime, definition: row.definition },
+      { ...(description !== undefined && { description }), createdBy: actor.accountId },
+    );
+    return version.id;
+  }
+
+  /**
+   * Makes the bot run one of its versions again (`deployBotVersion`), older or newer than the one it
+   * runs, in one update: its code and definition become the version's, but what an operator set since
+   * stays (the configuration's values, secrets, integrations, the llm aliases), as do its tables (a
+   * version's schemas are kept to read, not applied: rolling back never drops a column or its data).
+   * Conversations go on: each one's next turn runs the version deployed then, its dialog where it stood
+   * when the version has its node (engine/turn.ts).
+   */
+  async deployVersion(actor: WorkspaceActor, botId: string, versionId: string): Promise<void> {
+    requireRole(actor.role, 'bots.write');
+    await this.db.transaction().execute(async (trx) => {
+      const current = await this.requireRow(actor, botId, trx);
+      const version = await requireVersion(trx, botId, versionId);
+      const def = JSON.parse(current.definition) as Definition;
+      const kept = JSON.parse(version.definition) as Definition;
+      const definition: Definition = {
+        ...kept,
+        configuration: { schema: kept.configuration.schema, data: def.configuration.data },
+        integrations: def.integrations,
+        ...(def.llmAliases !== undefined && { llmAliases: def.llmAliases }),
+      };
+      // Checked again: this server may no longer run what it ran then (a package format, a sandbox).
+      const runtime = this.sdkRuntime.runtimeOf(version.code);
+      const now = nowIso();
+      await trx
+        .updateTable('bots')
+        .set({
+          code: version.code,
+          runtime,
+          workflow_updates: workflowUpdatesOf(version.code, runtime),
+          definition: JSON.stringify(definition),
+          version_id: version.id,
+          deployed_at: now,
+          updated_at: now,
+        })
+        .where('id', '=', botId)
+        .execute();
+    });
+    this.caches.botChanged(botId);
+    this.deployed(botId);
   }
 
   /**
@@ -569,8 +640,12 @@ export class Bots {
   }
 
   /** A bot of another workspace does not exist for this actor. */
-  private async requireRow(actor: WorkspaceActor, botId: string): Promise<Row<'bots'>> {
-    const row = await this.db
+  private async requireRow(
+    actor: WorkspaceActor,
+    botId: string,
+    db: Executor = this.db,
+  ): Promise<Row<'bots'>> {
+    const row = await db
       .selectFrom('bots')
       .selectAll()
       .where('id', '=', botId)
@@ -637,6 +712,7 @@ export class Bots {
       ...(row.created_by !== null && { createdBy: row.created_by }),
       alwaysAlive: def.alwaysAlive,
       medias: def.medias,
+      ...(row.version_id !== null && { versionId: row.version_id }),
     };
   }
 }

@@ -129,8 +129,39 @@ export const BotSchema = Type.Object({
   createdBy: Type.Optional(Type.String()),
   alwaysAlive: Type.Boolean(),
   medias: Type.Array(Media),
+  versionId: Type.Optional(
+    Type.String({
+      description: 'Parley: the version of its code it runs (`listBotVersions`); absent without code',
+    }),
+  ),
 });
 export type Bot = Static<typeof BotSchema>;
+
+/** A version of a bot's code, as `listBotVersions` and `createBotVersion` answer it. */
+export const BotVersionSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.Optional(Type.String()),
+  number: Type.Integer({
+    minimum: 1,
+    description: 'Parley: 1, 2, 3... in the order the bot’s versions were made',
+  }),
+  createdAt: Timestamp,
+  createdBy: Type.Optional(Type.String({ description: 'Parley: the account that deployed or made it' })),
+  runtime: Nullable(
+    Type.Enum(BOT_RUNTIMES, {
+      description:
+        'Parley: `parley` (a package, from `parley deploy` or the console) or `botpress-sdk` (a bundle, from `bp deploy`)',
+    }),
+  ),
+  deployed: Type.Boolean({ description: 'Parley: whether the bot runs this version now' }),
+});
+export type BotVersion = Static<typeof BotVersionSchema>;
+
+const VersionDescriptionField = Type.String({
+  maxLength: 2000,
+  description: 'Parley: a note kept with the version this deploy of `code` makes (`listBotVersions`)',
+});
 
 export const BotSummarySchema = Type.Object({
   id: Type.String(),
@@ -166,6 +197,7 @@ export const CreateBotBodySchema = Type.Object({
   actions: Type.Optional(Type.Record(Type.String(), ActionDefinition)),
   medias: Type.Optional(Type.Array(Media)),
   secrets: Type.Optional(TagMap),
+  versionDescription: Type.Optional(VersionDescriptionField),
 });
 export type CreateBotBody = Static<typeof CreateBotBodySchema>;
 
@@ -204,6 +236,7 @@ export const UpdateBotBodySchema = Type.Object({
   medias: Type.Optional(Type.Array(Media)),
   secrets: Type.Optional(TagChangeMap),
   layers: Type.Optional(Type.Array(Type.String())),
+  versionDescription: Type.Optional(VersionDescriptionField),
 });
 export type UpdateBotBody = Static<typeof UpdateBotBodySchema>;
 

@@ -34,6 +34,7 @@ export const ID_PREFIXES = {
   llmProvider: 'llmprov',
   handoff: 'hoff',
   handoffEvent: 'hoffevt',
+  botVersion: 'botver',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

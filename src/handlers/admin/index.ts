@@ -8,6 +8,7 @@ import { implement } from '../operation.ts';
 import { accountHandlers, introspectionHandlers } from './account.ts';
 import { analyticsHandlers } from './analytics.ts';
 import { botKeyHandlers } from './bot-keys.ts';
+import { botVersionHandlers } from './bot-versions.ts';
 import { botWebhookHandlers } from './bot-webhooks.ts';
 import { botHandlers } from './bots.ts';
 import { handoffHandlers } from './handoffs.ts';
@@ -28,6 +29,7 @@ export const ADMIN_MEMBER_HANDLERS = implement<WorkspaceActor>()(ADMIN_MEMBER_OP
   ...memberHandlers,
   ...botKeyHandlers,
   ...botHandlers,
+  ...botVersionHandlers,
   ...botWebhookHandlers,
   ...webhookSubscriptionHandlers,
   ...integrationHandlers,
