@@ -236,6 +236,7 @@ for (const store of await testStores()) {
       const { db } = t.server.store;
       // (Later migrations go too: a store of that release had none of them.)
       const tables = [
+        'bot_versions',
         'packages',
         'row_signatures',
         'passage_signatures',
@@ -261,6 +262,7 @@ for (const store of await testStores()) {
       await sql`drop index workflows_active_timeout`.execute(db);
       await sql`alter table bots drop column workflow_updates`.execute(db);
       await sql`alter table conversations drop column last_event_at`.execute(db);
+      await sql`alter table bots drop column version_id`.execute(db);
       await sql`alter table chat_channels drop column fallback_message`.execute(db);
       for (const column of ['event_id', 'call_kind', 'call_ms'])
         await sql`alter table bot_logs drop column ${sql.ref(column)}`.execute(db);
