@@ -111,7 +111,7 @@ export class Metrics {
 
   readonly refused = new Counter({
     name: ADMISSION_METRICS.refused,
-    help: 'Messages and events from outside refused with 429 while the engines were behind, by reason: share (the workspace held its share of the queue or more), ceiling (the queue was past twice its limit), line (requests waiting to store theirs had waited past PARLEY_ADMISSION_WAIT_MS)',
+    help: 'Messages and events from outside refused with 429 while the engines were behind, by reason: share (the workspace held its share of the queue or more), ceiling (the queue was past twice its limit)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });

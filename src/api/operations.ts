@@ -39,12 +39,6 @@ export function routeOperations<Actor>(
         ...(op.body && { body: op.body }),
         response: { [op.status]: op.response, ...errorResponses },
       },
-      // Refused as it arrives when the requests before it wait too long to store theirs.
-      ...(op.queuesTurn && {
-        onRequest: async () => {
-          app.domain.admission?.atEntry();
-        },
-      }),
       // A POST without a body is one with no fields: the schema then names what is missing.
       ...(op.body && {
         preValidation: async (request: FastifyRequest) => {

@@ -114,12 +114,6 @@ export interface Store {
   sql: StoreSql;
   /** What the store said while it opened, for the server's log (the vector index it could not load). */
   notices: readonly string[];
-  /**
-   * How long the first request waiting for a connection of its own has waited, in milliseconds (0: none
-   * waits; always on SQLite, whose writes wait at its one writer instead): what admission refuses new
-   * work by before it joins the line.
-   */
-  requestLineWaitMs(): number;
   /** Throws when the database cannot answer a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -138,7 +132,7 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
   const onError = hooks.onError ?? (() => {});
   const log = statementLog(hooks.onStatement);
   const notices: string[] = [];
-  const { db, turnDb, vectorIndex, requestLineWaitMs } =
+  const { db, turnDb, vectorIndex } =
     config.kind === 'sqlite'
       ? openSqlite(config, log, notices, hooks.onStatement)
       : openPostgres(config, onError, log);
@@ -151,7 +145,6 @@ export async function openStore(config: StoreConfig, hooks: StoreHooks = {}): Pr
     turnDb,
     sql: config.kind === 'sqlite' ? sqliteSql(vectorIndex) : postgresSql(vectorIndex),
     notices,
-    requestLineWaitMs,
     ping: async () => {
       if (health) await health.query('select 1');
       else await sql`select 1`.execute(db);
@@ -237,20 +230,16 @@ function statementLog(onStatement: ((sql: string) => void) | undefined): KyselyL
 }
 
 /** The SQLite database, and its vector index: sqlite-vec's where it loads. */
-/** The store's connections: for requests, for turns, and what requests wait for a connection. */
-interface Lanes {
-  db: Db;
-  turnDb: Db;
-  vectorIndex: VectorIndex;
-  requestLineWaitMs: () => number;
-}
-
 function openSqlite(
   config: Extract<StoreConfig, { kind: 'sqlite' }>,
   log: KyselyLog,
   notices: string[],
   onStatement?: (sql: string) => void,
-): Lanes {
+): {
+  db: Db;
+  turnDb: Db;
+  vectorIndex: VectorIndex;
+} {
   const { file } = config;
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new SqliteDatabase(file);
@@ -274,14 +263,14 @@ function openSqlite(
   const extension = config.vectorIndex === 'exact' ? undefined : sqliteVecPath(config, notices);
   const vecLoaded =
     extension !== undefined && loadSqliteVec(database, extension, (notice) => notices.push(notice));
-  return { db, turnDb: db, vectorIndex: sqliteVectorIndex(vecLoaded), requestLineWaitMs: () => 0 };
+  return { db, turnDb: db, vectorIndex: sqliteVectorIndex(vecLoaded) };
 }
 
 function openPostgres(
   config: Extract<StoreConfig, { kind: 'postgres' }>,
   onError: StoreErrorReporter,
   log: KyselyLog,
-): Lanes {
+): { db: Db; turnDb: Db; vectorIndex: VectorIndex } {
   const pool = new pg.Pool({
     connectionString: config.url,
     max: config.poolSize,
@@ -302,12 +291,10 @@ function openPostgres(
   const named = namedStatementPool(pool);
   const kysely = (lanePool: PostgresPool) =>
     new Kysely<Database>({ dialect: new PostgresDialect({ pool: lanePool }), ...(log && { log }) });
-  const requests = cappedPool(named, requestConnections(config.poolSize));
   return {
-    db: kysely(requests.pool),
+    db: kysely(cappedPool(named, requestConnections(config.poolSize))),
     turnDb: kysely(sharedPool(named)),
     vectorIndex: config.vectorIndex === 'exact' ? EXACT_VECTORS : POSTGRES_SIGNATURE_SCAN,
-    requestLineWaitMs: requests.lineWaitMs,
   };
 }
 

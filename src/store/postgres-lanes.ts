@@ -20,33 +20,26 @@ export function requestConnections(poolSize: number): number {
   return poolSize - Math.max(1, Math.floor(poolSize * TURN_SHARE));
 }
 
-/** A pool whose callers past its cap wait in a line: how long the first in it has waited. */
-export interface CappedPool {
-  pool: PostgresPool;
-  /** Milliseconds the first caller in line has waited for a connection (0: nobody waits). */
-  lineWaitMs(): number;
-}
-
 /** `pool`, of which at most `max` connections are checked out at once; callers past it wait in order. */
-export function cappedPool(pool: PostgresPool, max: number): CappedPool {
+export function cappedPool(pool: PostgresPool, max: number): PostgresPool {
   let out = 0;
-  const waiting: { admit: () => void; since: number }[] = [];
+  const waiting: (() => void)[] = [];
   const admitted = (): Promise<void> | undefined => {
     if (out < max) {
       out++;
       return undefined;
     }
-    return new Promise((admit) => waiting.push({ admit, since: Date.now() }));
+    return new Promise((admit) => waiting.push(admit));
   };
   // The one who leaves hands its place to the first in line, so `out` counts both.
   const leave = () => {
     const next = waiting.shift();
-    if (next) next.admit();
+    if (next) next();
     else out--;
   };
   // One wrapper per connection, so that Kysely sees the same connection each time it is checked out.
   const wrappers = new WeakMap<PostgresPoolClient, PostgresPoolClient>();
-  const capped: PostgresPool = {
+  return {
     connect: async () => {
       await admitted();
       let client: PostgresPoolClient;
@@ -72,11 +65,6 @@ export function cappedPool(pool: PostgresPool, max: number): CappedPool {
     },
     end: () => pool.end(),
   };
-  const lineWaitMs = () => {
-    const first = waiting[0];
-    return first ? Date.now() - first.since : 0;
-  };
-  return { pool: capped, lineWaitMs };
 }
 
 /** `pool` for a second user that must not end it: the pool's owner does. */

@@ -18,7 +18,6 @@ export const chatMessageOperations = [
     tag,
     summary: 'Send a message',
     status: 201,
-    queuesTurn: true,
     body: { payload: ChatPayloadSchema, conversationId: Type.String(), metadata: Type.Optional(JsonObject) },
     response: MessageAnswer,
   }),

@@ -25,11 +25,10 @@ const CEILING_FACTOR = 2;
 /** The reading counts no further than this many times the limit (an index walk bounded by it). */
 const READ_BOUND_FACTOR = 10;
 
-export const ADMISSION_REFUSALS = ['share', 'ceiling', 'line'] as const;
+export const ADMISSION_REFUSALS = ['share', 'ceiling'] as const;
 /**
  * Why a message was refused: `share`, the queue is past its limit and its workspace holds its share of it
- * or more; `ceiling`, the queue is past twice its limit, every workspace is refused; `line`, the requests
- * waiting for a connection to store theirs have waited longer than a message may wait for its turn.
+ * or more; `ceiling`, the queue is past twice its limit, every workspace is refused.
  */
 export type AdmissionRefusal = (typeof ADMISSION_REFUSALS)[number];
 
@@ -40,8 +39,6 @@ export interface AdmissionOptions {
   waitMs: number;
   /** Turns one engine runs at once (`PARLEY_ENGINE_CONCURRENCY`): what its turn times are turned into a rate with. */
   engineConcurrency: number;
-  /** How long the first request waiting for a connection of its own has waited (`Store.requestLineWaitMs`). */
-  requestLineWaitMs?: () => number;
 }
 
 /** What admission sees now: for `/metrics` and the operators. */
@@ -125,20 +122,6 @@ export class Admission {
    * Throws `RetryLater` when the queue is past its limit and the workspace over its share; otherwise
    * counts its event as waiting until the next reading (the requests decided meanwhile see it).
    */
-  /**
-   * Refuses a request that would queue work, as it arrives, before it waits for anything: when the
-   * requests already waiting for a connection (on PostgreSQL, past their part of the pool) have waited
-   * longer than a message may wait for its turn. Those are not yet stored, so no reading of the queue
-   * counts them; a request that joined them would be decided only once its wait was over.
-   */
-  atEntry(): void {
-    const waited = this.options.requestLineWaitMs?.() ?? 0;
-    if (waited <= this.options.waitMs) return;
-    const seconds = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(waited / 1000)));
-    this.listener({ admitted: false, reason: 'line' });
-    throw new RetryLater(`Too many messages are waiting to be stored: please send yours again in ${seconds} s`, seconds);
-  }
-
   async admit(db: Executor, workspaceId: string): Promise<void> {
     await this.fresh(db);
     const refusal = this.refusal(workspaceId);
