@@ -16,7 +16,7 @@ import type { TestServer } from '../helpers/server.ts';
 import { testStores } from '../helpers/stores.ts';
 import { startReceiver } from '../helpers/webhooks.ts';
 import type { WebhookReceiver } from '../helpers/webhooks.ts';
-import { CLI7_HEADERS, cli7UpdateBotBody } from '../replays/cli7-deploy-bot.ts';
+import { CLI7_HEADERS, cli7PutBot, cli7UpdateBotBody } from '../replays/cli7-deploy-bot.ts';
 
 const SDK_VERSION = '7.2.4' satisfies SdkRelease;
 
@@ -153,16 +153,7 @@ for (const store of stores) {
         // The receiver's URL is this run's: the definition's configuration names it.
         if (integrations.webhook) integrations.webhook.configuration = webhookConfig('first');
         if (integrations.second) integrations.second.configuration = webhookConfig('second');
-        const res = await fetch(`${t.url}/v1/admin/bots/${botId}`, {
-          method: 'PUT',
-          headers: {
-            'content-type': 'application/json',
-            authorization: `Bearer ${t.token}`,
-            'x-workspace-id': t.workspaceId,
-            ...CLI7_HEADERS,
-          },
-          body: JSON.stringify(body),
-        });
+        const res = await cli7PutBot(t, botId, body);
         const answered = (await res.json()) as {
           bot: {
             integrations: Record<string, { webhookUrl: string; id: string }>;

@@ -19,7 +19,7 @@ import type { SdkRelease } from '../helpers/sdk-versions.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { testStores } from '../helpers/stores.ts';
-import { CLI7_HEADERS } from '../replays/cli7-deploy-bot.ts';
+import { CLI7_HEADERS, cli7PutBot } from '../replays/cli7-deploy-bot.ts';
 import {
   PLUGIN,
   cli7CreatePluginBody,
@@ -190,16 +190,7 @@ for (const store of stores) {
           chatId: chat.id,
           before: { integrations: Object.keys(remote.integrations), plugins: Object.keys(remote.plugins) },
         });
-        const res = await fetch(`${t.url}/v1/admin/bots/${botId}`, {
-          method: 'PUT',
-          headers: {
-            'content-type': 'application/json',
-            authorization: `Bearer ${t.token}`,
-            'x-workspace-id': t.workspaceId,
-            ...CLI7_HEADERS,
-          },
-          body: JSON.stringify(body),
-        });
+        const res = await cli7PutBot(t, botId, body);
         const answered = await res.text();
         assert.equal(res.status, 200, answered);
         const deployed = (await cli.getBot({ id: botId })).bot;

@@ -25,6 +25,7 @@ import type { TestServer } from '../helpers/server.ts';
 import { testStores } from '../helpers/stores.ts';
 import {
   CLI7_HEADERS,
+  cli7PutBot,
   cli7CreateDevBotBody,
   cli7TunnelUrls,
   cli7UpdateDevBotBody,
@@ -100,16 +101,7 @@ async function deployDevBot(t: TestServer, url: string): Promise<string> {
   const cli = t.client({ headers: CLI7_HEADERS });
   const { bot } = await cli.createBot(cli7CreateDevBotBody(url));
   const body = cli7UpdateDevBotBody(bot.id, url, { integrations: Object.keys(bot.integrations) }, ACTIONS);
-  const res = await fetch(`${t.url}/v1/admin/bots/${bot.id}`, {
-    method: 'PUT',
-    headers: {
-      'content-type': 'application/json',
-      authorization: `Bearer ${t.token}`,
-      'x-workspace-id': t.workspaceId,
-      ...CLI7_HEADERS,
-    },
-    body: JSON.stringify(body),
-  });
+  const res = await cli7PutBot(t, bot.id, body);
   const answered = (await res.json()) as { bot: { dev: boolean; url?: string } };
   assert.equal(res.status, 200, JSON.stringify(answered));
   assert.equal(answered.bot.dev, true);

@@ -21,8 +21,28 @@
  *   package's name; a plugin instance carries its package (`name`, `version`, `definition`...) and `alias`.
  */
 
+import type { TestServer } from '../helpers/server.ts';
+
 /** The headers the CLI's client adds to the official client's own (authorization, x-workspace-id). */
 export const CLI7_HEADERS = { 'x-multiple-integrations': 'true' } as const;
+
+/** Sends `body` as CLI 7's `updateBot` (`PUT /v1/admin/bots/{id}`), as the server's owner. */
+export function cli7PutBot(
+  t: Pick<TestServer, 'url' | 'token' | 'workspaceId'>,
+  botId: string,
+  body: Record<string, unknown>,
+): Promise<Response> {
+  return fetch(`${t.url}/v1/admin/bots/${botId}`, {
+    method: 'PUT',
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${t.token}`,
+      'x-workspace-id': t.workspaceId,
+      ...CLI7_HEADERS,
+    },
+    body: JSON.stringify(body),
+  });
+}
 
 export interface Cli7Deploy {
   botId: string;
@@ -35,10 +55,44 @@ export interface Cli7Deploy {
   before: { integrations: string[]; plugins: string[] };
 }
 
+/**
+ * What `prepareUpdateBotBody` sends for a definition without tags, recurring events, events or states:
+ * its integrations and plugins, null for each one `getBot` answered `before` that it no longer has, and
+ * its bundle (`bp deploy`) or url (`bp dev`). JSON drops the undefined fields and makes a Buffer
+ * `{ type, data }`, as the client's request does.
+ */
+export function cli7UpdateBody(bot: {
+  botId: string;
+  code?: string;
+  url?: string;
+  actions?: Record<string, unknown>;
+  integrations: Record<string, unknown>;
+  plugins: Record<string, unknown>;
+  before: { integrations: string[]; plugins: string[] };
+}): Record<string, unknown> {
+  const nulls = (keys: string[], kept: Record<string, unknown>) =>
+    Object.fromEntries(keys.filter((k) => !(k in kept)).map((k) => [k, null]));
+  return JSON.parse(
+    JSON.stringify({
+      user: { tags: {} },
+      conversation: { tags: {} },
+      message: { tags: {} },
+      recurringEvents: {},
+      actions: bot.actions ?? {},
+      events: {},
+      states: {},
+      integrations: { ...bot.integrations, ...nulls(bot.before.integrations, bot.integrations) },
+      plugins: { ...bot.plugins, ...nulls(bot.before.plugins, bot.plugins) },
+      id: bot.botId,
+      code: bot.code,
+      url: bot.url,
+      secrets: bot.code === undefined ? undefined : {},
+    }),
+  ) as Record<string, unknown>;
+}
+
 /** The body of the `updateBot` (`PUT /v1/admin/bots/{id}`) the CLI sends after `getBot`. */
 export function cli7UpdateBotBody(deploy: Cli7Deploy): Record<string, unknown> {
-  const nulls = (keys: string[], kept: string[]) =>
-    Object.fromEntries(keys.filter((k) => !kept.includes(k)).map((k) => [k, null]));
   const integrations = {
     // `.addIntegration(webhook, { alias: 'webhook', enabled: true, configuration: { label: 'first' } })`
     webhook: {
@@ -70,21 +124,6 @@ export function cli7UpdateBotBody(deploy: Cli7Deploy): Record<string, unknown> {
       integrations: { sink: { integrationId: deploy.integrationId, integrationAlias: 'webhook' } },
     },
   };
-  // JSON drops the undefined fields, as the client's request does.
-  return JSON.parse(
-    JSON.stringify({
-      user: { tags: {} },
-      conversation: { tags: {} },
-      message: { tags: {} },
-      recurringEvents: {},
-      actions: {},
-      events: {},
-      states: {},
-      integrations: { ...integrations, ...nulls(deploy.before.integrations, Object.keys(integrations)) },
-      plugins: { ...plugins, ...nulls(deploy.before.plugins, Object.keys(plugins)) },
-      id: deploy.botId,
-      code: deploy.code,
-      secrets: {},
-    }),
-  ) as Record<string, unknown>;
+  const { botId, code, before } = deploy;
+  return cli7UpdateBody({ botId, code, integrations, plugins, before });
 }

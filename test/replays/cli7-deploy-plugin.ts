@@ -32,6 +32,7 @@
  *   integrationInterfaceAlias }`; the bot's own states, events and tags only (the plugin's, which the
  *   definition's `withPlugins` merges, are for the typings, not for the API).
  */
+import { cli7UpdateBody } from './cli7-deploy-bot.ts';
 
 /** The plugin's name and version (`plugin.definition.ts`). */
 export const PLUGIN = { name: 'greeter', version: '0.1.0' } as const;
@@ -127,8 +128,6 @@ export function pluginInstanceConfig(bot: Pick<Cli7PluginBot, 'hitl'>) {
 
 /** The body of the `updateBot` (`PUT /v1/admin/bots/{id}`) that `bp deploy` of the bot sends after `getBot`. */
 export function cli7UpdatePluginBotBody(bot: Cli7PluginBot): Record<string, unknown> {
-  const nulls = (keys: string[], kept: string[]) =>
-    Object.fromEntries(keys.filter((k) => !kept.includes(k)).map((k) => [k, null]));
   const installed = (integrationId: string) => ({
     enabled: true,
     configurationType: undefined,
@@ -155,21 +154,6 @@ export function cli7UpdatePluginBotBody(bot: Cli7PluginBot): Record<string, unkn
       integrations: {},
     },
   };
-  // JSON drops the undefined fields and makes the Buffer `{ type, data }`, as the client's request does.
-  return JSON.parse(
-    JSON.stringify({
-      user: { tags: {} },
-      conversation: { tags: {} },
-      message: { tags: {} },
-      recurringEvents: {},
-      actions: {},
-      events: {},
-      states: {},
-      integrations: { ...integrations, ...nulls(bot.before.integrations, Object.keys(integrations)) },
-      plugins: { ...plugins, ...nulls(bot.before.plugins, Object.keys(plugins)) },
-      id: bot.botId,
-      code: bot.code,
-      secrets: {},
-    }),
-  ) as Record<string, unknown>;
+  const { botId, code, before } = bot;
+  return cli7UpdateBody({ botId, code, integrations, plugins, before });
 }

@@ -26,6 +26,7 @@
  * - packages/cli/src/api/client.ts (`ApiClient`): every request carries `x-multiple-integrations: true`.
  */
 import WebSocket from 'ws';
+import { cli7UpdateBody } from './cli7-deploy-bot.ts';
 
 /** `@bpinternal/tunnel`'s `TunnelRequest` (what the server sends down the tunnel). */
 interface TunnelRequest {
@@ -139,7 +140,7 @@ export async function openCli7Tunnel(wsUrl: string, tunnelId: string, port: numb
 }
 
 /** The headers the CLI's client adds to the official client's own (authorization, x-workspace-id). */
-export { CLI7_HEADERS } from './cli7-deploy-bot.ts';
+export { CLI7_HEADERS, cli7PutBot } from './cli7-deploy-bot.ts';
 
 /** `createBot`'s body for a new dev bot. */
 export function cli7CreateDevBotBody(url: string): { dev: true; url: string } {
@@ -162,18 +163,12 @@ export function cli7UpdateDevBotBody(
   before: { integrations: string[] },
   actions: Record<string, Cli7Action>,
 ): Record<string, unknown> {
-  const nulls = (keys: string[]) => Object.fromEntries(keys.map((k) => [k, null]));
-  return {
-    id: botId,
+  return cli7UpdateBody({
+    botId,
     url,
-    user: { tags: {} },
-    conversation: { tags: {} },
-    message: { tags: {} },
-    recurringEvents: {},
     actions,
-    events: {},
-    states: {},
-    integrations: nulls(before.integrations),
+    integrations: {},
     plugins: {},
-  };
+    before: { integrations: before.integrations, plugins: [] },
+  });
 }
