@@ -665,7 +665,11 @@ async function heldRun(job: HeldRunJob): Promise<HeldRunResult> {
   const end = warmEnd + job.durationMs;
   const deadline = end + job.graceMs;
   const latencies: number[] = [];
+  const answerLatencies: number[] = [];
   const counted: Promise<void>[] = [];
+  /** What became of each measured send. */
+  const outcomes: { sent: boolean; answered: boolean; acknowledged: boolean; replied: boolean }[] = [];
+  let connectionWaits = 0;
   let repliesInWindow = 0;
   let sendErrors = 0;
   let refused = 0;
@@ -676,17 +680,23 @@ async function heldRun(job: HeldRunJob): Promise<HeldRunResult> {
     const conv = held[c] as (typeof held)[number];
     const marker = `h${run}.${c}.${seq}`;
     const measured = at >= warmEnd;
+    const outcome = { sent: false, answered: false, acknowledged: false, replied: false };
+    if (measured) outcomes.push(outcome);
     const replied = heldReplies.wait(marker, deadline - performance.now()).then(
       () => {
         const now = performance.now();
         if (now >= warmEnd && now <= end) repliesInWindow++;
         if (measured) latencies.push(now - at);
+        outcome.replied = true;
       },
       () => {},
     );
     if (measured) counted.push(replied);
-    const conn = await take();
+    const taken = take();
+    if (measured && taken instanceof Promise) connectionWaits++;
+    const conn = await taken;
     if (ended) return;
+    outcome.sent = true;
     try {
       const sent = await conn.request(
         'POST',
@@ -694,11 +704,13 @@ async function heldRun(job: HeldRunJob): Promise<HeldRunResult> {
         `x-user-key: ${conv.userKey}\r\n`,
         JSON.stringify({ conversationId: conv.conversationId, payload: { type: 'text', text: marker } }),
       );
+      outcome.answered = true;
+      if (measured) answerLatencies.push(performance.now() - at);
       // Refused by admission control, before anything was stored: no reply is owed (not missing).
       if (sent.status === 429) {
         if (measured) refused++;
-      } else if (sent.status !== 201)
-        throw new Error(`createMessage answered ${sent.status}: ${sent.body.toString().slice(0, 300)}`);
+      } else if (sent.status === 201) outcome.acknowledged = true;
+      else throw new Error(`createMessage answered ${sent.status}: ${sent.body.toString().slice(0, 300)}`);
     } catch (err) {
       if (ended) return;
       sendErrors++;
@@ -739,7 +751,12 @@ async function heldRun(job: HeldRunJob): Promise<HeldRunResult> {
     sent,
     rate: (repliesInWindow / job.durationMs) * 1000,
     latency: summarize(latencies),
-    missing: sent - refused - latencies.length,
+    missing: outcomes.filter((o) => o.acknowledged && !o.replied).length,
+    acknowledged: outcomes.filter((o) => o.acknowledged).length,
+    answerLatency: summarize(answerLatencies),
+    connectionWaits,
+    unsent: outcomes.filter((o) => !o.sent).length,
+    hanging: outcomes.filter((o) => o.sent && !o.answered).length,
     refused,
     sendErrors,
     ...(firstError !== undefined && { firstError }),

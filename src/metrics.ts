@@ -184,6 +184,11 @@ export class Metrics {
       (s) => s.queued,
     );
     admissionGauge(
+      ADMISSION_METRICS.entering,
+      'Requests of this process let in by admission control that wait to store their event (for a connection, on PostgreSQL): counted in the queue',
+      (s) => s.entering,
+    );
+    admissionGauge(
       ADMISSION_METRICS.limit,
       'The queue past which admission control refuses: PARLEY_ADMISSION_BACKLOG, or what the engines run in PARLEY_ADMISSION_WAIT_MS',
       (s) => s.limit,

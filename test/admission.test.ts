@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
+import pg from 'pg';
 import { deployWithCli } from './helpers/chat-bots.ts';
 import { json, writePackage } from './helpers/deployed-bots.ts';
 import { waitFor } from './helpers/runtime.ts';
@@ -136,5 +137,57 @@ for (const store of await testStores()) {
       assert.equal(value('parley_admission_limit'), BACKLOG);
       assert.ok(Number.isFinite(value('parley_admission_queued')));
     });
+
+    test(
+      'a flood waiting for the store is refused at the door, at once: only what may wait takes a connection',
+      {
+        skip: store.name === 'postgres' ? false : 'the conversations are locked from outside with PostgreSQL',
+      },
+      async () => {
+        const flooded = await visitorOfNewWorkspace('flooded');
+        const databaseUrl = t.settings.databaseUrl;
+        assert.ok(databaseUrl);
+        // From outside, the conversations are locked for writes (reads go on): every message admitted holds
+        // its connection, waiting, and the requests' part of the pool (7 of 10) is soon all taken.
+        const locker = new pg.Client({ connectionString: databaseUrl });
+        await locker.connect();
+        try {
+          await locker.query('begin');
+          await locker.query('lock table conversations in exclusive mode');
+          const answered: { status: number }[] = [];
+          const sends = Array.from({ length: BURST }, (_, i) =>
+            flooded.send(`f${i}`).then((res) => {
+              answered.push(res);
+              return res;
+            }),
+          );
+          // Past the backlog each is refused as it comes, without a connection; none is stored meanwhile.
+          await waitFor(
+            'the flood past the backlog refused',
+            () => answered.length >= BURST - BACKLOG,
+            10_000,
+          );
+          assert.ok(
+            answered.every((res) => res.status === 429),
+            JSON.stringify(answered.map((a) => a.status)),
+          );
+          await locker.query('commit');
+          const all = await Promise.all(sends);
+          const acknowledged = all.filter((res) => res.status === 201);
+          assert.equal(acknowledged.length, BACKLOG, `${acknowledged.length} acknowledged`);
+          await waitFor(
+            'the acknowledged messages answered',
+            async () =>
+              (await flooded.visitor.listMessages({ conversationId: flooded.conversationId })).messages
+                .length >=
+              2 * BACKLOG,
+            60_000,
+          );
+        } finally {
+          await locker.query('rollback').catch(() => undefined);
+          await locker.end();
+        }
+      },
+    );
   });
 }

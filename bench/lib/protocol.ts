@@ -169,8 +169,18 @@ export interface HeldRunResult {
   rate: number;
   /** From the scheduled send to the reply, over the measured sends that were answered. */
   latency: Latency;
-  /** Measured sends acknowledged (or failed) without a reply at the end of the grace period. */
+  /** Measured sends acknowledged (201) without a reply at the end of the grace period. */
   missing: number;
+  /** Measured sends acknowledged (201). */
+  acknowledged: number;
+  /** From the scheduled send to its 201 or 429: the wait for one of the generator's connections included. */
+  answerLatency: Latency;
+  /** Measured sends that waited for one of the generator's connections (all `connections` were busy). */
+  connectionWaits: number;
+  /** Measured sends still waiting for a connection when the grace ended: never sent, never answered. */
+  unsent: number;
+  /** Measured sends whose request had no answer (no status) when the grace ended. */
+  hanging: number;
   /** Measured sends refused with 429 (admission control): not stored, no reply owed. */
   refused: number;
   sendErrors: number;

@@ -9,6 +9,7 @@ export const ADMISSION_METRICS = {
   admitted: 'parley_admission_admitted_total',
   refused: 'parley_admission_refused_total',
   queued: 'parley_admission_queued',
+  entering: 'parley_admission_entering',
   limit: 'parley_admission_limit',
   turnsPerSecond: 'parley_admission_turns_per_second',
 } as const;

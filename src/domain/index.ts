@@ -188,7 +188,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   const users = new Users(store);
   const conversations = new Conversations(store, users, log);
   const queue = new EventQueue(store);
-  const admission = options.admission && new Admission(options.admission, options.admission.onDecision);
+  const admission =
+    options.admission && new Admission(options.admission, store.turnDb, options.admission.onDecision);
   const webhookSubscriptions = new WebhookSubscriptions(db, options.webhookPrivateTargets ?? false);
   const events = new Events(
     store,

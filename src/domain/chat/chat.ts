@@ -371,13 +371,16 @@ export class Chat {
     payload: { type: string } & JsonObject,
     metadata: JsonObject | undefined,
   ): Promise<ChatMessage> {
-    const conversationId = await this.participantConversation(session, foreignConversationId);
-    const { type, payload: content } = messageForBot({ payload, ...(metadata && { metadata }) });
-    const message = await this.s.messages.create(
-      session.bot,
-      { conversationId, userId: session.userId, type, payload: content, tags: {} },
-      { participant: true },
-    );
+    // Admission decides before the participant's read waits for a connection: refused, it costs none.
+    const message = await this.s.events.entering(session.bot, async (entry) => {
+      const conversationId = await this.participantConversation(session, foreignConversationId);
+      const { type, payload: content } = messageForBot({ payload, ...(metadata && { metadata }) });
+      return this.s.messages.create(
+        session.bot,
+        { conversationId, userId: session.userId, type, payload: content, tags: {} },
+        { participant: true, ...(entry && { entry }) },
+      );
+    });
     return {
       id: message.id,
       createdAt: message.createdAt,

@@ -45,12 +45,23 @@ export interface AdmissionOptions {
 export interface AdmissionState {
   /** Events waiting for a turn (acknowledged, not yet begun), across the deployment, as last read. */
   queued: number;
+  /** Requests of this process let in that have not stored their event yet: counted in the queue too. */
+  entering: number;
   /** Past it, workspaces over their share of it are refused. */
   limit: number;
   /** Turns the deployment's engines end a second, as this process estimates it. */
   turnsPerSecond: number;
   /** Engines with turns in flight, as last read (at least 1). */
   engines: number;
+}
+
+/**
+ * A request let in before it waits for a connection (`Admission.enter`): counted in the queue until it
+ * leaves, its event then stored (and counted by `admit`) or not.
+ */
+export interface AdmissionEntry {
+  /** Idempotent: the request is done (committed, refused or failed) or its transaction counted it. */
+  leave(): void;
 }
 
 /** Told of each decision (the metrics count them). */
@@ -97,6 +108,12 @@ interface Reading {
  * with events waiting, itself included), so the one causing the load is refused first; past twice the
  * limit, every workspace is. Refused means 429 `RateLimited` with `Retry-After`, before anything is
  * stored: what was acknowledged is kept and answered.
+ *
+ * A request is decided twice: as it arrives (`enter`, on the last reading, without a statement), and in
+ * its transaction (`admit`). Between the two it may wait for a connection of the store; while it waits it
+ * counts in the queue, so that a flood of requests waiting for connections is refused at the door, at no
+ * cost to the store, instead of waiting its turn to be refused (on PostgreSQL, measured: the requests of
+ * a flood waited seconds for a connection, refusals included, and admitted ones went unanswered).
  */
 export class Admission {
   private reading: Reading = {
@@ -109,28 +126,63 @@ export class Admission {
   private reads: Promise<void> | undefined;
   /** This process's own changes to the queue since the last reading began. */
   private changes: { at: number; workspaceId: string; change: number }[] = [];
+  /** Requests let in by `enter` that have not left, by workspace, and in all. */
+  private readonly entered = new Map<string, number>();
+  private enteredTotal = 0;
   private readonly ends = new Array<number>(RATE_BUCKETS).fill(0);
   private bucketAt = 0;
   private meanTurnMs: number | undefined;
 
   constructor(
     private readonly options: AdmissionOptions,
+    /** Where the queue is read: a connection apart from the requests' (which wait in a flood). */
+    private readonly reader: Executor,
     private readonly listener: AdmissionListener = () => {},
   ) {}
+
+  /**
+   * Decides a request as it arrives, on the last reading (read again in the background when stale): throws
+   * `RetryLater` as `admit` would; otherwise the request counts in the queue until it leaves.
+   */
+  enter(workspaceId: string): AdmissionEntry {
+    if (Date.now() - this.reading.at >= READ_EVERY_MS) void this.fresh().catch(() => undefined);
+    this.refuse(workspaceId);
+    this.changeEntered(workspaceId, 1);
+    let left = false;
+    return {
+      leave: () => {
+        if (left) return;
+        left = true;
+        this.changeEntered(workspaceId, -1);
+      },
+    };
+  }
+
+  private changeEntered(workspaceId: string, change: number): void {
+    const own = (this.entered.get(workspaceId) ?? 0) + change;
+    if (own > 0) this.entered.set(workspaceId, own);
+    else this.entered.delete(workspaceId);
+    this.enteredTotal += change;
+  }
 
   /**
    * Throws `RetryLater` when the queue is past its limit and the workspace over its share; otherwise
    * counts its event as waiting until the next reading (the requests decided meanwhile see it).
    */
-  async admit(db: Executor, workspaceId: string): Promise<void> {
-    await this.fresh(db);
-    const refusal = this.refusal(workspaceId);
-    if (refusal) {
-      this.listener({ admitted: false, reason: refusal.reason });
-      throw new RetryLater(refusal.message, refusal.seconds);
-    }
+  async admit(workspaceId: string, entry?: AdmissionEntry): Promise<void> {
+    await this.fresh();
+    // Its own entry is not one more waiting before it.
+    entry?.leave();
+    this.refuse(workspaceId);
     this.listener({ admitted: true });
     this.count(workspaceId, 1);
+  }
+
+  private refuse(workspaceId: string): void {
+    const refusal = this.refusal(workspaceId);
+    if (!refusal) return;
+    this.listener({ admitted: false, reason: refusal.reason });
+    throw new RetryLater(refusal.message, refusal.seconds);
   }
 
   /**
@@ -164,6 +216,7 @@ export class Admission {
   state(): AdmissionState {
     return {
       queued: this.reading.queued,
+      entering: this.enteredTotal,
       limit: this.limit(),
       turnsPerSecond: Math.round(this.turnsPerSecond()),
       engines: this.reading.engines,
@@ -198,15 +251,17 @@ export class Admission {
   private refusal(
     workspaceId: string,
   ): { reason: AdmissionRefusal; message: string; seconds: number } | undefined {
-    const { queued, byWorkspace, truncated } = this.reading;
+    const { byWorkspace, truncated } = this.reading;
+    const queued = this.reading.queued + this.enteredTotal;
     const limit = this.limit();
     if (queued < limit && !truncated) return undefined;
     const seconds = this.retryAfter(queued - limit + 1);
     // The webchat shows this text to the visitor as it is: it speaks to them, and the metrics to operators.
     const message = `Too many messages are waiting for an answer: please send yours again in ${seconds} s`;
     if (truncated || queued >= CEILING_FACTOR * limit) return { reason: 'ceiling', seconds, message };
-    const own = byWorkspace.get(workspaceId) ?? 0;
-    const share = limit / (byWorkspace.size + (own === 0 ? 1 : 0));
+    const own = (byWorkspace.get(workspaceId) ?? 0) + (this.entered.get(workspaceId) ?? 0);
+    const workspaces = new Set([...byWorkspace.keys(), ...this.entered.keys()]).size;
+    const share = limit / (workspaces + (own === 0 ? 1 : 0));
     if (own < share) return undefined;
     return { reason: 'share', seconds, message };
   }
@@ -219,10 +274,10 @@ export class Admission {
   }
 
   /** Reads the queue when the last reading is older than READ_EVERY_MS; one reading at a time. */
-  private async fresh(db: Executor): Promise<void> {
+  private async fresh(): Promise<void> {
     if (Date.now() - this.reading.at < READ_EVERY_MS) return;
     if (this.reads) return; // another request reads it: decide on the last reading meanwhile
-    this.reads = this.read(db).finally(() => {
+    this.reads = this.read(this.reader).finally(() => {
       this.reads = undefined;
     });
     await this.reads;

@@ -14,7 +14,7 @@ import type { Page, PageRequest } from '../shared/pagination.ts';
 import type { JsonObject } from '../shared/schemas.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
 import type { BacklogQuota } from '../queue/backlog-quota.ts';
-import type { Admission } from '../queue/admission.ts';
+import type { Admission, AdmissionEntry } from '../queue/admission.ts';
 import type { EventQueue, QueuedNotice } from '../queue/event-queue.ts';
 import { nowIso } from '../shared/time.ts';
 import { toEvent } from './event-record.ts';
@@ -162,8 +162,10 @@ export class Events {
     db: Executor,
     /** The instant its conversation's row was stamped with in this transaction, if it was (`stamp`). */
     stamped?: string,
+    /** What admission let in as the request arrived (`enter`). */
+    entry?: AdmissionEntry,
   ): Promise<{ event: Event; notice: QueuedNotice }> {
-    await this.admit(bot, db);
+    await this.admit(bot, db, entry);
     const stored = await this.queue(bot.botId, event, db, stamped);
     return { event: stored, notice: await this.claimForTurn(bot, stored.id, db) };
   }
@@ -172,9 +174,23 @@ export class Events {
    * Throws `RetryLater` when the bot's workspace has its full backlog, or when the engines are behind and
    * it holds its share of what waits (`Admission`): what a caller's own insert checks first.
    */
-  async admit(bot: BotRef, db: Executor): Promise<void> {
+  async admit(bot: BotRef, db: Executor, entry?: AdmissionEntry): Promise<void> {
     await this.quota.admit(db, bot.workspaceId);
-    await this.admission?.admit(db, bot.workspaceId);
+    await this.admission?.admit(bot.workspaceId, entry);
+  }
+
+  /**
+   * Runs the work of a request that will queue an event, decided by admission as it arrives, before it
+   * waits for a connection (`Admission.enter`): refused (`RetryLater`) at no cost to the store; let in,
+   * it counts as waiting until `work` ends, and `work` gives its entry to `admit`.
+   */
+  async entering<T>(bot: BotRef, work: (entry: AdmissionEntry | undefined) => Promise<T>): Promise<T> {
+    const entry = this.admission?.enter(bot.workspaceId);
+    try {
+      return await work(entry);
+    } finally {
+      entry?.leave();
+    }
   }
 
   /**

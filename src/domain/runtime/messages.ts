@@ -18,6 +18,7 @@ import type { JsonObject } from '../shared/schemas.ts';
 import type { ConversationLog, LiveSignal, RecordedSignal } from '../live/conversation-log.ts';
 import { recorded } from '../live/conversation-log.ts';
 import type { QueuedNotice } from '../queue/event-queue.ts';
+import type { AdmissionEntry } from '../queue/admission.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, discriminatingTags } from '../shared/tags.ts';
 import { nowIso } from '../shared/time.ts';
@@ -58,6 +59,8 @@ export interface CreateOptions {
    * through the conversation's channel as the bot's messages do.
    */
   fromAgent?: boolean;
+  /** What admission control let in as the request arrived (`create` asks it): left once its event is counted. */
+  entry?: AdmissionEntry;
 }
 
 /** The event whose turn sends a message: the one given, else the turn of the bot code that calls. */
@@ -275,6 +278,21 @@ export class Messages {
    * (`incoming`: the user joins the conversation and a `message_created` event is queued for the bot).
    */
   async create(actor: BotActor, body: CreateMessageBody, options: CreateOptions = {}): Promise<Message> {
+    // A message that queues a turn is decided before it waits for a connection: refused, it costs none
+    // (unless its caller, which read the store for it first, already asked).
+    const queuesTurn = body.userId !== actor.botId && !options.fromAgent && !options.silent;
+    if (queuesTurn && !options.entry)
+      return this.events.entering(actor, (entry) =>
+        this.createNow(actor, body, entry ? { ...options, entry } : options),
+      );
+    return this.createNow(actor, body, options);
+  }
+
+  private async createNow(
+    actor: BotActor,
+    body: CreateMessageBody,
+    options: CreateOptions,
+  ): Promise<Message> {
     const atOnce =
       (await this.createChatReply(actor, body, options)) ??
       (await this.createIncomingAtOnce(actor, body, options));
@@ -534,7 +552,7 @@ export class Messages {
     const signal = createdSignal(message, false);
     const frame = await this.log.frameOf(this.db, body.conversationId, signal);
     const inserted = await this.db.transaction().execute(async (trx): Promise<Inserted> => {
-      await this.events.admit(actor, trx);
+      await this.events.admit(actor, trx, options.entry);
       const [counted] = (
         await this.insertIncoming.execute(trx, {
           ...stored,
@@ -643,6 +661,7 @@ export class Messages {
         },
         trx,
         counted.last_event_at ?? undefined,
+        options.entry,
       );
       queued = notice;
     }
