@@ -1,5 +1,8 @@
 // Debian's Chromium driven by playwright-core, as every end-to-end suite of a screen uses it: no browser
 // is downloaded, the profile is a fresh empty folder, and nothing reaches the internet.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import type { BrowserContext, Page } from 'playwright-core';
+import { CONSOLE_DIR } from '../../src/api/console/index.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -66,6 +70,29 @@ export async function launchChromium(): Promise<Browser> {
       await rm(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** Builds the console when dist/ has none, so that a suite of its screens runs on a fresh clone. */
+export function buildConsoleOnce(): void {
+  if (existsSync(`${CONSOLE_DIR}/index.html`)) return;
+  const build = spawnSync(process.execPath, ['scripts/build-console.mjs'], { encoding: 'utf8' });
+  assert.equal(build.status, 0, build.stderr);
+}
+
+/** A new tab of `browser` on the console at `url`, signed in with `token` by keyboard. */
+export async function signInToConsole(
+  browser: Browser,
+  url: string,
+  token: string,
+  size?: { width: number; height: number },
+): Promise<Page> {
+  const page = await browser.page(size);
+  await page.goto(url);
+  await page.waitForURL(/\/console\/sign-in/);
+  await page.getByLabel('Personal access token').fill(token);
+  await page.keyboard.press('Enter');
+  await page.waitForURL(/\/console\/bots$/);
+  return page;
 }
 
 /** Screenshots of a suite, saved under test/e2e/artifacts/<suite>/ (git-ignored) to be looked at. */

@@ -40,9 +40,9 @@ export async function deployPackage(t: TestServer, files: Files): Promise<Deploy
   }
 }
 
-/** Deploys the package folder `dir` with `parley deploy`, as a developer would. */
-export async function deployFolder(t: TestServer, dir: string): Promise<DeployedBot> {
-  const proc = runParley(['deploy', dir], {
+/** Deploys the package folder `dir` with `parley deploy` (and its flags `args`), as a developer would. */
+export async function deployFolder(t: TestServer, dir: string, args: string[] = []): Promise<DeployedBot> {
+  const proc = runParley(['deploy', dir, ...args], {
     PARLEY_URL: t.url,
     PARLEY_TOKEN: t.token,
     PARLEY_WORKSPACE_ID: t.workspaceId,

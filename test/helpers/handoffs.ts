@@ -19,13 +19,13 @@ export const adminAs = (t: TestServer, token: string, workspaceId: string): Admi
 /** A new member of the test workspace with this role, and a token of theirs. */
 export async function memberToken(
   t: TestServer,
-  role: 'agent' | 'viewer',
-): Promise<{ email: string; token: string }> {
+  role: 'agent' | 'viewer' | 'developer',
+): Promise<{ email: string; token: string; memberId: string }> {
   const email = `${role}-${Date.now()}-${Math.random().toString(36).slice(2, 6)}@example.com`;
-  await parleyAdmin(t).createWorkspaceMember({ email, role });
+  const { id: memberId } = await parleyAdmin(t).createWorkspaceMember({ email, role });
   const account = await t.server.domain.accounts.findByEmail(email);
   assert.ok(account);
-  return { email, token: (await t.server.domain.accounts.createToken(account.id, role)).value };
+  return { email, token: (await t.server.domain.accounts.createToken(account.id, role)).value, memberId };
 }
 
 /** The status and error body a call fails with (the test clients throw them in their message). */

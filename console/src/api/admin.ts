@@ -27,6 +27,9 @@ export const admin = {
     query: { startDate: string; endDate: string; interval: AnalyticsInterval },
   ) => session.getBotAnalytics({ ...query, id: botId }),
 
+  listBotVersions: (botId: string) => session.listBotVersions({ id: botId }),
+  deployBotVersion: (botId: string, versionId: string) => session.deployBotVersion({ id: botId, versionId }),
+
   listBotApiKeys: (botId: string) => session.listBotApiKeys({ botId }),
   createBotApiKey: (botId: string, note: string) => session.createBotApiKey({ botId, note }),
   deleteBotApiKey: (keyId: string) => session.deleteBotApiKey({ id: keyId }),

@@ -13,6 +13,7 @@ export type ChatOut<K extends ChatOps[number]['id']> = OutputOf<ChatOps, K>;
 
 export type Bot = Out<'getBot'>['bot'];
 export type BotSummary = Out<'listBots'>['bots'][number];
+export type BotVersion = Out<'listBotVersions'>['versions'][number];
 export type BotApiKey = Out<'listBotApiKeys'>['baks'][number];
 export type NewBotApiKey = Out<'createBotApiKey'>;
 export type Workspace = Out<'getWorkspace'>;

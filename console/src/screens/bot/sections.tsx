@@ -9,6 +9,7 @@ import { Logs } from './logs.tsx';
 import { TryIt } from './try-it.tsx';
 import { Settings } from './settings.tsx';
 import { Publish } from './publish/publish.tsx';
+import { Versions } from './versions.tsx';
 import { Keys } from './keys.tsx';
 import { Webhooks } from './webhooks.tsx';
 
@@ -27,6 +28,7 @@ export const BOT_SECTIONS: BotSection[] = [
   { segment: 'logs', label: 'Logs', component: Logs },
   { segment: 'try', label: 'Try it', component: TryIt },
   { segment: 'publish', label: 'Publish', component: Publish },
+  { segment: 'versions', label: 'Versions', component: Versions },
   { segment: 'settings', label: 'Settings', component: Settings },
   { segment: 'webhooks', label: 'Webhooks', component: Webhooks },
   { segment: 'keys', label: 'API keys', component: Keys, needs: 'botKeys.manage' },
