@@ -164,7 +164,7 @@ for (const store of await testStores()) {
           // Past the backlog each is refused as it comes, without a connection; none is stored meanwhile.
           await waitFor(
             'the flood past the backlog refused',
-            () => answered.length >= BURST - BACKLOG,
+            async () => answered.length >= BURST - BACKLOG,
             10_000,
           );
           assert.ok(

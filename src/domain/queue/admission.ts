@@ -135,7 +135,10 @@ export class Admission {
 
   constructor(
     private readonly options: AdmissionOptions,
-    /** Where the queue is read: a connection apart from the requests' (which wait in a flood). */
+    /**
+     * Where `enter` reads the queue, in the background: a connection apart from the requests' (which wait
+     * in a flood).
+     */
     private readonly reader: Executor,
     private readonly listener: AdmissionListener = () => {},
   ) {}
@@ -145,7 +148,7 @@ export class Admission {
    * `RetryLater` as `admit` would; otherwise the request counts in the queue until it leaves.
    */
   enter(workspaceId: string): AdmissionEntry {
-    if (Date.now() - this.reading.at >= READ_EVERY_MS) void this.fresh().catch(() => undefined);
+    if (Date.now() - this.reading.at >= READ_EVERY_MS) void this.fresh(this.reader).catch(() => undefined);
     this.refuse(workspaceId);
     this.changeEntered(workspaceId, 1);
     let left = false;
@@ -169,8 +172,9 @@ export class Admission {
    * Throws `RetryLater` when the queue is past its limit and the workspace over its share; otherwise
    * counts its event as waiting until the next reading (the requests decided meanwhile see it).
    */
-  async admit(workspaceId: string, entry?: AdmissionEntry): Promise<void> {
-    await this.fresh();
+  async admit(db: Executor, workspaceId: string, entry?: AdmissionEntry): Promise<void> {
+    // In the caller's transaction: on SQLite a statement outside it would wait for its commit.
+    await this.fresh(db);
     // Its own entry is not one more waiting before it.
     entry?.leave();
     this.refuse(workspaceId);
@@ -186,11 +190,13 @@ export class Admission {
   }
 
   /**
-   * This process's engine began a turn of `workspaceId`'s: its event no longer waits. Not kept for the next
-   * reading, which sees the claim (or, begun while it read, leaves it counted: on the safe side).
+   * This process's engine began a turn of `workspaceId`'s: its event no longer waits. Kept with the
+   * admissions for the next reading: an admission counted on top of a reading that already sees its event
+   * claimed is cancelled by its turn's beginning (a closed loop's admissions were counted twice, and
+   * refused, for a quarter of a second after each reading).
    */
   turnBegan(workspaceId: string): void {
-    this.apply(this.reading, workspaceId, -1);
+    this.count(workspaceId, -1);
   }
 
   private count(workspaceId: string, change: number): void {
@@ -274,10 +280,10 @@ export class Admission {
   }
 
   /** Reads the queue when the last reading is older than READ_EVERY_MS; one reading at a time. */
-  private async fresh(): Promise<void> {
+  private async fresh(db: Executor): Promise<void> {
     if (Date.now() - this.reading.at < READ_EVERY_MS) return;
     if (this.reads) return; // another request reads it: decide on the last reading meanwhile
-    this.reads = this.read(this.reader).finally(() => {
+    this.reads = this.read(db).finally(() => {
       this.reads = undefined;
     });
     await this.reads;

@@ -176,7 +176,7 @@ export class Events {
    */
   async admit(bot: BotRef, db: Executor, entry?: AdmissionEntry): Promise<void> {
     await this.quota.admit(db, bot.workspaceId);
-    await this.admission?.admit(bot.workspaceId, entry);
+    await this.admission?.admit(db, bot.workspaceId, entry);
   }
 
   /**
