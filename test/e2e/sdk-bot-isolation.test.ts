@@ -117,9 +117,7 @@ describe(
       const since = new Date().toISOString();
       const hog = await deploy(
         'hog',
-        bundle(
-          `const kept = []; for (;;) kept.push(Buffer.alloc(32 * 1024 * 1024, 1));`,
-        ),
+        bundle(`const kept = []; for (;;) kept.push(Buffer.alloc(32 * 1024 * 1024, 1));`),
       );
       const calm = await deploy('calm', bundle(`await reply('calm: ' + text);`));
       await hog.session.say('eat');
