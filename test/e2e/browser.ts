@@ -1,5 +1,8 @@
 // Debian's Chromium driven by playwright-core, as every end-to-end suite of a screen uses it: no browser
 // is downloaded, the profile is a fresh empty folder, and nothing reaches the internet.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import type { BrowserContext, Page } from 'playwright-core';
+import { CONSOLE_DIR } from '../../src/api/console/index.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -92,4 +96,11 @@ export function listenOnAnotherOrigin(server: Server): Promise<{ url: string; cl
       });
     });
   });
+}
+
+/** Builds the console (`scripts/build-console.mjs`) unless dist/console has it: the suites of its screens serve it. */
+export function ensureConsoleBuilt(): void {
+  if (existsSync(`${CONSOLE_DIR}/index.html`)) return;
+  const build = spawnSync(process.execPath, ['scripts/build-console.mjs'], { encoding: 'utf8' });
+  assert.equal(build.status, 0, build.stderr);
 }
