@@ -56,6 +56,10 @@ function options(outdir) {
     legalComments: 'linked',
     logLevel: 'warning',
     define: { 'process.env.NODE_ENV': '"production"' },
+    // React Flow (the flow view) is a React library: here it runs on Preact, through preact/compat
+    // (`react/jsx-runtime` and `react-dom/client` follow, as subpaths). The console's build alone: the
+    // webchat's bundles React itself.
+    alias: { react: 'preact/compat', 'react-dom': 'preact/compat' },
     plugins: [finish(outdir)],
   };
 }

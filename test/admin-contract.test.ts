@@ -53,6 +53,7 @@ const PARLEY_ONLY = new Set([
   'assignHandoff',
   'createHandoffMessage',
   'resolveHandoff',
+  'getBotPackage',
 ]);
 
 const ADMIN_OPERATIONS = [...ADMIN_MEMBER_OPERATIONS, ...ADMIN_ACCOUNT_OPERATIONS, ...ADMIN_TOKEN_OPERATIONS];
@@ -513,6 +514,11 @@ for (const store of await testStores()) {
       },
       listBotVersions: { good: async () => ({ id: botId }), bad: missing('bot'), error: 'ResourceNotFound' },
       getBotVersion: {
+        good: versioned,
+        bad: async () => ({ id: botId, versionId: unknownId('botver') }),
+        error: 'ResourceNotFound',
+      },
+      getBotPackage: {
         good: versioned,
         bad: async () => ({ id: botId, versionId: unknownId('botver') }),
         error: 'ResourceNotFound',

@@ -13,7 +13,9 @@ import type { Client } from '@botpress/client';
 import { deployWithCli } from './helpers/chat-bots.ts';
 import { json, logsSince, replies, sendAndWait, startChat, waitForReplies } from './helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot, Files } from './helpers/deployed-bots.ts';
-import { parleyAdmin } from './helpers/parley-client.ts';
+import { parleyAdmin, parleyClient } from './helpers/parley-client.ts';
+import { APIS } from '../src/contract/apis.ts';
+import { HEADERS } from '../src/contract/headers.ts';
 import { runParley } from './helpers/process.ts';
 import { rejectsWith } from './helpers/runtime.ts';
 import { sandboxSkip } from './helpers/sandbox.ts';
@@ -102,15 +104,26 @@ for (const store of await testStores()) {
       return { code, output: proc.output() };
     }
 
-    /** A member of the workspace with `role`, as an official client. */
-    async function memberClient(role: 'viewer' | 'developer'): Promise<Client> {
-      const email = `${role}-${Date.now()}@example.com`;
+    /** A personal access token of a new member of the workspace with `role`. */
+    async function memberToken(role: 'viewer' | 'developer'): Promise<string> {
+      const email = `${role}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
       await t.client().createWorkspaceMember({ email, role });
       const account = await t.server.domain.accounts.findByEmail(email);
       assert.ok(account);
-      const { value } = await t.server.domain.accounts.createToken(account.id, role);
-      return t.client({ token: value });
+      return (await t.server.domain.accounts.createToken(account.id, role)).value;
     }
+
+    /** A member of the workspace with `role`, as an official client. */
+    async function memberClient(role: 'viewer' | 'developer'): Promise<Client> {
+      return t.client({ token: await memberToken(role) });
+    }
+
+    /** The Admin API through the contract's client, with this token in this workspace. */
+    const adminAs = (token: string, workspaceId = t.workspaceId) =>
+      parleyClient(t.url, APIS.admin, {
+        [HEADERS.authorization]: `Bearer ${token}`,
+        [HEADERS.workspaceId]: workspaceId,
+      });
 
     describe('a package deployed with parley deploy', () => {
       let bot: DeployedBot;
@@ -243,6 +256,44 @@ for (const store of await testStores()) {
         assert.deepEqual(await answerTo('Dee'), ['v2: Dee']);
       });
 
+      test('getBotPackage: the package the bot runs and a version’s, without their code, to viewers too', async () => {
+        const v3 = (await versionsOf(bot.botId)).find((v) => v.number === 3);
+        assert.ok(v3);
+        const viewer = adminAs(await memberToken('viewer'));
+        const now = await viewer.getBotPackage({ id: bot.botId });
+        assert.equal(now.runtime, 'parley');
+        assert.equal(now.versionId, made[1], 'the bot runs v2 again');
+        assert.ok(now.package);
+        assert.deepEqual(Object.keys(now.package).sort(), ['actions', 'manifest', 'tables', 'workflows']);
+        assert.equal(now.package.manifest.name, 'versioned-bot');
+        assert.equal(now.package.tables?.notes?.name, 'NotesTable');
+        const main = now.package.workflows.main;
+        assert.ok(main);
+        assert.deepEqual(
+          main.nodes.map((n) => n.id),
+          ['start', 'echo', 'ask'],
+        );
+        assert.deepEqual(main.nodes[0]?.next, [
+          { when: "event.payload.text === 'ask'", to: 'ask' },
+          { to: 'echo' },
+        ]);
+        assert.deepEqual(main.nodes[1]?.cards, [say('v2: {{ event.payload.text }}')]);
+
+        const kept = await viewer.getBotPackage({ id: bot.botId, versionId: v3.id });
+        assert.equal(kept.versionId, v3.id);
+        assert.deepEqual(
+          kept.package?.workflows.main?.nodes.map((n) => n.id),
+          ['start', 'echo', 'ask-again'],
+        );
+        await assert.rejects(
+          viewer.getBotPackage({ id: bot.botId, versionId: 'botver_unknown' }),
+          /answered 404/,
+        );
+        // Another workspace's members do not see the bot.
+        const elsewhere = await t.client().createWorkspace({ name: 'Elsewhere' });
+        await assert.rejects(adminAs(t.token, elsewhere.id).getBotPackage({ id: bot.botId }), /answered 404/);
+      });
+
       test('createBotVersion keeps what the bot runs under a name; it is the deployed one', async () => {
         const { version } = await t.client().createBotVersion({
           id: bot.botId,
@@ -298,6 +349,11 @@ for (const store of await testStores()) {
         );
         await rejectsWith(t.client().createBotVersion({ id: other.id, name: 'empty' }), InvalidPayloadError);
         assert.deepEqual((await t.client().listBotVersions({ id: other.id })).versions, []);
+        assert.deepEqual(await parleyAdmin(t).getBotPackage({ id: other.id }), { runtime: null });
+        await assert.rejects(
+          parleyAdmin(t).getBotPackage({ id: other.id, versionId: made[0] ?? '' }),
+          /answered 404/,
+        );
       });
     });
 
@@ -318,6 +374,10 @@ for (const store of await testStores()) {
             versionDescription: 'b2',
           });
           const versions = await versionsOf(created.id);
+          assert.deepEqual(await parleyAdmin(t).getBotPackage({ id: created.id }), {
+            runtime: 'botpress-sdk',
+            versionId: versions[0]?.id,
+          });
           assert.deepEqual(
             versions.map((v) => [v.number, v.runtime, v.description, v.deployed]),
             [

@@ -120,3 +120,10 @@ export function listenOnAnotherOrigin(server: Server): Promise<{ url: string; cl
     });
   });
 }
+
+/** Builds the console (`scripts/build-console.mjs`) unless dist/console has it: the suites of its screens serve it. */
+export function ensureConsoleBuilt(): void {
+  if (existsSync(`${CONSOLE_DIR}/index.html`)) return;
+  const build = spawnSync(process.execPath, ['scripts/build-console.mjs'], { encoding: 'utf8' });
+  assert.equal(build.status, 0, build.stderr);
+}

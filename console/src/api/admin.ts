@@ -22,6 +22,7 @@ export const admin = {
   deleteBot: (botId: string) => session.deleteBot({ id: botId }),
   getBotLogs: (botId: string, query: Omit<AdminIn<'getBotLogs'>, 'id'>, signal?: AbortSignal) =>
     apiClient(APIS.admin, signal ? { signal } : {}).getBotLogs({ ...query, id: botId }),
+  getBotPackage: (botId: string) => session.getBotPackage({ id: botId }),
   getBotAnalytics: (
     botId: string,
     query: { startDate: string; endDate: string; interval: AnalyticsInterval },

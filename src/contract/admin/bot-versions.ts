@@ -2,6 +2,9 @@ import { Type } from 'typebox';
 import { EmptySchema, IdParam } from '../schemas.ts';
 import { Model } from '../models.ts';
 import { operation } from '../operation.ts';
+import { BOT_RUNTIMES } from '../../value-sets.ts';
+import { Nullable } from '../../domain/shared/schemas.ts';
+import { PackageDefinitionSchema } from '../../domain/bots/package-format.ts';
 
 const tag = 'Bot versions';
 
@@ -30,6 +33,30 @@ export const botVersionOperations = [
       '`url` is a `data:` URL of one JSON document: the version, its `code` (a package or a bundle), its `definition` and its `tables` (name → schema, key column) as they were when it was made.',
     params: { ...IdParam, versionId: Type.String() },
     response: Type.Object({ url: Type.String(), version: Model.BotVersion }),
+  }),
+  operation({
+    id: 'getBotPackage',
+    method: 'GET',
+    path: '/bots/:id/package',
+    access: 'read',
+    tag,
+    summary:
+      'Get the definition of the Parley package a bot runs, or of one of its versions, without its code',
+    description:
+      'Parley: the package `parley deploy` deployed (its manifest, actions, workflows with their nodes, cards and transitions, knowledge bases and tables), as the console draws its flows; the compiled code is left out. A bot whose code is a bundle (`bp deploy`), or that has none, answers its `runtime` and no `package`.',
+    params: IdParam,
+    query: {
+      versionId: Type.Optional(
+        Type.String({ description: 'One of the bot’s versions (default: the code the bot runs now)' }),
+      ),
+    },
+    response: Type.Object({
+      runtime: Nullable(Type.Enum(BOT_RUNTIMES)),
+      versionId: Type.Optional(
+        Type.String({ description: 'The version it is (none for code deployed before versions were kept)' }),
+      ),
+      package: Type.Optional(PackageDefinitionSchema),
+    }),
   }),
   operation({
     id: 'createBotVersion',

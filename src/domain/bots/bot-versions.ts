@@ -8,6 +8,8 @@ import { requireRole } from '../workspace/roles.ts';
 import { tableRecord } from '../tables/record.ts';
 import { tableSchema } from '../tables/columns.ts';
 import type { BotVersion } from './schemas.ts';
+import type { PackageDefinition } from './package-format.ts';
+import type { BotRuntime } from '../../value-sets.ts';
 
 // Every deploy of a bot's code (`parley deploy`, `bp deploy`, a console's deploy: an updateBot or
 // createBot with `code`) makes a version in its own transaction, and `createBotVersion` makes one of
@@ -145,6 +147,34 @@ export class BotVersions {
     };
     const url = `data:application/json;base64,${Buffer.from(JSON.stringify(document)).toString('base64')}`;
     return { url, version };
+  }
+
+  /**
+   * The definition of the Parley package the bot runs (or its version `versionId` keeps), without the
+   * compiled code: what the console draws the bot's flows from. A bundle, or no code, has none.
+   */
+  async definition(
+    actor: WorkspaceActor,
+    botId: string,
+    versionId?: string,
+  ): Promise<{ runtime: BotRuntime | null; versionId?: string; package?: PackageDefinition }> {
+    const bot = await this.requireBot(actor, botId);
+    const source = versionId === undefined ? bot : await requireVersion(this.db, botId, versionId);
+    const id = versionId ?? bot.version_id;
+    const answer = { runtime: source.runtime, ...(id !== null && { versionId: id }) };
+    if (source.runtime !== 'parley' || source.code === null) return answer;
+    // A `parley` runtime's code passed the package's check (the PackageCheck) when it was deployed.
+    const { manifest, actions, workflows, knowledge, tables } = JSON.parse(source.code) as PackageDefinition;
+    return {
+      ...answer,
+      package: {
+        manifest,
+        actions,
+        workflows,
+        ...(knowledge !== undefined && { knowledge }),
+        ...(tables !== undefined && { tables }),
+      },
+    };
   }
 
   /** A version of what the bot runs now (its code and definition, its tables), under `name`. */

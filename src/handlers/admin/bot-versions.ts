@@ -5,6 +5,7 @@ import type { Handlers } from '../operation.ts';
 export const botVersionHandlers = {
   listBotVersions: async (d, actor, { id }) => ({ versions: await d.botVersions.list(actor, id) }),
   getBotVersion: (d, actor, { id, versionId }) => d.botVersions.get(actor, id, versionId),
+  getBotPackage: (d, actor, { id, versionId }) => d.botVersions.definition(actor, id, versionId),
   createBotVersion: async (d, actor, { id, ...body }) => ({
     version: await d.botVersions.create(actor, id, body),
   }),

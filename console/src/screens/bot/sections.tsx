@@ -5,6 +5,7 @@ import type { Action } from '../../roles.ts';
 import type { BotScreenProps } from './screen-props.ts';
 import { Overview } from './overview.tsx';
 import { Conversations } from './conversations.tsx';
+import { Flow } from './flow/flow.tsx';
 import { Logs } from './logs.tsx';
 import { TryIt } from './try-it.tsx';
 import { Settings } from './settings.tsx';
@@ -24,6 +25,7 @@ export interface BotSection {
 
 export const BOT_SECTIONS: BotSection[] = [
   { segment: '', label: 'Overview', component: Overview },
+  { segment: 'flow', label: 'Flow', component: Flow },
   { segment: 'conversations', label: 'Conversations', component: Conversations },
   { segment: 'logs', label: 'Logs', component: Logs },
   { segment: 'try', label: 'Try it', component: TryIt },
