@@ -147,7 +147,7 @@ for (const store of await testStores()) {
     test('each store runs its index; PARLEY_VECTOR_INDEX=exact runs none', () => {
       assert.equal(
         indexed.server.store.sql.vectorIndex.kind,
-        store.name === 'sqlite' ? 'sqlite-vec' : 'signature-scan',
+        store.name === 'sqlite' ? 'sqlite-vec' : 'signature-cache',
       );
       assert.equal(exact.server.store.sql.vectorIndex.kind, 'exact');
     });
@@ -222,6 +222,45 @@ for (const store of await testStores()) {
       );
       await bot.client.deleteTable({ table: 'NotesTable' });
       assert.deepEqual(await indexCounts(indexed, 'rows'), { vectors: 0, indexed: 0 });
+    });
+
+    test('a file whose passages are replaced is searched by its new ones, its signatures kept in step', async () => {
+      // Searched once: on Postgres the server holds the file's signatures in memory from now on.
+      await topTens(bot.client, { part: '2' });
+      // As many passages as before: the counts the next tests expect stay.
+      const replaced = corpusFile(8).split('\n\n');
+      for (const t of [indexed, exact]) {
+        const client = t === indexed ? bot.client : exactBot.client;
+        const { files } = await client.listFiles({ tags: { part: '2' } });
+        const id = files[0]?.id;
+        assert.ok(id);
+        await client.setFilePassages({ id, passages: replaced.map((content) => ({ content })) });
+        await fileSettled(client, id);
+        await waitFor('the new passages to be embedded', async () => {
+          const { rows } = await sql<{ n: number }>`select count(*) as n from passage_vectors v
+            join file_passages p on p.id = v.passage_id where p.file_id = ${id}`.execute(t.server.store.db);
+          return Number(rows[0]?.n) === replaced.length;
+        });
+      }
+      const recall = recallAt10(
+        await topTens(bot.client, { part: '2' }),
+        await topTens(exactBot.client, { part: '2' }),
+      );
+      assert.ok(recall >= 0.95, `recall@10 of the index over the replaced file: ${recall}`);
+      if (store.name === 'postgres') {
+        // The versions the copies are checked against count every file's signatures, no more.
+        const { rows } = await sql<{ file_id: string; signatures: number; stored: number }>`
+          select v.file_id, v.signatures, (select count(*) from passage_signatures s
+            where s.file_id = v.file_id and s.model = v.model) as stored
+          from passage_signature_versions v`.execute(indexed.server.store.db);
+        assert.ok(rows.length > 0);
+        for (const row of rows) assert.equal(Number(row.signatures), Number(row.stored), row.file_id);
+        const indexedCounts = await indexCounts(indexed, 'passages');
+        assert.equal(
+          rows.reduce((sum, row) => sum + Number(row.signatures), 0),
+          indexedCounts.indexed,
+        );
+      }
     });
 
     test(

@@ -40,6 +40,7 @@ import * as installationAliases from './migrations/0032_installation_aliases.ts'
 import * as workflowUpdates from './migrations/0033_workflow_updates.ts';
 import * as botVersions from './migrations/0034_bot_versions.ts';
 import * as conversationEventStamps from './migrations/0035_conversation_event_stamps.ts';
+import * as signatureVersions from './migrations/0038_signature_versions.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -49,7 +50,7 @@ import { postgresSql } from './dialects/postgres/sql.ts';
 import { sqliteSql } from './dialects/sqlite/sql.ts';
 import type { StoreSql } from './dialects/store-sql.ts';
 import { loadSqliteVec, sqliteVectorIndex } from './dialects/sqlite/vector-index.ts';
-import { POSTGRES_SIGNATURE_SCAN } from './dialects/postgres/vector-index.ts';
+import { postgresVectorIndex } from './dialects/postgres/vector-index.ts';
 import { EXACT_VECTORS } from './vectors/exact.ts';
 import type { VectorIndex } from './dialects/vector-index.ts';
 
@@ -98,6 +99,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0033_workflow_updates': workflowUpdates,
   '0034_bot_versions': botVersions,
   '0035_conversation_event_stamps': conversationEventStamps,
+  '0038_signature_versions': signatureVersions,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -294,7 +296,7 @@ function openPostgres(
   return {
     db: kysely(cappedPool(named, requestConnections(config.poolSize))),
     turnDb: kysely(sharedPool(named)),
-    vectorIndex: config.vectorIndex === 'exact' ? EXACT_VECTORS : POSTGRES_SIGNATURE_SCAN,
+    vectorIndex: config.vectorIndex === 'exact' ? EXACT_VECTORS : postgresVectorIndex(),
   };
 }
 

@@ -74,9 +74,9 @@ export async function rankedBy(
     const meaning = await byMeaning();
     return (meaning.length > 0 ? meaning : await byWords(limit)).slice(0, limit);
   }
-  // One after the other: they may share a transaction's one connection.
-  const words = await byWords(Math.max(limit, depth));
-  const meaning = await byMeaning();
+  // Both at once: the words are ranked while the query is embedded (a round trip to the provider) and
+  // its vectors scanned, on another connection of the pool (or after it, on a transaction's one).
+  const [words, meaning] = await Promise.all([byWords(Math.max(limit, depth)), byMeaning()]);
   return meaning.length === 0 ? words.slice(0, limit) : fused([words, meaning], limit);
 }
 

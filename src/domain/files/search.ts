@@ -116,7 +116,10 @@ export class FileSearch {
       ...tagFilterConditions(q.tags, 'files.id'),
     ];
     // The files searched first (few, by the bot's index and tags), then their passages that match:
-    // the engine checks each matching entry against this list by the passages' file index.
+    // the engine checks each matching entry against this list, its passage looked up by id. A scalar
+    // subquery, not `exists`: PostgreSQL made an `exists` a hash join that read every passage of the
+    // files (at 100,000 passages, all of them for 811 matches: 160 to 270 ms, where a lookup of each
+    // match took 17 to 28, on a loaded machine).
     const { rows: fileRows } = await sql<{ id: string }>`select files.id from files
       where ${sql.join(conditions, sql` and `)}`.execute(this.store.db);
     if (fileRows.length === 0) return [];
@@ -124,8 +127,8 @@ export class FileSearch {
     const answersOnly = q.answersOnly
       ? sql`and file_passages.type not in (${sql.join(HEADING_TYPES)})`
       : sql``;
-    const candidate = (id: RawBuilder<unknown>) => sql<SqlBool>`exists (select 1 from file_passages
-      where file_passages.id = ${id} and file_passages.file_id in (${fileIds}) ${answersOnly})`;
+    const candidate = (id: RawBuilder<unknown>) => sql<SqlBool>`(select file_passages.file_id
+      from file_passages where file_passages.id = ${id} ${answersOnly}) in (${fileIds})`;
     // Consolidated answers group hits by file: more hits are ranked than passages answered.
     const wanted = q.consolidate ? limit * 3 : limit;
     const ranked = await this.ranked(

@@ -30,7 +30,7 @@ export type VectorRequest = (
 };
 
 /** What finds the candidates: an index (which, on this store), or every vector (`exact`). */
-export type VectorIndexKind = 'sqlite-vec' | 'signature-scan' | 'exact';
+export type VectorIndexKind = 'sqlite-vec' | 'signature-scan' | 'signature-cache' | 'exact';
 
 /**
  * The stored vectors closest to a query, for the domain to rank exactly (cosine similarity): an index

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { VectorIndex } from '../vector-index.ts';
 import { SIGNATURE_BITS } from '../../vectors/signature.ts';
 import { signatureScan } from '../../vectors/signature-scan.ts';
+import { cachedSignatureScan } from '../../vectors/signature-cache.ts';
 
 /**
  * PostgreSQL's vector index without an extension: the signature tables (migration 0030, the signatures
@@ -14,3 +15,12 @@ export const POSTGRES_SIGNATURE_SCAN: VectorIndex = signatureScan(
   (column, signature) =>
     sql<number>`bit_count(${column} # (select ('x' || ${Buffer.from(signature).toString('hex')})::bit(${sql.lit(SIGNATURE_BITS)})))`,
 );
+
+/**
+ * PostgreSQL's vector index: files' passages by their signatures in the server's memory, checked against
+ * the versions the database keeps (vectors/signature-cache.ts); a table's rows, and searches of more
+ * signatures than the memory holds, by the scan in the database.
+ */
+export function postgresVectorIndex(): VectorIndex {
+  return cachedSignatureScan(POSTGRES_SIGNATURE_SCAN);
+}
