@@ -255,6 +255,12 @@ for (const store of await testStores()) {
       ];
       for (const table of [...tables, 'webhook_subscriptions', 'webhook_deliveries', 'bot_webhooks'])
         await sql`drop table ${sql.table(table)}`.execute(db);
+      if (store.name === 'postgres') {
+        // PostgreSQL's versions of the signatures (0036); its triggers went with their tables.
+        await sql`drop table passage_signature_versions`.execute(db);
+        await sql`drop sequence passage_signature_version`.execute(db);
+        await sql`drop function passage_signatures_added, passage_signatures_removed`.execute(db);
+      }
       for (const column of ['integration_alias', 'integration_id', 'process_owner'])
         await sql`alter table bot_api_keys drop column ${sql.ref(column)}`.execute(db);
       await sql`alter table workspaces drop column ai_spend_limit`.execute(db);

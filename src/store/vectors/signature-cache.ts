@@ -19,7 +19,7 @@ interface FileSignatures {
 /**
  * PostgreSQL's vector index for files' passages: their signatures (vectors/signature.ts) scanned in the
  * server's memory, each file's read once from `passage_signatures` and again only when its version
- * (`passage_signature_versions`, kept by triggers in the transaction of every write: migration 0038)
+ * (`passage_signature_versions`, kept by triggers in the transaction of every write: migration 0036)
  * is not the one the copy was read at, whichever server wrote it. Each search reads the versions of its
  * files first, so it never ranks signatures older than its own statement sees; a passage whose signature
  * the copy still holds, deleted since, is not answered either (its vector is read with the candidates).
