@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Builds the web console (console/) into dist/console/: one bundle of script and one of styles, named by
-// their content hash (served as immutable), an index.html that loads them (served with no-cache), and
+// Builds the web console (console/) into dist/console/: a script and a stylesheet for every page, the
+// chunks of script and the stylesheets that screens load when they open (the flow view), all named by their
+// content hash (served as immutable), an index.html that loads the first two (served with no-cache), and
 // gzip and brotli copies of each, served to clients that accept them. Runs at `npm ci` (prepare).
 // `--watch` rebuilds on every change, for working on the console with a server running.
 import { mkdir, readFile, rm } from 'node:fs/promises';
@@ -12,20 +13,72 @@ import { writeWithCompressed } from './compress.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CONSOLE_OUT = path.join(root, 'dist', 'console');
 const ASSETS = 'assets';
+/** Where the server serves dist/console/assets (src/api/console). */
+const ASSETS_URL = `/console/${ASSETS}/`;
+const MAIN = 'console/src/main.tsx';
+const TARGET = ['chrome109', 'edge109', 'firefox115', 'safari16'];
 
-/** index.html from its template, loading the hashed bundles; the bundles' compressed copies. */
+/**
+ * `import href from './view.css?url'`: the stylesheet bundled on its own (its @imports in it) into an asset
+ * named by its hash, and its address, which the screen links when it loads. A stylesheet that a script
+ * imports would be merged into the console's, which every page loads, even from a chunk loaded later.
+ */
+const stylesheetUrls = {
+  name: 'parley-stylesheet-url',
+  setup(build) {
+    build.onResolve({ filter: /\.css\?url$/ }, async (args) => {
+      const { path: file, errors } = await build.resolve(args.path.slice(0, -'?url'.length), {
+        kind: args.kind,
+        importer: args.importer,
+        resolveDir: args.resolveDir,
+      });
+      return errors.length > 0 ? { errors } : { path: file, namespace: 'stylesheet-url' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'stylesheet-url' }, async (args) => {
+      const css = await esbuild.build({
+        absWorkingDir: root,
+        entryPoints: [args.path],
+        outdir: 'unused',
+        bundle: true,
+        minify: true,
+        target: TARGET,
+        write: false,
+        metafile: true,
+        logLevel: 'silent',
+      });
+      return {
+        contents: css.outputFiles[0].contents,
+        loader: 'file',
+        resolveDir: path.dirname(args.path),
+        watchFiles: Object.keys(css.metafile.inputs).map((file) => path.resolve(root, file)),
+      };
+    });
+  },
+};
+
+/**
+ * index.html from its template, loading the page's script and stylesheet, and preloading the chunks that
+ * script imports (the browser would find them only once it has the script); every file's compressed copies.
+ */
 const finish = (outdir) => ({
   name: 'parley-console-index',
   setup(build) {
     build.onEnd(async (result) => {
       if (result.errors.length > 0 || !result.metafile) return;
       const outputs = Object.entries(result.metafile.outputs);
-      const [js, entry] = outputs.find(([, o]) => o.entryPoint !== undefined) ?? [];
+      // Each chunk loaded later has an entryPoint too: the page's is main.tsx's.
+      const [js, entry] = outputs.find(([, o]) => o.entryPoint === MAIN) ?? [];
       if (!js || !entry?.cssBundle) throw new Error('the console build made no script or no stylesheet');
       const href = (file) =>
         `/console/${path.relative(outdir, path.resolve(root, file)).split(path.sep).join('/')}`;
       const template = await readFile(path.join(root, 'console', 'index.html'), 'utf8');
-      const html = template.replace('%JS%', href(js)).replace('%CSS%', href(entry.cssBundle));
+      const preloads = entry.imports
+        .filter((chunk) => chunk.kind === 'import-statement')
+        .map((chunk) => `<link rel="modulepreload" href="${href(chunk.path)}" />`);
+      const html = template
+        .replace('%JS%', href(js))
+        .replace('%CSS%', href(entry.cssBundle))
+        .replace('<!-- %PRELOADS% -->', preloads.join('\n    '));
       await writeWithCompressed(path.join(outdir, 'index.html'), html);
       for (const [file] of outputs) {
         if (!file.endsWith('.map')) {
@@ -41,13 +94,17 @@ const finish = (outdir) => ({
 function options(outdir) {
   return {
     absWorkingDir: root,
-    entryPoints: { console: 'console/src/main.tsx' },
+    entryPoints: { console: MAIN },
     outdir: path.join(outdir, ASSETS),
     entryNames: '[name]-[hash]',
+    chunkNames: '[name]-[hash]',
     assetNames: '[name]-[hash]',
+    publicPath: ASSETS_URL,
     bundle: true,
+    // A screen imported with import() is a chunk of its own, fetched when it opens (ES modules only).
+    splitting: true,
     format: 'esm',
-    target: ['chrome109', 'edge109', 'firefox115', 'safari16'],
+    target: TARGET,
     jsx: 'automatic',
     jsxImportSource: 'preact',
     minify: true,
@@ -60,7 +117,7 @@ function options(outdir) {
     // (`react/jsx-runtime` and `react-dom/client` follow, as subpaths). The console's build alone: the
     // webchat's bundles React itself.
     alias: { react: 'preact/compat', 'react-dom': 'preact/compat' },
-    plugins: [finish(outdir)],
+    plugins: [stylesheetUrls, finish(outdir)],
   };
 }
 

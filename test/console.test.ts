@@ -60,9 +60,13 @@ describe('web console routes', () => {
     const assets = [...page.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+)"/g)].map(
       (m) => m[1] as string,
     );
-    assert.equal(assets.length, 2, `a script and a stylesheet: ${assets.join(', ')}`);
+    // Its script, its stylesheet, and the chunks of script they share with screens loaded later (flow).
+    const named = (name: string) => assets.filter((asset) => asset.includes(`/${name}-`));
+    assert.equal(named('console').length, 2, `a script and a stylesheet: ${assets.join(', ')}`);
+    assert.equal(named('console').length + named('chunk').length, assets.length, assets.join(', '));
+    assert.deepEqual(named('flow'), [], 'the flow view loads when its tab opens');
     for (const asset of assets) {
-      assert.match(asset, /\/console-[A-Z0-9]{8}\.(js|css)$/, 'named by content hash');
+      assert.match(asset, /\/(console|chunk)-[A-Z0-9]{8}\.(js|css)$/, 'named by content hash');
       const plain = await get(asset);
       assert.equal(plain.status, 200, asset);
       assert.equal(plain.headers.get('cache-control'), 'public, max-age=31536000, immutable');

@@ -3,3 +3,9 @@
 declare class Buffer {
   private readonly nodeBuffer: 'Buffer';
 }
+
+// `import href from './x.css?url'`: the stylesheet built on its own, and its address (scripts/build-console.mjs).
+declare module '*.css?url' {
+  const href: string;
+  export default href;
+}

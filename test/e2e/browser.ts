@@ -72,13 +72,6 @@ export async function launchChromium(): Promise<Browser> {
   };
 }
 
-/** Builds the console when dist/ has none, so that a suite of its screens runs on a fresh clone. */
-export function buildConsoleOnce(): void {
-  if (existsSync(`${CONSOLE_DIR}/index.html`)) return;
-  const build = spawnSync(process.execPath, ['scripts/build-console.mjs'], { encoding: 'utf8' });
-  assert.equal(build.status, 0, build.stderr);
-}
-
 /** A new tab of `browser` on the console at `url`, signed in with `token` by keyboard. */
 export async function signInToConsole(
   browser: Browser,

@@ -1,7 +1,8 @@
 // The console's Flow section (issue 38, its first step), in Debian's Chromium: examples/menu-bot deployed
 // with the CLI opens as graphs, a tab per workflow, each node a box with its cards and each transition an
 // arrow labelled with its condition; a node chosen shows its cards' JSON. A viewer sees it all (it is
-// read-only), and React Flow, running on Preact through preact/compat, breaks no Content Security Policy.
+// read-only), React Flow, running on Preact through preact/compat, breaks no Content Security Policy, and it
+// is fetched (a chunk and a stylesheet of its own) only when the Flow tab opens.
 // Screens are saved under test/e2e/artifacts/console-flow/ to be looked at.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -162,6 +163,36 @@ describe('console: a bot’s flows (sqlite, Chromium)', () => {
     await nodeBox(page, 'welcome').click();
     await page.getByRole('complementary', { name: 'Node welcome' }).waitFor();
     await shot(page, '04-phone');
+    await page.close();
+  });
+
+  test('the flow view, its libraries and its styles are fetched when its tab opens, not before', async () => {
+    const page = await browser.page();
+    const fetched: string[] = [];
+    page.on('request', (request) => {
+      const { pathname } = new URL(request.url());
+      if (pathname.startsWith('/console/assets/')) fetched.push(pathname.slice('/console/assets/'.length));
+    });
+    await page.goto(`${t.url}/console/bots/${botId}`);
+    await page.getByLabel('Personal access token').fill(t.token);
+    await page.keyboard.press('Enter');
+    await page.getByRole('link', { name: 'Flow', exact: true }).waitFor();
+    /** The flow view's files fetched, without their hashes. */
+    const flowAssets = () =>
+      fetched
+        .filter((file) => file.startsWith('flow-'))
+        .map((file) => file.replace(/-[A-Z0-9]{8}\./, '.'))
+        .sort();
+    assert.deepEqual(flowAssets(), [], `the first load fetched ${fetched.join(', ')}`);
+
+    await page.getByRole('link', { name: 'Flow', exact: true }).click();
+    await nodeBox(page, 'start').waitFor();
+    assert.deepEqual(flowAssets(), ['flow.css', 'flow.js']);
+    // React Flow's styles (a node is placed absolutely) and the console's adaptation (no handle shown).
+    const style = (selector: string, property: string) =>
+      page.evaluate<string>(`getComputedStyle(document.querySelector('${selector}')).${property}`);
+    assert.equal(await style('.react-flow__node', 'position'), 'absolute');
+    assert.equal(await style('.react-flow__handle', 'visibility'), 'hidden');
     await page.close();
   });
 

@@ -4,20 +4,17 @@
 // why it shows no chat), the fallback message switched, and the share page showing what was saved.
 // Screens are saved under test/e2e/artifacts/console-publish/ (and /tmp/publish-shots/ when it exists).
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Frame, FrameLocator, Page } from 'playwright-core';
-import { CONSOLE_DIR } from '../../src/api/console/index.ts';
 import { deployPackage } from '../helpers/deployed-bots.ts';
 import type { DeployedBot } from '../helpers/deployed-bots.ts';
 import { TURNS_BOT } from '../helpers/turns-bot.ts';
 import { parleyAdmin } from '../helpers/parley-client.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { launchChromium, screenshots } from './browser.ts';
+import { ensureConsoleBuilt, launchChromium, screenshots } from './browser.ts';
 import type { Browser } from './browser.ts';
 
 /** Where the brief asked the screens to be looked at, besides the suite's artifacts. */
@@ -41,10 +38,7 @@ describe('console: publish a bot (sqlite, Chromium)', () => {
   };
 
   before(async () => {
-    if (!existsSync(`${CONSOLE_DIR}/index.html`)) {
-      const build = spawnSync(process.execPath, ['scripts/build-console.mjs'], { encoding: 'utf8' });
-      assert.equal(build.status, 0, build.stderr);
-    }
+    ensureConsoleBuilt();
     saveShot = await screenshots('console-publish');
     t = await startTestServer({ name: 'sqlite' });
     bot = await deployPackage(t, TURNS_BOT);

@@ -2,11 +2,8 @@
 // and 32): a bot whose turns overlap (one message sent before the last turn ended), one that fails, an
 // AI card's model call, in Debian's Chromium. Screens are saved under test/e2e/artifacts/console-turns/.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
-import { CONSOLE_DIR } from '../../src/api/console/index.ts';
 import { DEFAULT_FALLBACK_TEXT } from '../../src/domain/chat/fallback-message.ts';
 import { deployPackage, send, startChat, waitForTurn } from '../helpers/deployed-bots.ts';
 import { TURNS_BOT } from '../helpers/turns-bot.ts';
@@ -15,7 +12,7 @@ import { parleySettings, startModelServer } from '../helpers/model-server.ts';
 import type { ModelServer } from '../helpers/model-server.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { launchChromium, screenshots } from './browser.ts';
+import { ensureConsoleBuilt, launchChromium, screenshots } from './browser.ts';
 import type { Browser } from './browser.ts';
 
 describe('console: turns, conversations, try it (sqlite, Chromium)', () => {
@@ -30,10 +27,7 @@ describe('console: turns, conversations, try it (sqlite, Chromium)', () => {
   let shot: (page: Page, name: string) => Promise<void>;
 
   before(async () => {
-    if (!existsSync(`${CONSOLE_DIR}/index.html`)) {
-      const build = spawnSync(process.execPath, ['scripts/build-console.mjs'], { encoding: 'utf8' });
-      assert.equal(build.status, 0, build.stderr);
-    }
+    ensureConsoleBuilt();
     shot = await screenshots('console-turns');
     models = await startModelServer();
     t = await startTestServer({ name: 'sqlite' }, { llmPrivateTargets: 'on', ...parleySettings(models) });

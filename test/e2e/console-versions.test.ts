@@ -24,7 +24,7 @@ import { parleyAdmin } from '../helpers/parley-client.ts';
 import { waitFor } from '../helpers/runtime.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { buildConsoleOnce, launchChromium, screenshots, signInToConsole } from './browser.ts';
+import { ensureConsoleBuilt, launchChromium, screenshots, signInToConsole } from './browser.ts';
 import type { Browser } from './browser.ts';
 
 const PHONE = { width: 390, height: 844 };
@@ -52,7 +52,7 @@ describe('console: a bot’s versions (sqlite, Chromium)', () => {
   let shot: (page: Page, name: string) => Promise<void>;
 
   before(async () => {
-    buildConsoleOnce();
+    ensureConsoleBuilt();
     shot = await screenshots('console-versions');
     t = await startTestServer({ name: 'sqlite' });
     dir = await mkdtemp(path.join(os.tmpdir(), 'parley-versions-bot-'));

@@ -2,12 +2,9 @@
 // talked to over the Chat API, and Debian's Chromium clicking through the console. Every screen is saved
 // under test/e2e/artifacts/console/ to be looked at.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { UnauthorizedError } from '@botpress/client';
 import type { Locator, Page } from 'playwright-core';
-import { CONSOLE_DIR } from '../../src/api/console/index.ts';
 import { deployPackage, json, send, sendAndWait, startChat } from '../helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from '../helpers/deployed-bots.ts';
 import { parleySettings, startModelServer } from '../helpers/model-server.ts';
@@ -16,7 +13,7 @@ import { rejectsWith, waitFor } from '../helpers/runtime.ts';
 import { adminCall, startReceiver } from '../helpers/webhooks.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { launchChromium, screenshots } from './browser.ts';
+import { ensureConsoleBuilt, launchChromium, screenshots } from './browser.ts';
 import type { Browser } from './browser.ts';
 
 const PHONE = { width: 390, height: 844 };
@@ -139,10 +136,7 @@ describe('web console (sqlite, Chromium)', () => {
   let emails = 0;
 
   before(async () => {
-    if (!existsSync(`${CONSOLE_DIR}/index.html`)) {
-      const build = spawnSync(process.execPath, ['scripts/build-console.mjs'], { encoding: 'utf8' });
-      assert.equal(build.status, 0, build.stderr);
-    }
+    ensureConsoleBuilt();
     shot = await screenshots('console');
     models = await startModelServer();
     // The receivers and model servers of these tests are on loopback.

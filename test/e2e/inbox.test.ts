@@ -5,14 +5,11 @@
 // again after. A viewer reads the queue and the conversation but has nothing to answer with. In Debian's
 // Chromium; screens saved under test/e2e/artifacts/inbox/ (and /tmp/inbox-shots/) to be looked at.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type * as chat from '@botpress/chat';
 import type { Page } from 'playwright-core';
-import { CONSOLE_DIR } from '../../src/api/console/index.ts';
 import { deployPackage, json, replies, send, startChat, waitForReplies } from '../helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from '../helpers/deployed-bots.ts';
 import { adminAs } from '../helpers/handoffs.ts';
@@ -21,7 +18,7 @@ import { waitFor } from '../helpers/runtime.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { webchatClientId } from '../helpers/webchat.ts';
-import { launchChromium, screenshots } from './browser.ts';
+import { ensureConsoleBuilt, launchChromium, screenshots } from './browser.ts';
 import type { Browser } from './browser.ts';
 
 /** Where the screens are copied too, for a person (and the docs) to look at. */
@@ -80,10 +77,7 @@ describe('console: the handoff inbox (sqlite, Chromium)', () => {
   }
 
   before(async () => {
-    if (!existsSync(`${CONSOLE_DIR}/index.html`)) {
-      const build = spawnSync(process.execPath, ['scripts/build-console.mjs'], { encoding: 'utf8' });
-      assert.equal(build.status, 0, build.stderr);
-    }
+    ensureConsoleBuilt();
     const saved = await screenshots('inbox');
     await mkdir(SHOTS, { recursive: true });
     shot = async (page, name) => {

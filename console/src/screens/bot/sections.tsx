@@ -5,7 +5,7 @@ import type { Action } from '../../roles.ts';
 import type { BotScreenProps } from './screen-props.ts';
 import { Overview } from './overview.tsx';
 import { Conversations } from './conversations.tsx';
-import { Flow } from './flow/flow.tsx';
+import { Flow } from './flow/lazy-flow.tsx';
 import { Logs } from './logs.tsx';
 import { TryIt } from './try-it.tsx';
 import { Settings } from './settings.tsx';

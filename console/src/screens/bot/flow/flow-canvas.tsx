@@ -4,8 +4,6 @@
 import { useCallback, useMemo } from 'preact/hooks';
 import { Background, BaseEdge, Controls, Handle, MarkerType, Position, ReactFlow } from '@xyflow/react';
 import type { Edge, EdgeProps, Node, NodeProps, OnSelectionChangeParams } from '@xyflow/react';
-// Bundled into the console's one stylesheet, before styles.css (main.tsx imports it last), which adapts it.
-import '@xyflow/react/dist/style.css';
 import type { FlowNode, FlowWorkflow } from '../../../api/types.ts';
 import { layout } from './layout.ts';
 import type { Point } from './layout.ts';
