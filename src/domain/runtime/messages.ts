@@ -63,6 +63,11 @@ export interface CreateOptions {
   entry?: AdmissionEntry;
 }
 
+/** The bot's side of the conversation (its own, or an agent's who took it over): it queues no turn. */
+function isOutgoing(actor: BotActor, body: CreateMessageBody, options: CreateOptions): boolean {
+  return body.userId === actor.botId || options.fromAgent === true;
+}
+
 /** The event whose turn sends a message: the one given, else the turn of the bot code that calls. */
 const turnEventOf = (actor: BotActor, options: CreateOptions): string | null =>
   options.eventId ?? actor.turn?.eventId ?? null;
@@ -280,8 +285,7 @@ export class Messages {
   async create(actor: BotActor, body: CreateMessageBody, options: CreateOptions = {}): Promise<Message> {
     // A message that queues a turn is decided before it waits for a connection: refused, it costs none
     // (unless its caller, which read the store for it first, already asked).
-    const queuesTurn = body.userId !== actor.botId && !options.fromAgent && !options.silent;
-    if (queuesTurn && !options.entry)
+    if (!isOutgoing(actor, body, options) && !options.silent && !options.entry)
       return this.events.entering(actor, (entry) =>
         this.createNow(actor, body, entry ? { ...options, entry } : options),
       );
@@ -599,7 +603,7 @@ export class Messages {
     trx: Executor,
   ): Promise<Inserted> {
     const now = nowIso();
-    const outgoing = body.userId === actor.botId || options.fromAgent === true;
+    const outgoing = isOutgoing(actor, body, options);
     const joins = !outgoing && !options.participant;
     // The message's signal is the first this insert records unless its user joins the conversation
     // (that signal comes first): then counting the message also takes the signal's number.
