@@ -9,6 +9,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
 import { buildConfig } from '../../src/config.ts';
@@ -95,6 +96,22 @@ async function cutWithin(client: RawClient, ms: number): Promise<{ afterMs: numb
   client.socket.destroy();
   assert.ok(outcome, `the connection was still open after ${ms} ms`);
   return outcome;
+}
+
+/**
+ * More bytes than the loopback's socket buffers can hold at their largest, the receiver's and the sender's
+ * (Linux grows a receive buffer up to tcp_rmem's maximum, 32 MB on some kernels): twice that, so that an
+ * answer this large stalls however far the buffers grew. 32 MB where the limits cannot be read.
+ */
+function stallingSize(): number {
+  const largest = (name: string): number => {
+    try {
+      return Number(readFileSync(`/proc/sys/net/ipv4/${name}`, 'utf8').trim().split(/\s+/)[2]) || 0;
+    } catch {
+      return 0;
+    }
+  };
+  return Math.max(32 * 1024 * 1024, 2 * (largest('tcp_rmem') + largest('tcp_wmem')));
 }
 
 /** A cut answered with 408 carries the error body; a cut may also be the connection closed, unanswered. */
@@ -244,7 +261,7 @@ describe('connections: timeouts (sqlite)', { skip: sqlite.skip }, () => {
 
   test('an answer its client stopped reading is closed once idle past the idle timeout', async () => {
     // Larger than what the sockets' buffers on both ends take in, so that the server's writes stall.
-    const size = 32 * 1024 * 1024;
+    const size = stallingSize();
     const { file } = await bot.client.upsertFile({ key: 'big.bin', size });
     const put = await fetch(file.uploadUrl, { method: 'PUT', body: randomBytes(size) });
     assert.equal(put.status, 200);
