@@ -4,6 +4,7 @@
 // static pages named below are left out, each with its reason.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { jsonValidator, serializerFor, textValidator } from '../src/handlers/validation.ts';
 import { operationsOf, readOpenApi } from './helpers/openapi.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
@@ -81,5 +82,23 @@ describe('/openapi.json declares every route the server serves', () => {
       [...declared].filter((route) => !served.has(route)),
       [],
     );
+  });
+
+  test('every schema a route declares compiles (the server compiles each on its first use)', () => {
+    const isSchema = (part: unknown): part is object => typeof part === 'object' && part !== null;
+    let compiled = 0;
+    for (const { method, url, schema } of t.server.app.servedRoutes) {
+      if (!schema) continue;
+      const where = `${method} ${url}`;
+      const { body, querystring, params, headers, response } = schema;
+      if (isSchema(body)) assert.doesNotThrow(() => jsonValidator(body), `${where}: body`);
+      for (const [name, part] of Object.entries({ querystring, params, headers }))
+        if (isSchema(part)) assert.doesNotThrow(() => textValidator(part), `${where}: ${name}`);
+      for (const [status, answer] of Object.entries(isSchema(response) ? response : {}))
+        if (isSchema(answer)) assert.doesNotThrow(() => serializerFor(answer), `${where}: ${status}`);
+      compiled++;
+    }
+    // Every operation of every API declares its schemas.
+    assert.ok(compiled > 200, `${compiled} routes with schemas`);
   });
 });

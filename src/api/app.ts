@@ -37,7 +37,13 @@ import { contentOriginServesContentOnly } from './files/content-origin.ts';
 import { CONTENT_PREFIX } from '../domain/files/files.ts';
 import { APIS } from '../contract/apis.ts';
 import { NAMED_MODELS } from '../contract/models.ts';
-import { jsonValidator, serializerFor, textValidator } from '../handlers/validation.ts';
+import {
+  jsonValidator,
+  serializerFor,
+  serializerOnFirstUse,
+  textValidator,
+  validatorOnFirstUse,
+} from '../handlers/validation.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -93,10 +99,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    httpPart === 'body' ? jsonValidator(schema) : textValidator(schema),
+    validatorOnFirstUse(() => (httpPart === 'body' ? jsonValidator(schema) : textValidator(schema))),
   );
   // The in-process client of bot code serializes answers with the same function.
-  app.setSerializerCompiler(({ schema }) => serializerFor(schema));
+  app.setSerializerCompiler(({ schema }) => serializerOnFirstUse(() => serializerFor(schema)));
   recordRoutes(app);
   app.decorate('domain', options.domain);
   app.decorate('metrics', options.metrics);

@@ -1,9 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema } from 'fastify';
 
-/** A route as registered: its methods and its URL pattern (with its prefix). */
+/** A route as registered: its methods, its URL pattern (with its prefix) and its schemas. */
 export interface ServedRoute {
   readonly method: string;
   readonly url: string;
+  /** Compiled on first use (`api/app.ts`): `test/openapi-routes.test.ts` compiles each of them. */
+  readonly schema: FastifySchema | undefined;
 }
 
 declare module 'fastify' {
@@ -22,6 +24,6 @@ export function recordRoutes(app: FastifyInstance): void {
   app.decorate('servedRoutes', routes);
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    for (const method of methods) routes.push({ method, url: route.url });
+    for (const method of methods) routes.push({ method, url: route.url, schema: route.schema });
   });
 }
