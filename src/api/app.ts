@@ -37,13 +37,8 @@ import { contentOriginServesContentOnly } from './files/content-origin.ts';
 import { CONTENT_PREFIX } from '../domain/files/files.ts';
 import { APIS } from '../contract/apis.ts';
 import { NAMED_MODELS } from '../contract/models.ts';
-import {
-  jsonValidator,
-  serializerFor,
-  serializerOnFirstUse,
-  textValidator,
-  validatorOnFirstUse,
-} from '../handlers/validation.ts';
+import { jsonValidator, serializerFor, serializerOnFirstUse, textValidator } from '../handlers/validation.ts';
+import { onFirstUse } from '../domain/shared/json-schema.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -99,7 +94,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setValidatorCompiler(({ schema, httpPart }) =>
-    validatorOnFirstUse(() => (httpPart === 'body' ? jsonValidator(schema) : textValidator(schema))),
+    onFirstUse(() => (httpPart === 'body' ? jsonValidator(schema) : textValidator(schema))),
   );
   // The in-process client of bot code serializes answers with the same function.
   app.setSerializerCompiler(({ schema }) => serializerOnFirstUse(() => serializerFor(schema)));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
 import { Type } from 'typebox';
 import type { LiveBus, RecordedSignal } from '../domain/live/conversation-log.ts';
-import { createAjv } from '../domain/shared/json-schema.ts';
+import { compiledOnFirstUse } from '../domain/shared/json-schema.ts';
 import { MemoryBus } from './memory.ts';
 import type { BusRejection } from './rejections.ts';
 import { ReplayGuard } from './replay-guard.ts';
@@ -24,7 +24,7 @@ const BatchSchema = Type.Object({
   sentAt: Type.Number(),
   signals: Type.Array(WireSignalSchema),
 });
-const isBatch = createAjv().compile<Static<typeof BatchSchema>>(BatchSchema);
+const isBatch = compiledOnFirstUse<Static<typeof BatchSchema>>(BatchSchema);
 
 /** A batch's body, written as text around the signals' wire texts (each already JSON). */
 function batchBody(origin: string, number: number, sentAt: number, texts: string[]): string {

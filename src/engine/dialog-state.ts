@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { createAjv } from '../domain/shared/json-schema.ts';
+import { compiledOnFirstUse } from '../domain/shared/json-schema.ts';
 import { EventKbSchema } from './event-object.ts';
 import { JsonObject } from '../domain/shared/schemas.ts';
 
@@ -82,7 +82,7 @@ const DialogStateSchema = Type.Object({
 export type DialogState = Static<typeof DialogStateSchema>;
 
 /** Whether a stored document is a dialog state (one of another shape starts a new dialog). */
-export const isDialogState = createAjv().compile<DialogState>(DialogStateSchema);
+export const isDialogState = compiledOnFirstUse<DialogState>(DialogStateSchema);
 
 export const DIALOG_STATE = 'parley:dialog';
 export const VARIABLES_STATE = 'variables';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { createAjv } from '../domain/shared/json-schema.ts';
+import { compiledOnFirstUse } from '../domain/shared/json-schema.ts';
 import {
   ActionDefinitionSchema,
   BotManifestSchema,
@@ -20,7 +20,7 @@ const CompiledPackageSchema = Type.Object({
   units: Type.Record(Type.String(), Type.String()),
 });
 
-const validate = createAjv().compile(CompiledPackageSchema);
+const validate = compiledOnFirstUse(CompiledPackageSchema);
 
 /**
  * What is wrong with a document that says it is a compiled package (where, then what), or undefined

@@ -2,11 +2,11 @@ import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
 import type { Static } from 'typebox';
 import { invalidPayload } from '../shared/errors.ts';
-import { createAjv } from '../shared/json-schema.ts';
+import { compiledOnFirstUse } from '../shared/json-schema.ts';
 import { TagConditions } from './schemas.ts';
 import type { TagFilter } from './schemas.ts';
 
-const validateConditions = createAjv().compile(TagConditions);
+const validateConditions = compiledOnFirstUse(TagConditions);
 
 const asList = (v: string | string[]): string[] => (Array.isArray(v) ? v : [v]);
 

@@ -1,11 +1,10 @@
-import type { ValidateFunction } from 'ajv';
 import type { TSchema } from 'typebox';
 import type { Store } from '../../store/index.ts';
 import type { Conversations } from '../runtime/conversations.ts';
 import type { BotRef } from '../runtime/events.ts';
 import type { Users } from '../runtime/users.ts';
 import { ApiError, invalidPayload } from '../shared/errors.ts';
-import { createAjv } from '../shared/json-schema.ts';
+import { createAjv, onFirstUse } from '../shared/json-schema.ts';
 import type { JsonObject } from '../shared/json.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import type { Handoffs } from './handoffs.ts';
@@ -20,9 +19,9 @@ import {
 import type { CreateUserInput, HitlAction, StartHitlInput, StopHitlInput } from './hitl-schemas.ts';
 
 const ajv = createAjv();
-/** An action's input, checked against its schema (compiled once). */
+/** An action's input, checked against its schema (compiled once, on its first use). */
 function check<T>(schema: TSchema): (input: JsonObject) => T {
-  const validate: ValidateFunction<T> = ajv.compile<T>(schema);
+  const validate = onFirstUse(() => ajv.compile<T>(schema));
   return (input) => {
     if (validate(input)) return input;
     const error = validate.errors?.[0];

@@ -1,5 +1,5 @@
 import { ApiError } from '../shared/errors.ts';
-import { createAjv } from '../shared/json-schema.ts';
+import { compiledOnFirstUse } from '../shared/json-schema.ts';
 import { toJsonObject } from '../shared/json.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { cacheKey } from '../shared/output-cache.ts';
@@ -397,7 +397,7 @@ function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-const isResponse = createAjv().compile<GenerationResponse>(GenerationResponseSchema);
+const isResponse = compiledOnFirstUse<GenerationResponse>(GenerationResponseSchema);
 
 /** A kept answer, marked as answered from the cache; undefined if it is not one (kept by another version). */
 function asCached(kept: JsonObject): GenerationResponse | undefined {

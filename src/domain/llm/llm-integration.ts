@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { invalidPayload } from '../shared/errors.ts';
 import { randomBytes } from 'node:crypto';
-import { createAjv } from '../shared/json-schema.ts';
+import { compiledOnFirstUse } from '../shared/json-schema.ts';
 import { toJsonObject } from '../shared/json.ts';
 import type { JsonObject } from '../shared/json.ts';
 import type { BotActor } from '../workspace/actors.ts';
@@ -15,7 +15,7 @@ export const LLM_INTEGRATION = 'llm';
 /** The version of the hosted `llm` interface whose actions it implements. */
 export const LLM_INTERFACE_VERSION = '11.0.0';
 
-const isGenerationRequest = createAjv().compile<GenerationRequest>(Type.Object(GenerationRequestFields));
+const isGenerationRequest = compiledOnFirstUse<GenerationRequest>(Type.Object(GenerationRequestFields));
 
 const ACTIONS = new Set(['generateContent', 'listLanguageModels']);
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../shared/errors.ts';
-import { createAjv } from '../shared/json-schema.ts';
+import { compiledOnFirstUse } from '../shared/json-schema.ts';
 import { toJsonObject } from '../shared/json.ts';
 import { cacheKey } from '../shared/output-cache.ts';
 import type { OutputCache } from '../shared/output-cache.ts';
@@ -149,4 +149,4 @@ export class Transcriptions {
   }
 }
 
-const isResponse = createAjv().compile<TranscriptionResponse>(TranscriptionResponseSchema);
+const isResponse = compiledOnFirstUse<TranscriptionResponse>(TranscriptionResponseSchema);

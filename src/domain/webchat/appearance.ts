@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { createAjv } from '../shared/json-schema.ts';
+import { compiledOnFirstUse } from '../shared/json-schema.ts';
 import { invalidPayload } from '../shared/errors.ts';
 import { FallbackMessageSchema } from '../chat/fallback-message.ts';
 
@@ -56,11 +56,11 @@ export const ChatConfigurationSchema = Type.Object(
 );
 export type ChatConfiguration = Static<typeof ChatConfigurationSchema>;
 
-const validateConfiguration = createAjv().compile(ChatConfigurationSchema);
+const validateConfiguration = compiledOnFirstUse<ChatConfiguration>(ChatConfigurationSchema);
 
 /** The configuration, checked; an error names the field that is wrong. */
 export function checkChatConfiguration(value: unknown): ChatConfiguration {
-  if (validateConfiguration(value)) return value as ChatConfiguration;
+  if (validateConfiguration(value)) return value;
   const [error] = validateConfiguration.errors ?? [];
   const field = `integrations.chat.configuration${(error?.instancePath ?? '').replace(/\//g, '.')}`;
   const extra =
