@@ -246,7 +246,25 @@ function medianCost(runs: RunResult[]): MessageCost | undefined {
 function costText(cost: MessageCost): string {
   return `${cost.statements} SQL, ${cost.commits} commits, ${cost.sandboxCalls} sandbox calls, ${num(cost.cpuMicros)} µs CPU (${num(cost.sandboxCpuMicros)} in the sandbox)`;
 }
-const actionSeries: (Series & { ratioToCeiling?: number })[] = [];
+const actionSeries: (Series & {
+  ratioToCeiling?: number;
+  /** Server CPU per call, microseconds (the ceiling's too): comparable on a loaded machine where rates are not. */
+  cpuMicros: number;
+  /** Parley's: the median over runs of what one call cost. */
+  cost?: MessageCost;
+})[] = [];
+
+/** CPU per call: Parley's from its /metrics count of answered calls, any other system's from its rate. */
+function cpuMicrosPerCall(run: RunResult): number {
+  return run.cost?.cpuMicros ?? Math.round(((run.serverCores ?? NaN) * 1e6) / run.rate);
+}
+
+/** What one call cost: Parley's statements and CPU (the sandbox's share apart), any other system's CPU. */
+function callCostText(cost: MessageCost | undefined, cpuMicros: number): string {
+  return cost
+    ? `${cost.statements} SQL, ${num(cost.cpuMicros)} µs CPU (${num(cost.sandboxCpuMicros)} in the sandbox)`
+    : `${num(cpuMicros)} µs CPU`;
+}
 const searchSeries: (Series & { passages: number })[] = [];
 const tablesSeries: (Series & {
   /** What `rate` counts: requests, calls or (the load) calls shown as rows. */
@@ -406,10 +424,19 @@ async function measuredOn<J, R, T extends R & { serverCores?: number; loadCores?
 
 /** The route pattern /metrics labels the Chat API's createMessage with: its mount and its path. */
 const CREATE_MESSAGE_ROUTE = `${APIS.chat.prefix}${specOf(APIS.chat.operations, 'createMessage').path}`;
+/** The same of the Runtime API's callAction. */
+const CALL_ACTION_ROUTE = `${APIS.runtime.prefix}${specOf(APIS.runtime.operations, 'callAction').path}`;
 
-/** The counters of a Parley server's /metrics that a chat message's cost is counted in. */
+/** The answers a run is counted in: one route's responses of one status. */
+interface CountedRequests {
+  route: string;
+  status: number;
+}
+
+/** The counters of a Parley server's /metrics that a request's cost is counted in. */
 async function costCounters(
   url: string,
+  counted: CountedRequests,
 ): Promise<{ messages: number; statements: number; commits: number; sandboxCalls: number }> {
   const text = await (await fetch(`${url}/metrics`)).text();
   const value = (pattern: RegExp) =>
@@ -417,7 +444,7 @@ async function costCounters(
   return {
     messages: value(
       new RegExp(
-        `^parley_http_request_duration_seconds_count\\{method="POST",route="${CREATE_MESSAGE_ROUTE}",status="201"\\} (\\S+)$`,
+        `^parley_http_request_duration_seconds_count\\{method="POST",route="${counted.route}",status="${counted.status}"\\} (\\S+)$`,
         'gm',
       ),
     ),
@@ -427,17 +454,24 @@ async function costCounters(
   };
 }
 
-/** A Parley chat run, with what each message cost the server (statements, commits, sandbox calls, CPU). */
-async function measuredChat(server: ParleyServer, job: Job): Promise<RunResult> {
+/**
+ * A Parley run, with what each counted request (a chat message, an action call) cost the server:
+ * statements, commits, sandbox calls, CPU.
+ */
+async function measuredCost(
+  server: ParleyServer,
+  job: Job,
+  counted: CountedRequests = { route: CREATE_MESSAGE_ROUTE, status: 201 },
+): Promise<RunResult> {
   const sandboxes = () => server.pids().filter((pid) => pid !== server.proc.pid);
   const cpu = (pids: number[]) => pids.reduce((sum, pid) => sum + (cpuMs(pid) || 0), 0);
-  const before = await costCounters(server.url);
+  const before = await costCounters(server.url, counted);
   const cpuBefore = cpu(server.pids());
   const sandboxBefore = cpu(sandboxes());
   const result = await measured(server.pids(), job);
   const cpuSpent = cpu(server.pids()) - cpuBefore;
   const sandboxSpent = cpu(sandboxes()) - sandboxBefore;
-  const after = await costCounters(server.url);
+  const after = await costCounters(server.url, counted);
   const messages = after.messages - before.messages;
   if (messages <= 0) return result;
   const per = (key: 'statements' | 'commits' | 'sandboxCalls') =>
@@ -508,7 +542,7 @@ async function chatScenario(
           ...plan.chat,
         };
         const result =
-          s.system === 'parley' ? await measuredChat(server, job) : await measured(s.pids(), job);
+          s.system === 'parley' ? await measuredCost(server, job) : await measured(s.pids(), job);
         checkRun(`chat ${label(s)} C=${conversations} (${store})`, result);
         runs.get(s.key)?.push(result);
         log(
@@ -578,6 +612,7 @@ async function actionScenario(
       bot: bots.uncached,
       input: 'unique' as const,
       pids: parleyPids,
+      parley: true,
     },
     {
       name: 'Parley, cached action',
@@ -585,6 +620,7 @@ async function actionScenario(
       bot: bots.cached,
       input: 'fixed' as const,
       pids: parleyPids,
+      parley: true,
     },
     {
       name: ceilingName,
@@ -592,12 +628,13 @@ async function actionScenario(
       bot: bots.uncached,
       input: 'unique' as const,
       pids: () => [ceiling.pid],
+      parley: false,
     },
   ];
   const runs = new Map<string, RunResult[]>(systems.map((s) => [s.name, []]));
   for (let round = 0; round < plan.actionRounds; round++) {
     for (const s of rotate(systems, round)) {
-      const result = await measured(s.pids(), {
+      const job: Job = {
         kind: 'http',
         url: s.url,
         headers: { authorization: `Bearer ${s.bot.key}`, 'x-bot-id': s.bot.botId },
@@ -606,11 +643,14 @@ async function actionScenario(
         concurrency: plan.actionConcurrency,
         expectStatus: 200,
         ...plan.action,
-      });
+      };
+      const result = s.parley
+        ? await measuredCost(server, job, { route: CALL_ACTION_ROUTE, status: 200 })
+        : await measured(s.pids(), job);
       checkRun(`action ${s.name} (${store})`, result);
       runs.get(s.name)?.push(result);
       log(
-        `action ${store} ${s.name}: ${result.rate.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, server ${(result.serverCores ?? 0).toFixed(2)} cores, load ${(result.loadCores ?? 0).toFixed(2)}`,
+        `action ${store} ${s.name}: ${result.rate.toFixed(0)} req/s, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms, server ${(result.serverCores ?? 0).toFixed(2)} cores, load ${(result.loadCores ?? 0).toFixed(2)}; per call ${callCostText(result.cost, cpuMicrosPerCall(result))}`,
       );
       await sleep(200);
     }
@@ -625,6 +665,8 @@ async function actionScenario(
       runs: mine,
       median: mediansOf(mine),
       ...(s.name !== ceilingName && { ratioToCeiling: pairedRatio(mine, ceilingRuns) }),
+      cpuMicros: median(mine.map(cpuMicrosPerCall)),
+      ...(s.parley && { cost: medianCost(mine) }),
     });
   }
 }
@@ -1402,7 +1444,7 @@ async function sdkScenario(store: StoreName, server: ParleyServer): Promise<void
       pollMs: 5,
       ...plan.chat,
     };
-    const result = await measuredChat(server, job);
+    const result = await measuredCost(server, job);
     checkRun(`chat SDK bot C=${conversations} (${store})`, result);
     runs.push(result);
     log(
@@ -1829,6 +1871,7 @@ function buildRows(): Row[] {
       p95: ms(s.median.p95),
       p99: ms(s.median.p99),
       ratio: s.ratioToCeiling !== undefined ? `${x(s.ratioToCeiling)} ceiling` : '',
+      cost: callCostText(s.cost, s.cpuMicros),
       target,
       met,
     });
@@ -2089,7 +2132,7 @@ function markdownTable(rows: Row[]): string {
     p95: 'p95 ms',
     p99: 'p99 ms',
     ratio: 'ratio',
-    cost: 'per message (server)',
+    cost: 'per message or call (server)',
     target: 'target',
     met: 'met?',
   };

@@ -224,6 +224,27 @@ test('a rejected host call is a catchable Error in the code; non-JSON arguments 
   assert.equal(await valueOf(botA, 'nonJsonArgs'), 'TypeError');
 });
 
+test('an answer JSON cannot encode fails its own host call only, not the answers sent with it', async () => {
+  // The answers of one turn of the event loop go to the sandbox process as one message.
+  const cyclic: { [key: string]: Json } = {};
+  cyclic.self = cyclic;
+  const host: HostHandler = async (call) => {
+    if (call.target !== 'client') return null;
+    return call.operation === 'fails' ? cyclic : call.args;
+  };
+  const inputs = Array.from({ length: 20 }, (_, i) => i);
+  const [unsent, ...sent] = await Promise.all([
+    run(botA, 'hostRejects', context(), host),
+    ...inputs.map((n) => run(botA, 'double', context({ input: n }), host)),
+  ]);
+  assert.ok(unsent?.ok);
+  assert.deepEqual(unsent.value, { isError: true, message: 'the host answer is not JSON' });
+  assert.deepEqual(
+    sent.map((outcome) => (outcome.ok ? outcome.value : outcome.message)),
+    inputs.map((n) => n * 2),
+  );
+});
+
 test('concurrent calls of one program with awaits stay independent', async () => {
   const inputs = Array.from({ length: 20 }, (_, i) => i);
   const outcomes = await Promise.all(inputs.map((n) => run(botA, 'double', context({ input: n }))));

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Store } from '../../store/index.ts';
 import { prepare } from '../../store/prepared.ts';
 import { fromJson, toJson } from './json.ts';
@@ -36,10 +36,10 @@ const LARGEST_OUTPUT_IN_MEMORY = 16_384;
  * what the store would answer; the store shares outputs across processes.
  */
 class RecentOutputs {
-  /** By bot and cache key. */
-  private readonly entries = new Map<string, { json: string; expiresAt: string }>();
+  /** By bot and cache key; the expiry in epoch milliseconds (a hit costs no date formatting). */
+  private readonly entries = new Map<string, { json: string; expiresAt: number }>();
 
-  get(botId: string, key: string, now: string): string | undefined {
+  get(botId: string, key: string, now: number): string | undefined {
     const slot = `${botId}:${key}`;
     const entry = this.entries.get(slot);
     if (!entry) return undefined;
@@ -48,7 +48,7 @@ class RecentOutputs {
     return undefined;
   }
 
-  set(botId: string, key: string, json: string, expiresAt: string): void {
+  set(botId: string, key: string, json: string, expiresAt: number): void {
     if (json.length > LARGEST_OUTPUT_IN_MEMORY) return;
     const slot = `${botId}:${key}`;
     this.entries.delete(slot);
@@ -71,19 +71,26 @@ export class OutputCache {
   constructor(private readonly store: Store) {}
 
   async get(botId: string, key: string): Promise<JsonObject | undefined> {
-    const now = nowIso();
+    const now = Date.now();
     const recent = this.recent.get(botId, key, now);
     if (recent !== undefined) return fromJson<JsonObject>(recent);
     const [row] = (await readCachedOutput.execute(this.store.db, { botId, key })).rows;
-    if (!row || row.expires_at <= now) return undefined;
-    this.recent.set(botId, key, row.output, row.expires_at);
+    if (!row) return undefined;
+    const expiresAt = Date.parse(row.expires_at);
+    if (!(expiresAt > now)) return undefined;
+    this.recent.set(botId, key, row.output, expiresAt);
     return fromJson<JsonObject>(row.output);
   }
 
   async set(botId: string, key: string, output: JsonObject, ttlSeconds: number): Promise<void> {
     const json = toJson(output);
-    const expiresAt = new Date(Date.now() + ttlSeconds * 1000).toISOString();
-    await storeCachedOutput.execute(this.store.db, { botId, key, output: json, expiresAt });
+    const expiresAt = Date.now() + ttlSeconds * 1000;
+    await storeCachedOutput.execute(this.store.db, {
+      botId,
+      key,
+      output: json,
+      expiresAt: new Date(expiresAt).toISOString(),
+    });
     this.recent.set(botId, key, json, expiresAt);
   }
 
@@ -95,7 +102,7 @@ export class OutputCache {
 
 /** A cache key of parts: the same parts, whatever the order of their objects' keys, give the same key. */
 export function cacheKey(...parts: unknown[]): string {
-  return createHash('sha256').update(parts.map(canonical).join('\0')).digest('hex');
+  return hash('sha256', parts.map(canonical).join('\0'), 'hex');
 }
 
 function canonical(value: unknown): string {

@@ -5,7 +5,7 @@
  * parent fails the calls it held and starts a new one; nothing else goes down with it.
  */
 import { MEMORY_CHECK_INTERVAL_MS } from './limits.ts';
-import { readParentMessage } from './protocol.ts';
+import { Outbox, readBatch, readParentMessage } from './protocol.ts';
 import type { ChildMessage, ParentMessage, ProgramSource } from './protocol.ts';
 import { VersionRuntime } from './version-runtime.ts';
 
@@ -13,9 +13,13 @@ const runtimes = new Map<string, VersionRuntime>();
 /** The runtime of each call in flight, to route the parent's host answers. */
 const callRuntimes = new Map<number, VersionRuntime>();
 
+// A closed channel means the parent is gone; 'disconnect' below ends this process.
+const outbox = new Outbox<ChildMessage>((batch) =>
+  process.send?.(batch, undefined, undefined, () => undefined),
+);
+
 function send(message: ChildMessage): void {
-  // A closed channel means the parent is gone; 'disconnect' below ends this process.
-  process.send?.(message, undefined, undefined, () => undefined);
+  outbox.post(message);
 }
 
 function load(program: ProgramSource): void {
@@ -50,11 +54,12 @@ function onCall(message: Extract<ParentMessage, { type: 'call' }>): void {
 }
 
 process.on('message', (raw: unknown) => {
-  const message = readParentMessage(raw);
-  if (!message) {
-    process.stderr.write('sandbox: ignored a malformed message from the parent\n');
-    return;
-  }
+  const { messages, malformed } = readBatch(raw, readParentMessage);
+  if (malformed > 0) process.stderr.write('sandbox: ignored a malformed message from the parent\n');
+  for (const message of messages) onParentMessage(message);
+});
+
+function onParentMessage(message: ParentMessage): void {
   switch (message.type) {
     case 'call':
       onCall(message);
@@ -67,7 +72,7 @@ process.on('message', (raw: unknown) => {
       runtimes.delete(message.versionId);
       break;
   }
-});
+}
 
 // The parent closed the channel (close(), or it died): nothing is left to serve.
 process.on('disconnect', () => process.exit(0));
@@ -93,7 +98,7 @@ if (maxRssBytes > 0) {
     // and would leave the parent with a signal instead of the reason.
     const end = () => process.kill(process.pid, 'SIGKILL');
     setTimeout(end, 500).unref();
-    process.send?.({ type: 'overMemory' } satisfies ChildMessage, undefined, undefined, end);
+    process.send?.([{ type: 'overMemory' }] satisfies ChildMessage[], undefined, undefined, end);
   }, MEMORY_CHECK_INTERVAL_MS).unref();
 }
 

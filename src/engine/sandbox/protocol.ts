@@ -1,8 +1,9 @@
 /**
  * The IPC protocol between the API process (pool.ts, supervisor.ts) and a sandbox process (child.ts).
- * Both sides speak JSON over Node's IPC channel. The child hosts untrusted code, so everything it
- * sends is checked here before the parent acts on it; the parent is trusted, so the child's checks
- * are only there to fail loudly on a programming error.
+ * Both sides speak JSON over Node's IPC channel, each IPC message a batch: the messages one side posted
+ * in one turn of its event loop (see Outbox). The child hosts untrusted code, so everything it sends is
+ * checked here before the parent acts on it; the parent is trusted, so the child's checks are only
+ * there to fail loudly on a programming error.
  */
 import type { CallOutcome, FailureKind, HostCall, Json, LogLine } from './types.ts';
 
@@ -190,4 +191,46 @@ export function readReturned(text: string, logs: LogLine[]): CallOutcome {
   // JSON.parse gave it, so it is JSON.
   const value = (parsed.value as Json | undefined) ?? null;
   return { ok: true, value, scopes: { workflow, conversation, user, bot, turn }, logs };
+}
+
+/**
+ * The messages of one IPC message: each checked by `read`, the malformed ones counted apart. Anything
+ * but an array is one malformed message.
+ */
+export function readBatch<T>(
+  raw: unknown,
+  read: (value: unknown) => T | undefined,
+): { messages: T[]; malformed: number } {
+  if (!Array.isArray(raw)) return { messages: [], malformed: 1 };
+  const messages: T[] = [];
+  let malformed = 0;
+  for (const value of raw) {
+    const message = read(value);
+    if (message === undefined) malformed++;
+    else messages.push(message);
+  }
+  return { messages, malformed };
+}
+
+/**
+ * The messages one side posts in one turn of its event loop, sent as one IPC message: under load, one
+ * write and one wake-up of the other process for many calls and answers, instead of one each.
+ * It sends at the end of the turn (setImmediate), so a message waits for nothing but the code already
+ * running.
+ */
+export class Outbox<T> {
+  private queued: T[] = [];
+
+  constructor(private readonly write: (batch: T[]) => void) {}
+
+  post(message: T): void {
+    this.queued.push(message);
+    if (this.queued.length === 1) setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    const batch = this.queued;
+    this.queued = [];
+    if (batch.length > 0) this.write(batch);
+  }
 }

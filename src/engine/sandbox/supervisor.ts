@@ -8,7 +8,7 @@ import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { FROM_SOURCE } from '../../paths.ts';
 import { STUCK_PROCESS_GRACE_MS } from './limits.ts';
-import { readChildMessage, readReturned } from './protocol.ts';
+import { Outbox, readBatch, readChildMessage, readReturned } from './protocol.ts';
 import type { ChildMessage, HostAnswer, ParentMessage } from './protocol.ts';
 import { DEFAULT_LIMITS } from './types.ts';
 import type { BotProgram, CallContext, CallOutcome, HostCall, HostHandler } from './types.ts';
@@ -101,6 +101,8 @@ interface InFlight {
 
 export class SandboxProcess {
   private process: ChildProcess | undefined;
+  /** The current process's messages of this turn of the event loop, sent together at its end. */
+  private outbox: Outbox<ParentMessage> | undefined;
   private ready = deferred<ChildProcess>();
   private readonly calls = new Map<number, InFlight>();
   /** The versions the current process has loaded, with the memory limit each was loaded with. */
@@ -189,6 +191,7 @@ export class SandboxProcess {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.process = child;
+    this.outbox = new Outbox((batch) => this.send(child, batch));
     child.on('message', (raw: unknown) => this.onMessage(child, raw));
     child.on('exit', (code, signal) =>
       this.onExit(child, signal ? `was killed by ${signal}` : `exited with code ${code}`),
@@ -201,27 +204,50 @@ export class SandboxProcess {
     });
   }
 
-  /** Sends a message; false if the channel is closed (the 'exit' handler fails the calls). */
+  /** Queues a message for the current process; false if the channel is closed (the 'exit' handler fails the calls). */
   private post(child: ChildProcess, message: ParentMessage): boolean {
-    if (!child.connected) return false;
+    if (!child.connected || child !== this.process || !this.outbox) return false;
+    this.outbox.post(message);
+    return true;
+  }
+
+  private send(child: ChildProcess, batch: ParentMessage[]): void {
+    if (!child.connected) return; // the 'exit' handler fails the calls
     try {
-      child.send(message, (error) => {
+      child.send(batch, (error) => {
         if (error) this.log.warn({ sandbox: this.name, error: error.message }, 'sandbox IPC send failed');
       });
-      return true;
+    } catch {
+      // The only way a connected send throws is a message JSON cannot encode (an answer of bot code's
+      // host call): one by one, that message fails alone.
+      for (const message of batch) this.sendAlone(child, message);
+    }
+  }
+
+  private sendAlone(child: ChildProcess, message: ParentMessage): void {
+    try {
+      child.send([message]);
     } catch (error) {
       this.log.warn({ sandbox: this.name, error: errorMessage(error) }, 'sandbox IPC send failed');
-      return false;
+      if (message.type === 'hostAnswer' && message.answer.ok) {
+        const answer: HostAnswer = { ok: false, message: 'the host answer is not JSON' };
+        this.sendAlone(child, { ...message, answer });
+      } else if (message.type === 'call') {
+        this.finish(message.id, crash('the call could not be sent to the sandbox process'));
+      }
     }
   }
 
   private onMessage(child: ChildProcess, raw: unknown): void {
     if (child !== this.process) return;
-    const message = readChildMessage(raw);
-    if (!message) {
-      this.log.warn({ sandbox: this.name }, 'ignored a malformed message from a sandbox process');
-      return;
+    const { messages, malformed } = readBatch(raw, readChildMessage);
+    if (malformed > 0) {
+      this.log.warn({ sandbox: this.name, malformed }, 'ignored malformed messages from a sandbox process');
     }
+    for (const message of messages) this.onChildMessage(child, message);
+  }
+
+  private onChildMessage(child: ChildProcess, message: ChildMessage): void {
     switch (message.type) {
       case 'ready':
         if (!this.ready.settled) this.ready.resolve(child);
@@ -246,11 +272,7 @@ export class SandboxProcess {
     if (!inFlight) return; // the call is over: its code gets no answers any more
     void answerHostCall(inFlight.host, call).then((answer) => {
       if (child !== this.process || !this.calls.has(id)) return;
-      if (!this.post(child, { type: 'hostAnswer', id, requestId, answer }) && answer.ok && child.connected) {
-        // The only way a connected send throws is an answer JSON cannot encode.
-        const message = 'the host answer is not JSON';
-        this.post(child, { type: 'hostAnswer', id, requestId, answer: { ok: false, message } });
-      }
+      this.post(child, { type: 'hostAnswer', id, requestId, answer });
     });
   }
 
@@ -273,6 +295,7 @@ export class SandboxProcess {
     if (child !== this.process) return;
     const reason = `the sandbox process ${this.killedBecause ?? how}`;
     this.process = undefined;
+    this.outbox = undefined;
     this.loaded.clear();
     for (const id of [...this.calls.keys()]) this.finish(id, crash(reason));
     if (!this.ready.settled) this.ready.reject(new Error(reason));
