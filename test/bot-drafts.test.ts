@@ -16,6 +16,7 @@ import {
   writePackage,
 } from './helpers/deployed-bots.ts';
 import type { DeployedBot, Files } from './helpers/deployed-bots.ts';
+import { memberToken } from './helpers/handoffs.ts';
 import { parleyAdmin, parleyClient } from './helpers/parley-client.ts';
 import { runParley } from './helpers/process.ts';
 import { APIS } from '../src/contract/apis.ts';
@@ -73,17 +74,11 @@ for (const store of await testStores()) {
     after(() => t.close());
 
     /** The Admin API through the contract's client as a new member with `role`. */
-    async function memberAdmin(role: 'viewer' | 'developer') {
-      const email = `${role}-${Date.now()}-${Math.random().toString(36).slice(2)}@example.com`;
-      await t.client().createWorkspaceMember({ email, role });
-      const account = await t.server.domain.accounts.findByEmail(email);
-      assert.ok(account);
-      const token = (await t.server.domain.accounts.createToken(account.id, role)).value;
-      return parleyClient(t.url, APIS.admin, {
-        [HEADERS.authorization]: `Bearer ${token}`,
+    const memberAdmin = async (role: 'viewer' | 'developer') =>
+      parleyClient(t.url, APIS.admin, {
+        [HEADERS.authorization]: `Bearer ${(await memberToken(t, role)).token}`,
         [HEADERS.workspaceId]: t.workspaceId,
       });
-    }
 
     test('a package deployed with parley deploy opens as an unsaved draft of its files, code compiled', async () => {
       const { draft } = await parleyAdmin(t).getBotDraft({ id: bot.botId });

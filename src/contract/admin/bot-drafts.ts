@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { EmptySchema, IdParam } from '../schemas.ts';
 import { operation } from '../operation.ts';
+import { CardSchema } from '../../domain/bots/package-format.ts';
 import {
   BotDraftSchema,
   DraftFilesSchema,
@@ -76,3 +77,6 @@ export const botDraftOperations = [
     response: Type.Object({ versionId: Type.String() }),
   }),
 ] as const;
+
+/** The JSON Schema of a workflow's cards (a union by `type`): the console's card forms are made from it. */
+export const CARD_SCHEMA = CardSchema;
