@@ -165,6 +165,11 @@ describe('console: editing a bot’s flow (sqlite, Chromium)', () => {
     await page.getByRole('button', { name: 'Yes, deploy v1' }).click();
     await page.getByText('v1 (version 1) is deployed').waitFor();
     assert.notEqual(await firstReply('hours'), 'Morning or evening?');
+    // The draft stays, and says it is not what the bot runs now.
+    await page.getByRole('link', { name: 'Flow', exact: true }).click();
+    await page.getByText('The bot runs another version than the one this draft is based on').waitFor();
+    await nodeBox(page, 'hours').waitFor();
+    await shot(page, '06-after-rollback');
     await page.close();
   });
 
@@ -173,7 +178,7 @@ describe('console: editing a bot’s flow (sqlite, Chromium)', () => {
     await nodeBox(page, 'menu').waitFor();
     assert.equal(await page.getByRole('button', { name: 'Save draft' }).count(), 0);
     assert.equal(await page.getByLabel('New node').count(), 0);
-    await shot(page, '06-viewer');
+    await shot(page, '07-viewer');
     await page.close();
   });
 

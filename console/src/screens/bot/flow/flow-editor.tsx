@@ -57,6 +57,8 @@ function Editor(
   const [layout, setLayout] = useState<DraftLayout>(initial.layout);
   const [dirty, setDirty] = useState(false);
   const [saved, setSaved] = useState(initial.saved);
+  // The version the draft is based on: the deployed one when it was opened, or the one its deploy made.
+  const [baseVersionId, setBaseVersionId] = useState(initial.baseVersionId);
   const [problems, setProblems] = useState<PackageProblem[] | undefined>(undefined);
   const [validationError, setValidationError] = useState<unknown>(undefined);
   const [status, setStatus] = useState<string | undefined>(undefined);
@@ -115,6 +117,7 @@ function Editor(
   const save = useAction(async () => {
     const answer = await admin.saveBotDraft(bot.id, { files, layout });
     setProblems(answer.problems);
+    setBaseVersionId(answer.draft.baseVersionId);
     setSaved(true);
     setDirty(false);
     setStatus('Draft saved.');
@@ -124,6 +127,7 @@ function Editor(
     const { draft } = await admin.getBotDraft(bot.id);
     setFiles(draft.files);
     setLayout(draft.layout);
+    setBaseVersionId(draft.baseVersionId);
     setSaved(false);
     setDirty(false);
     setStatus('Draft discarded: this is the package the bot runs.');
@@ -134,7 +138,8 @@ function Editor(
       setSaved(true);
       setDirty(false);
     }
-    await admin.deployBotDraft(bot.id, note);
+    const { versionId } = await admin.deployBotDraft(bot.id, note);
+    setBaseVersionId(versionId);
     setDeploying(false);
     setNote('');
     setStatus('Deployed as a new version: the bot answers with it from its next turn (Versions lists it).');
@@ -179,6 +184,12 @@ function Editor(
         <p class="muted">
           Deployed with <code>parley deploy</code>, which uploads compiled code: the code files of this draft
           hold the JavaScript compiled from their sources, and are not edited here.
+        </p>
+      )}
+      {saved && bot.versionId !== undefined && baseVersionId !== bot.versionId && (
+        <p class="notice" role="note">
+          The bot runs another version than the one this draft is based on: deploying the draft replaces it,
+          and Discard draft starts again from what the bot runs.
         </p>
       )}
       <InlineError error={save.error ?? discard.error ?? validationError} />
