@@ -32,11 +32,12 @@ export const botDraftOperations = [
     id: 'validateBotDraft',
     method: 'POST',
     path: '/bots/:id/draft/validate',
-    access: 'read',
+    // It keeps nothing, but only those who may deploy a bot check drafts of it.
+    access: 'write',
     tag,
     summary: 'Check package files as `parley validate` does, without keeping them',
     description:
-      'Parley: each problem with its file, line, column and field (a JSON pointer into the file), with the messages of `parley validate`. Needs the developer role.',
+      'Parley: each problem with its file, line, column and field (a JSON pointer into the file), with the messages of `parley validate`.',
     params: IdParam,
     body: { files: DraftFilesSchema },
     response: Type.Object({ problems: Problems }),
