@@ -18,6 +18,7 @@ import type { BotLogProblem } from './domain/bots/bot-log-buffer.ts';
 import type { SearchFallback } from './domain/embeddings/ranking.ts';
 import { Engine } from './engine/index.ts';
 import { checkCompiledPackage } from './package/compiled.ts';
+import { draftBuilder } from './package/draft-builder.ts';
 import { StoreSweeper } from './engine/store-sweeper.ts';
 import { FileIndexer } from './engine/file-indexer.ts';
 import { WebhookSender } from './engine/webhook-sender.ts';
@@ -81,6 +82,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     );
     const domain = createDomain(store, bus, {
       checkPackage: checkCompiledPackage,
+      packageBuilder: draftBuilder,
       ...(config.chatEncryptionKey && { chatSecret: config.chatEncryptionKey }),
       files: { dataDir: config.dataDir, ...config.files },
       webhookPrivateTargets: config.webhookPrivateTargets,

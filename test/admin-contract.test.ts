@@ -54,6 +54,11 @@ const PARLEY_ONLY = new Set([
   'createHandoffMessage',
   'resolveHandoff',
   'getBotPackage',
+  'getBotDraft',
+  'validateBotDraft',
+  'saveBotDraft',
+  'discardBotDraft',
+  'deployBotDraft',
 ]);
 
 const ADMIN_OPERATIONS = [...ADMIN_MEMBER_OPERATIONS, ...ADMIN_ACCOUNT_OPERATIONS, ...ADMIN_TOKEN_OPERATIONS];
@@ -523,6 +528,20 @@ for (const store of await testStores()) {
         bad: async () => ({ id: botId, versionId: unknownId('botver') }),
         error: 'ResourceNotFound',
       },
+      getBotDraft: { good: async () => ({ id: botId }), bad: missing('bot'), error: 'ResourceNotFound' },
+      validateBotDraft: {
+        good: async () => ({ id: botId, files: {} }),
+        bad: async () => ({ id: botId, files: { '../bot.json': '{}' } }),
+        error: 'InvalidPayload',
+      },
+      saveBotDraft: {
+        good: async () => ({ id: botId, files: {}, layout: {} }),
+        bad: async () => ({ id: botId, files: { '/bot.json': '{}' }, layout: {} }),
+        error: 'InvalidPayload',
+      },
+      discardBotDraft: { good: async () => ({ id: botId }), bad: missing('bot'), error: 'ResourceNotFound' },
+      // A good deploy of a draft is test/bot-drafts.test.ts's: it needs a package that compiles.
+      deployBotDraft: { bad: missing('bot'), error: 'ResourceNotFound' },
       createBotVersion: {
         good: async () => ({ id: (await versioned()).id, name: 'contract', description: 'a note' }),
         bad: async () => ({ id: botId, name: '' }),

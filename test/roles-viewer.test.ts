@@ -46,6 +46,8 @@ const VALID_BODIES: Record<string, object> = {
   createHandoffMessage: { payload: { type: 'text', text: 'a viewer answering' } },
   createBotVersion: { name: 'viewer-made' },
   deployBotVersion: { versionId: 'botver_viewer' },
+  validateBotDraft: { files: {} },
+  saveBotDraft: { files: {}, layout: {} },
 };
 /** Query strings that pass validation, for the Admin API reads that require some. */
 const VALID_QUERIES: Record<string, string> = {

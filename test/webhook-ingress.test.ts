@@ -236,6 +236,7 @@ for (const store of await testStores()) {
       const { db } = t.server.store;
       // (Later migrations go too: a store of that release had none of them.)
       const tables = [
+        'bot_drafts',
         'bot_versions',
         'packages',
         'row_signatures',

@@ -6,6 +6,7 @@ import type { Domain } from '../domain/index.ts';
 import { openStore } from '../store/index.ts';
 import { MemoryBus } from '../bus/memory.ts';
 import { checkCompiledPackage } from '../package/compiled.ts';
+import { draftBuilder } from '../package/draft-builder.ts';
 import { CliError } from './errors.ts';
 
 /** Operator commands work on the store directly (the same one the server uses), then close it. */
@@ -23,7 +24,12 @@ export async function withDomain<T>(
   }
   const store = await openStore(config.store);
   try {
-    return await work(createDomain(store, new MemoryBus(), { checkPackage: checkCompiledPackage }));
+    return await work(
+      createDomain(store, new MemoryBus(), {
+        checkPackage: checkCompiledPackage,
+        packageBuilder: draftBuilder,
+      }),
+    );
   } finally {
     await store.close();
   }

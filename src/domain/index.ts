@@ -30,6 +30,8 @@ import { IntegrationHostSlot } from './integrations/host.ts';
 import { DevTunnels } from './bots/dev-tunnels.ts';
 import { SdkRuntimeSlot } from './bots/bot-code.ts';
 import type { PackageCheck } from './bots/bot-code.ts';
+import { BotDrafts } from './bots/bot-drafts.ts';
+import type { PackageBuilder } from './bots/bot-drafts.ts';
 import { Installations } from './integrations/installations.ts';
 import { ProactiveCreation } from './integrations/proactive.ts';
 import { Integrations } from './integrations/integrations.ts';
@@ -83,6 +85,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   members: Members;
   bots: Bots;
   botVersions: BotVersions;
+  /** Bots' drafts: the package source the console edits, validated and deployed. */
+  botDrafts: BotDrafts;
   integrations: Integrations;
   /** Interfaces and plugins workspaces deploy, and the hub's of them (published by the operator). */
   interfaces: Interfaces;
@@ -144,6 +148,8 @@ export interface Domain extends FilesDomain, TablesDomain {
 export interface DomainOptions {
   /** The bot package format a deploy of Parley code is checked against (`package/compiled.ts`). */
   checkPackage: PackageCheck;
+  /** Validates, compiles and reads the sources of packages for bots' drafts (`package/draft-builder.ts`). */
+  packageBuilder: PackageBuilder;
   /** The secret of shared-mode chat keys; undefined: generated once and kept in the store. */
   chatSecret?: string;
   /** Where file contents live and how large they may be (the defaults of the settings when absent). */
@@ -261,6 +267,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     channelSends,
     botKeys: new BotKeys(db, caches, store.sql),
     botVersions: new BotVersions(db),
+    botDrafts: new BotDrafts(db, bots, options.packageBuilder),
     botLogs: new BotLogs(store, options.onBotLogProblem ?? (() => undefined)),
     botAnalytics: new BotAnalytics(store),
     auth: new Auth(db, members, caches),

@@ -1,5 +1,3 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
-import type { Dirent } from 'node:fs';
 import path from 'node:path';
 import { typedCard } from './cards.ts';
 import { checkReferences, codeFilePath } from './checks.ts';
@@ -24,6 +22,8 @@ import type { PackageSchemaKind } from './schemas.ts';
 import { checkTables } from './tables.ts';
 import { conditionBody, templateBody, templateExpressions } from './templates.ts';
 import { validateAgainst } from './validate.ts';
+import { folderFiles } from './package-files.ts';
+import type { PackageEntry, PackageFiles } from './package-files.ts';
 
 export { PackageError } from './problems.ts';
 export type { Problem } from './problems.ts';
@@ -72,12 +72,17 @@ interface CodeSource {
  * once in a PackageError; nothing is returned unless the whole package is sound.
  */
 export async function loadPackage(dir: string): Promise<CompiledPackage> {
-  const root = path.resolve(dir);
-  // A path that does not exist is no folder either.
-  if (!(await stat(root).catch(() => undefined))?.isDirectory()) {
-    throw new PackageError([at('.', `${dir} is not a folder`)]);
-  }
-  const reader = new PackageReader(root);
+  const files = await folderFiles(dir);
+  if (!files) throw new PackageError([at('.', `${dir} is not a folder`)]);
+  return compilePackage(files);
+}
+
+/**
+ * Validates and compiles the package `files` hold (a folder, or a console's draft), with the problems
+ * and messages of `parley validate`: every problem at once in a PackageError.
+ */
+export async function compilePackage(files: PackageFiles): Promise<CompiledPackage> {
+  const reader = new PackageReader(files);
   const manifest = await reader.json<BotManifest>('bot.json', 'bot');
   const actionCode = new Map<string, { file: string; loader: Loader }>();
   const actions = await reader.actions(actionCode);
@@ -304,19 +309,25 @@ class UnitCompiler {
 class PackageReader {
   readonly problems: Problem[] = [];
 
-  constructor(private readonly root: string) {}
+  constructor(private readonly files: PackageFiles) {}
 
-  text(file: string): Promise<string> {
-    return readFile(path.join(this.root, file), 'utf8');
+  /** A file the package's listing found. */
+  async text(file: string): Promise<string> {
+    const text = await this.files.read(file);
+    if (text === undefined) throw new Error(`${file} was listed and is gone`);
+    return text;
   }
 
   async json<T>(file: string, kind: PackageSchemaKind): Promise<LoadedJson<T> | undefined> {
-    let text: string;
+    let text: string | undefined;
     try {
-      text = await this.text(file);
+      text = await this.files.read(file);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      this.problems.push(at(file, code === 'ENOENT' ? 'missing' : `cannot be read (${code})`));
+      this.problems.push(at(file, `cannot be read (${(err as NodeJS.ErrnoException).code})`));
+      return undefined;
+    }
+    if (text === undefined) {
+      this.problems.push(at(file, 'missing'));
       return undefined;
     }
     const parsed = parseJson(file, text);
@@ -334,17 +345,12 @@ class PackageReader {
   }
 
   /** The entries of a folder of the package (none when it is absent), without hidden files. */
-  private async entries(folder: string): Promise<Dirent[]> {
-    const entries = await readdir(path.join(this.root, folder), { withFileTypes: true }).catch(
-      (err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') return [];
-        if (err.code === 'ENOTDIR') {
-          this.problems.push(at(folder, 'must be a folder'));
-          return [];
-        }
-        throw err;
-      },
-    );
+  private async entries(folder: string): Promise<PackageEntry[]> {
+    const entries = await this.files.list(folder);
+    if (entries === 'file') {
+      this.problems.push(at(folder, 'must be a folder'));
+      return [];
+    }
     return entries
       .filter((e) => !e.name.startsWith('.'))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -358,7 +364,7 @@ class PackageReader {
       const ext = path.extname(entry.name);
       const name = path.basename(entry.name, ext);
       const loader = CODE_EXTENSIONS[ext];
-      if (!entry.isFile() || (ext !== '.json' && !loader)) {
+      if (entry.kind !== 'file' || (ext !== '.json' && !loader)) {
         this.problems.push(
           at(file, 'unexpected here: actions/ holds <name>.json and <name>.ts or <name>.js'),
         );
@@ -392,7 +398,7 @@ class PackageReader {
     const hooks = new Map<HookType, { name: string; file: string; loader: Loader }[]>();
     for (const folder of await this.entries('hooks')) {
       const type = folder.name as HookType;
-      if (!folder.isDirectory() || !HOOK_TYPES.includes(type)) {
+      if (folder.kind !== 'folder' || !HOOK_TYPES.includes(type)) {
         this.problems.push(
           at(`hooks/${folder.name}`, `hooks/ holds one folder per hook type: ${HOOK_TYPES.join(', ')}`),
         );
@@ -402,7 +408,7 @@ class PackageReader {
       for (const entry of await this.entries(`hooks/${type}`)) {
         const file = `hooks/${type}/${entry.name}`;
         const loader = CODE_EXTENSIONS[path.extname(entry.name)];
-        if (!entry.isFile() || !loader) this.problems.push(at(file, 'a hook is a .ts or .js file'));
+        if (entry.kind !== 'file' || !loader) this.problems.push(at(file, 'a hook is a .ts or .js file'));
         else files.push({ name: entry.name, file, loader });
       }
       if (files.length) hooks.set(type, files);
@@ -424,7 +430,7 @@ class PackageReader {
     for (const entry of await this.entries(folder)) {
       const file = `${folder}/${entry.name}`;
       const name = path.basename(entry.name, '.json');
-      if (!entry.isFile() || path.extname(entry.name) !== '.json') {
+      if (entry.kind !== 'file' || path.extname(entry.name) !== '.json') {
         this.problems.push(at(file, `unexpected here: ${folder}/ holds <name>.json files`));
       } else if (!NAME.test(name)) {
         this.problems.push(at(file, `"${name}" is not a valid ${what} name: it must match ${NAME.source}`));
@@ -444,7 +450,7 @@ class PackageReader {
     for (const entry of await this.entries('knowledge')) {
       const file = `knowledge/${entry.name}`;
       const name = path.basename(entry.name, '.json');
-      if (!entry.isFile() || path.extname(entry.name) !== '.json') continue;
+      if (entry.kind !== 'file' || path.extname(entry.name) !== '.json') continue;
       if (!NAME.test(name)) {
         this.problems.push(
           at(file, `"${name}" is not a valid knowledge base name: it must match ${NAME.source}`),
@@ -477,8 +483,7 @@ class PackageReader {
     if (!(KNOWLEDGE_FILE_EXTENSIONS as readonly string[]).includes(path.extname(document).toLowerCase())) {
       return `must be a document of a format that is indexed: ${KNOWLEDGE_FILE_EXTENSIONS.join(', ')}`;
     }
-    const found = await stat(path.join(this.root, document)).catch(() => undefined);
-    return found?.isFile() ? undefined : `no file ${document}`;
+    return (await this.files.hasDocument(document)) ? undefined : `no file ${document}`;
   }
 
   /** Every file under code/ (any depth): code cards name them. */
@@ -486,8 +491,8 @@ class PackageReader {
     const files = new Set<string>();
     for (const entry of await this.entries(folder)) {
       const file = `${folder}/${entry.name}`;
-      if (entry.isDirectory()) for (const f of await this.codeFiles(file)) files.add(f);
-      else if (entry.isFile()) files.add(file);
+      if (entry.kind === 'folder') for (const f of await this.codeFiles(file)) files.add(f);
+      else if (entry.kind === 'file') files.add(file);
     }
     return files;
   }

@@ -113,6 +113,21 @@ export interface BotsTable {
   updated_at: string;
 }
 
+/** A bot's draft: the package source the console edits (domain/bots/bot-drafts.ts). */
+export interface BotDraftsTable {
+  bot_id: string;
+  /** JSON: path in the package folder -> the file's text. */
+  files: string;
+  /** JSON: workflow -> node id -> { x, y }, where the author left the node. */
+  layout: string;
+  /** `compiled` when its code files came from a deployed package's compiled code. */
+  code_from: 'sources' | 'compiled';
+  /** The version it started from, or the one its last deploy made. */
+  base_version_id: string | null;
+  updated_by: string | null;
+  updated_at: string;
+}
+
 /** What one deploy of a bot's code deployed, never changed after (domain/bots/bot-versions.ts). */
 export interface BotVersionsTable {
   id: string;
@@ -705,6 +720,7 @@ export interface Database {
   personal_access_tokens: PersonalAccessTokensTable;
   bots: BotsTable;
   bot_versions: BotVersionsTable;
+  bot_drafts: BotDraftsTable;
   bot_api_keys: BotApiKeysTable;
   tags: TagsTable;
   analytics: AnalyticsTable;

@@ -28,6 +28,15 @@ export const admin = {
     query: { startDate: string; endDate: string; interval: AnalyticsInterval },
   ) => session.getBotAnalytics({ ...query, id: botId }),
 
+  getBotDraft: (botId: string) => session.getBotDraft({ id: botId }),
+  validateBotDraft: (botId: string, files: AdminIn<'validateBotDraft'>['files'], signal?: AbortSignal) =>
+    apiClient(APIS.admin, signal ? { signal } : {}).validateBotDraft({ id: botId, files }),
+  saveBotDraft: (botId: string, body: Omit<AdminIn<'saveBotDraft'>, 'id'>) =>
+    session.saveBotDraft({ ...body, id: botId }),
+  discardBotDraft: (botId: string) => session.discardBotDraft({ id: botId }),
+  deployBotDraft: (botId: string, note: string) =>
+    session.deployBotDraft({ id: botId, ...(note.trim() && { note: note.trim() }) }),
+
   listBotVersions: (botId: string) => session.listBotVersions({ id: botId }),
   deployBotVersion: (botId: string, versionId: string) => session.deployBotVersion({ id: botId, versionId }),
 

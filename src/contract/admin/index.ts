@@ -2,6 +2,7 @@ import { accountOperations, introspectionOperations } from './account.ts';
 import { analyticsOperations } from './analytics.ts';
 import { botKeyOperations } from './bot-keys.ts';
 import { botVersionOperations } from './bot-versions.ts';
+import { botDraftOperations } from './bot-drafts.ts';
 import { botWebhookOperations } from './bot-webhooks.ts';
 import { botOperations } from './bots.ts';
 import { handoffOperations } from './handoffs.ts';
@@ -27,6 +28,7 @@ export const ADMIN_MEMBER_OPERATIONS = [
   ...botKeyOperations,
   ...botOperations,
   ...botVersionOperations,
+  ...botDraftOperations,
   ...botWebhookOperations,
   ...webhookSubscriptionOperations,
   ...integrationOperations,

@@ -158,6 +158,64 @@ export const BotVersionSchema = Type.Object({
 });
 export type BotVersion = Static<typeof BotVersionSchema>;
 
+/** How many files a draft may hold, and how long each may be (characters). */
+export const DRAFT_LIMITS = { files: 500, fileLength: 1_000_000 } as const;
+
+/** A path of the package folder: `/`-separated, relative, without `.` or `..` segments. */
+const PackagePath = Type.String({
+  pattern: '^(?!.*(^|/)\\.{1,2}(/|$))[^/\\\\][^\\\\]*$',
+  maxLength: 500,
+  description: 'A path of the package folder, e.g. workflows/main.json',
+});
+
+/** The files of a bot package folder, as a draft keeps them: path → text. */
+export const DraftFilesSchema = Type.Record(
+  PackagePath,
+  Type.String({ maxLength: DRAFT_LIMITS.fileLength }),
+  // Names outside the pattern (a path out of the folder) are refused, not ignored.
+  { maxProperties: DRAFT_LIMITS.files, additionalProperties: false },
+);
+export type DraftFiles = Static<typeof DraftFilesSchema>;
+
+/** Where the author left each node on the canvas: workflow → node id → its box's top left corner. */
+export const DraftLayoutSchema = Type.Record(
+  Type.String(),
+  Type.Record(Type.String(), Type.Object({ x: Type.Number(), y: Type.Number() })),
+);
+export type DraftLayout = Static<typeof DraftLayoutSchema>;
+
+/** One problem of a package, as `parley validate` prints it. */
+export const PackageProblemSchema = Type.Object({
+  file: Type.String({ description: 'The file, relative to the package folder' }),
+  line: Type.Integer({ minimum: 1 }),
+  column: Type.Integer({ minimum: 1 }),
+  field: Type.String({
+    description:
+      'The field, as a JSON pointer into the file (e.g. /nodes/2/cards/0/to); empty for a whole file',
+  }),
+  message: Type.String(),
+});
+export type PackageProblem = Static<typeof PackageProblemSchema>;
+
+/** A bot's draft: the package source the console edits, one per bot. */
+export const BotDraftSchema = Type.Object({
+  files: DraftFilesSchema,
+  layout: DraftLayoutSchema,
+  saved: Type.Boolean({
+    description: 'false: no draft is saved, and these are the files of the package the bot runs',
+  }),
+  codeFrom: Type.Enum(['sources', 'compiled'], {
+    description:
+      '`compiled`: the package was deployed by `parley deploy`, which uploads compiled code, so its code files (actions, hooks, code/) hold the JavaScript compiled from its sources',
+  }),
+  baseVersionId: Type.Optional(
+    Type.String({ description: 'The version the draft started from, or the one its last deploy made' }),
+  ),
+  updatedAt: Type.Optional(Timestamp),
+  updatedBy: Type.Optional(Type.String()),
+});
+export type BotDraft = Static<typeof BotDraftSchema>;
+
 const VersionDescriptionField = Type.String({
   maxLength: 2000,
   description: 'Parley: a note kept with the version this deploy of `code` makes (`listBotVersions`)',

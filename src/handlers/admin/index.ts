@@ -9,6 +9,7 @@ import { accountHandlers, introspectionHandlers } from './account.ts';
 import { analyticsHandlers } from './analytics.ts';
 import { botKeyHandlers } from './bot-keys.ts';
 import { botVersionHandlers } from './bot-versions.ts';
+import { botDraftHandlers } from './bot-drafts.ts';
 import { botWebhookHandlers } from './bot-webhooks.ts';
 import { botHandlers } from './bots.ts';
 import { handoffHandlers } from './handoffs.ts';
@@ -30,6 +31,7 @@ export const ADMIN_MEMBER_HANDLERS = implement<WorkspaceActor>()(ADMIN_MEMBER_OP
   ...botKeyHandlers,
   ...botHandlers,
   ...botVersionHandlers,
+  ...botDraftHandlers,
   ...botWebhookHandlers,
   ...webhookSubscriptionHandlers,
   ...integrationHandlers,

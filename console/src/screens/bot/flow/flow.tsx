@@ -1,20 +1,29 @@
 // The bot's flows: the workflows of the Parley package it runs, a tab each, drawn as graphs; choosing a
-// node shows its cards' JSON beside the graph. Read-only for every role (editing is a later step of
-// issue 38).
+// node shows its cards' JSON beside the graph. Read-only for a role that may not change bots; a developer
+// edits the bot's draft instead (flow-editor.tsx).
 import { useState } from 'preact/hooks';
 import { admin } from '../../../api/admin.ts';
 import type { BotPackage, FlowNode } from '../../../api/types.ts';
 import { useLoad } from '../../../hooks.ts';
+import { can } from '../../../roles.ts';
+import { useCurrentSession } from '../../../session.tsx';
 import { EmptyState, Loaded } from '../../../ui/components.tsx';
 import type { BotScreenProps } from '../screen-props.ts';
+import { workflowNames } from './draft-model.ts';
 import { FlowCanvas } from './flow-canvas.tsx';
+import { FlowEditor } from './flow-editor.tsx';
+import { WorkflowTabs } from './workflow-tabs.tsx';
 
-export function Flow({ bot }: BotScreenProps) {
+export function Flow(props: BotScreenProps) {
+  const { bot } = props;
+  const session = useCurrentSession();
   const loaded = useLoad(() => admin.getBotPackage(bot.id), [bot.id, bot.deployedAt]);
   return (
     <Loaded {...loaded}>
       {(answer) =>
-        answer.package ? (
+        can(session.role, 'bots.write') && answer.runtime !== 'botpress-sdk' ? (
+          <FlowEditor {...props} deployed={answer.package} reload={loaded.reload} />
+        ) : answer.package ? (
           <Workflows pkg={answer.package} />
         ) : (
           <EmptyState title="No flows to show">
@@ -30,15 +39,8 @@ export function Flow({ bot }: BotScreenProps) {
   );
 }
 
-/** `main` first (where conversations start), then the others by name. */
-function workflowNames(pkg: BotPackage): string[] {
-  return Object.keys(pkg.workflows).sort((a, b) =>
-    a === 'main' ? -1 : b === 'main' ? 1 : a.localeCompare(b),
-  );
-}
-
 function Workflows({ pkg }: { pkg: BotPackage }) {
-  const names = workflowNames(pkg);
+  const names = workflowNames(pkg.workflows);
   const [shown, setShown] = useState(names[0] ?? '');
   const [selected, setSelected] = useState<string | undefined>(undefined);
   const workflow = pkg.workflows[shown];
@@ -49,22 +51,7 @@ function Workflows({ pkg }: { pkg: BotPackage }) {
   };
   return (
     <section aria-label="Flow" class="flow">
-      <div role="tablist" aria-label="Workflows" class="flow-tabs">
-        {names.map((name) => (
-          <button
-            key={name}
-            type="button"
-            class="secondary"
-            role="tab"
-            id={`workflow-tab-${name}`}
-            aria-selected={name === shown}
-            aria-controls="workflow-panel"
-            onClick={() => show(name)}
-          >
-            {name}
-          </button>
-        ))}
-      </div>
+      <WorkflowTabs workflows={pkg.workflows} shown={shown} onShow={show} />
       {workflow && (
         <div role="tabpanel" id="workflow-panel" aria-labelledby={`workflow-tab-${shown}`}>
           {workflow.description && <p class="muted">{workflow.description}</p>}
