@@ -10,6 +10,9 @@
  *   durable, and a commit that fails fails every transaction it held (none was acknowledged);
  * - a transaction that fails rolls back to its savepoint: the others of its group are untouched;
  * - transactions run one at a time, each seeing what the ones before it wrote.
+ * The transaction that opens a group needs no savepoint: undoing it is undoing the group, which holds
+ * nothing else yet. The savepoints of the others are not released one by one: the commit ends them all
+ * (a rollback to one goes to the newest of its name, its own, as each runs alone).
  * A read outside a transaction runs at once and sees what the open group wrote: this process's own
  * writes, committed within the same turn of the event loop.
  */
@@ -68,6 +71,8 @@ class Handle implements DatabaseConnection {
   inTransaction = false;
   /** Gave the lock up before its release: it waits for its group's commit. */
   gaveUp = false;
+  /** The group its transaction opened (its rollback is the group's), if it opened one. */
+  opened: Group | undefined;
 
   constructor(private readonly driver: GroupCommitDriver) {}
 
@@ -112,6 +117,7 @@ class GroupCommitDriver implements Driver {
     const handle = this.idle.pop() ?? new Handle(this);
     handle.inTransaction = false;
     handle.gaveUp = false;
+    handle.opened = undefined;
     return handle;
   }
 
@@ -122,27 +128,40 @@ class GroupCommitDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await this.holdLock(handleOf(connection));
-    this.joinGroup();
-    handleOf(connection).inTransaction = true;
-    await connection.executeQuery(CompiledQuery.raw(`savepoint ${SAVEPOINT}`));
+    const handle = handleOf(connection);
+    await this.holdLock(handle);
+    const opened = this.joinGroup();
+    handle.opened = opened;
+    handle.inTransaction = true;
+    if (!opened) await connection.executeQuery(CompiledQuery.raw(`savepoint ${SAVEPOINT}`));
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw(`release ${SAVEPOINT}`));
     const handle = handleOf(connection);
     handle.inTransaction = false;
+    handle.opened = undefined;
     await this.untilCommitted(handle);
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const handle = handleOf(connection);
-    // Kysely rolls back after a failed commit too: the savepoint was released then, the lock given up,
-    // and the group's own rollback undid its work. Touching a savepoint now would be another's.
+    // Kysely rolls back after a failed commit too: the lock was given up then, and the group's own
+    // rollback undid its work. Touching the transaction now would be another's.
     if (!handle.inTransaction) return;
-    await connection.executeQuery(CompiledQuery.raw(`rollback to ${SAVEPOINT}`));
-    await connection.executeQuery(CompiledQuery.raw(`release ${SAVEPOINT}`));
+    const { opened } = handle;
+    if (opened) {
+      // It held the lock since it opened the group: nothing else is in it (unless SQLite ended it).
+      if (this.group === opened) {
+        this.group = undefined;
+        if (this.database.inTransaction) this.own('rollback');
+        opened.reject(new Error('the transaction that opened the group rolled back'));
+      }
+    } else {
+      await connection.executeQuery(CompiledQuery.raw(`rollback to ${SAVEPOINT}`));
+      await connection.executeQuery(CompiledQuery.raw(`release ${SAVEPOINT}`));
+    }
     handle.inTransaction = false;
+    handle.opened = undefined;
   }
 
   async destroy(): Promise<void> {
@@ -177,14 +196,19 @@ class GroupCommitDriver implements Driver {
     return statement;
   }
 
-  /** Makes sure a group is open, with its commit scheduled, for what the holder of the lock writes next. */
-  private joinGroup(): void {
+  /**
+   * Makes sure a group is open, with its commit scheduled, for what the holder of the lock writes next:
+   * the group, when this call opened it.
+   */
+  private joinGroup(): Group | undefined {
     this.checkGroup();
-    if (this.group) return;
+    if (this.group) return undefined;
     this.own('begin');
-    this.group = openGroup();
+    const group = openGroup();
+    this.group = group;
     // After the callbacks the event loop has ready: the transactions they start join this group.
     setImmediate(() => void this.commitGroup());
+    return group;
   }
 
   /**
