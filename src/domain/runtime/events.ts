@@ -103,6 +103,8 @@ export type BotRef = Pick<BotActor, 'botId' | 'workspaceId'>;
 /** Where each event a bot queues goes beside its queue (its outgoing webhooks), in the same transaction. */
 export interface EventOutbox {
   fanOut(db: Executor, botId: string, event: Event): Promise<void>;
+  /** Whether `fanOut` writes anything for an event of this type. */
+  wants(db: Executor, botId: string, type: string): Promise<boolean>;
 }
 
 /**
@@ -200,6 +202,23 @@ export class Events {
   async insertedForTurn(bot: BotRef, event: Event, db: Executor): Promise<QueuedNotice> {
     await this.outbox.fanOut(db, bot.botId, event);
     return this.claimForTurn(bot, event.id, db);
+  }
+
+  /**
+   * Whether queuing an event of this type writes more than the event (a delivery to a webhook, in its
+   * transaction): when it does not, a statement that stores the event with its message is a transaction
+   * of its own, and `committedForTurn` claims the event after it.
+   */
+  writesBeside(bot: BotRef, type: string): Promise<boolean> {
+    return this.outbox.wants(this.db, bot.botId, type);
+  }
+
+  /**
+   * A pending event that the caller's own statement stored and committed (its row made by `eventRow`,
+   * after `admit`, and `writesBeside` false): claimed for this process's engine on the turns' connections.
+   */
+  committedForTurn(bot: BotRef, eventId: string): Promise<QueuedNotice> {
+    return this.claimForTurn(bot, eventId, this.store.turnDb);
   }
 
   private async claimForTurn(bot: BotRef, eventId: string, db: Executor): Promise<QueuedNotice> {
