@@ -3,7 +3,7 @@ import type { RawBuilder, Transaction } from 'kysely';
 import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
 import type { Database } from '../../store/schema.ts';
-import { everyKey, prepare } from '../../store/prepared.ts';
+import { prepare } from '../../store/prepared.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { invalidPayload, notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -18,6 +18,7 @@ import type { Admission, AdmissionEntry } from '../queue/admission.ts';
 import type { EventQueue, QueuedNotice } from '../queue/event-queue.ts';
 import { nowIso } from '../shared/time.ts';
 import { toEvent } from './event-record.ts';
+import { NEW_EVENT_COLUMNS } from './event-record.ts';
 import type { NewEventRow } from './event-record.ts';
 import type { Event, CreateEventBody } from './schemas.ts';
 import type { ScheduleSchema } from './schemas.ts';
@@ -51,27 +52,8 @@ export function workspaceOf(botId: string): RawBuilder<string> {
 
 const keyset = new Keyset('events.created_at', 'desc', 'events.id');
 
-const insertEvent = prepare(
-  everyKey<NewEventRow>()([
-    'id',
-    'bot_id',
-    'type',
-    'payload',
-    'conversation_id',
-    'user_id',
-    'message_id',
-    'workflow_id',
-    'status',
-    'failure_reason',
-    'scheduled_for',
-    'lease_owner',
-    'lease_until',
-    'attempts',
-    'deliveries',
-    'created_at',
-    'updated_at',
-  ]),
-  (db, row: NewEventRow) => db.insertInto('events').values({ ...row, workspace_id: workspaceOf(row.bot_id) }),
+const insertEvent = prepare(NEW_EVENT_COLUMNS, (db, row: NewEventRow) =>
+  db.insertInto('events').values({ ...row, workspace_id: workspaceOf(row.bot_id) }),
 );
 
 /** The row of an event the bot is given: `pending` (queued now) or `scheduled` (queued when due). */
@@ -127,7 +109,7 @@ export class Events {
   constructor(
     private readonly store: Store,
     private readonly log: ConversationLog,
-    private readonly queueWatch: Pick<EventQueue, 'notify' | 'claimAtInsert'>,
+    private readonly queueWatch: Pick<EventQueue, 'notify' | 'claimAtInsert' | 'insertClaimed'>,
     private readonly outbox: EventOutbox,
     private readonly quota: BacklogQuota,
     /** Undefined: every event is admitted that the quota lets through. */
@@ -168,8 +150,17 @@ export class Events {
     entry?: AdmissionEntry,
   ): Promise<{ event: Event; notice: QueuedNotice }> {
     await this.admit(bot, db, entry);
-    const stored = await this.queue(bot.botId, event, db, stamped);
-    return { event: stored, notice: await this.claimForTurn(bot, stored.id, db) };
+    const row = await this.rowOf(bot.botId, event, db, stamped);
+    // Where it can, the insert claims it too (a database in this process): else the claim follows it.
+    const inserted = await this.queueWatch.insertClaimed(db, row, bot.workspaceId);
+    if (!inserted) await insertEvent.execute(db, row);
+    const stored = toEvent(row);
+    await this.outbox.fanOut(db, bot.botId, stored);
+    const { workspaceId } = bot;
+    const notice = inserted
+      ? { id: row.id, workspaceId, ...(inserted.claimed && { claimed: inserted.claimed }) }
+      : await this.claimForTurn(bot, row.id, db);
+    return { event: stored, notice };
   }
 
   /**
@@ -229,18 +220,28 @@ export class Events {
 
   /** Stores an event for the bot: `pending` (queued now) or `scheduled` (queued when due). */
   async queue(botId: string, event: QueuedEvent, db: Executor = this.db, stamped?: string): Promise<Event> {
+    const row = await this.rowOf(botId, event, db, stamped);
+    await insertEvent.execute(db, row);
+    const stored = toEvent(row);
+    // A scheduled event goes out when it fires (fireDue).
+    if (row.status === 'pending') await this.outbox.fanOut(db, botId, stored);
+    return stored;
+  }
+
+  /** The row of an event to queue, stamped in its conversation (see `stamp`) unless `stamped` was. */
+  private async rowOf(
+    botId: string,
+    event: QueuedEvent,
+    db: Executor,
+    stamped?: string,
+  ): Promise<NewEventRow> {
     const { conversationId } = event;
     const now = nowIso();
     const queuedAt =
       conversationId === undefined || event.scheduledFor !== undefined
         ? now
         : (stamped ?? (await this.stamp(db, conversationId, now)));
-    const row = eventRow(botId, event, queuedAt);
-    await insertEvent.execute(db, row);
-    const stored = toEvent(row);
-    // A scheduled event goes out when it fires (fireDue).
-    if (row.status === 'pending') await this.outbox.fanOut(db, botId, stored);
-    return stored;
+    return eventRow(botId, event, queuedAt);
   }
 
   /**
