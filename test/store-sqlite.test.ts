@@ -123,8 +123,13 @@ test('transactions that arrive together share one commit, and each is durable wh
     );
     const groups = commits() - before;
     assert.ok(groups < 5, `20 transactions took ${groups} commits`);
-    // Each group's begin and commit, and a savepoint for each transaction but the one that opened it.
-    assert.equal(control() - controlBefore, 2 * groups + (20 - groups));
+    // Each group's begin and commit, a savepoint for each transaction but the one that opened it, and a
+    // release of every four of them (42 when each took a savepoint and released it).
+    const savepoints = 20 - groups;
+    assert.ok(
+      control() - controlBefore <= 2 * groups + savepoints + Math.ceil(savepoints / 4),
+      `transaction control: ${control() - controlBefore} statements for ${groups} groups`,
+    );
   } finally {
     await close();
   }

@@ -11,8 +11,8 @@
  * - a transaction that fails rolls back to its savepoint: the others of its group are untouched;
  * - transactions run one at a time, each seeing what the ones before it wrote.
  * The transaction that opens a group needs no savepoint: undoing it is undoing the group, which holds
- * nothing else yet. The savepoints of the others are not released one by one: the commit ends them all
- * (a rollback to one goes to the newest of its name, its own, as each runs alone).
+ * nothing else yet. The savepoints of the others are released four at a time, not one by one (the
+ * commit ends those left; a rollback to one goes to the newest of its name, its own, as each runs alone).
  * A read outside a transaction runs at once and sees what the open group wrote: this process's own
  * writes, committed within the same turn of the event loop.
  */
@@ -24,8 +24,18 @@ import type { StatementRunner } from './sqlite-functions.ts';
 /** Statements kept prepared: enough for every query Parley makes, which are few distinct texts. */
 const PREPARED_STATEMENTS = 1000;
 
-/** The savepoint each transaction of a group runs in (one at a time, so one name serves). */
+/**
+ * The savepoints the transactions of a group run in: the bottom one of the stack, then the others above
+ * it (one at a time, so one name serves them; a rollback to it goes to the newest, its own).
+ */
+const BOTTOM_SAVEPOINT = 'parley_group_first';
 const SAVEPOINT = 'parley_group_member';
+/**
+ * Savepoints left on the stack before they are released at once (the bottom one releases those above
+ * it): SQLite keeps each page a savepoint may undo in a journal that it empties only when none is left,
+ * and which spills to a file past 64 KiB.
+ */
+const STACKED_SAVEPOINTS = 4;
 
 /** A FIFO lock: the connection is used by one transaction (or statement) at a time, in arrival order. */
 class Lock {
@@ -73,6 +83,8 @@ class Handle implements DatabaseConnection {
   gaveUp = false;
   /** The group its transaction opened (its rollback is the group's), if it opened one. */
   opened: Group | undefined;
+  /** The savepoint its transaction runs in, if it did not open its group. */
+  savepoint: string | undefined;
 
   constructor(private readonly driver: GroupCommitDriver) {}
 
@@ -98,6 +110,8 @@ class GroupCommitDriver implements Driver {
   private readonly idle: Handle[] = [];
   /** The open transaction that the next commit ends, if one is open. */
   private group: Group | undefined;
+  /** Savepoints on the open transaction's stack (see STACKED_SAVEPOINTS). */
+  private stacked = 0;
   /**
    * Statements by text, prepared once: preparing each query again cost more than running it (a profile),
    * and Parley's queries are a small set of texts (values are bound). One statement runs at a time here.
@@ -118,6 +132,7 @@ class GroupCommitDriver implements Driver {
     handle.inTransaction = false;
     handle.gaveUp = false;
     handle.opened = undefined;
+    handle.savepoint = undefined;
     return handle;
   }
 
@@ -133,13 +148,21 @@ class GroupCommitDriver implements Driver {
     const opened = this.joinGroup();
     handle.opened = opened;
     handle.inTransaction = true;
-    if (!opened) await connection.executeQuery(CompiledQuery.raw(`savepoint ${SAVEPOINT}`));
+    if (opened) return;
+    handle.savepoint = this.stacked === 0 ? BOTTOM_SAVEPOINT : SAVEPOINT;
+    this.stacked++;
+    await connection.executeQuery(CompiledQuery.raw(`savepoint ${handle.savepoint}`));
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const handle = handleOf(connection);
+    if (this.stacked >= STACKED_SAVEPOINTS && handle.savepoint !== undefined) {
+      await connection.executeQuery(CompiledQuery.raw(`release ${BOTTOM_SAVEPOINT}`));
+      this.stacked = 0;
+    }
     handle.inTransaction = false;
     handle.opened = undefined;
+    handle.savepoint = undefined;
     await this.untilCommitted(handle);
   }
 
@@ -156,12 +179,14 @@ class GroupCommitDriver implements Driver {
         if (this.database.inTransaction) this.own('rollback');
         opened.reject(new Error('the transaction that opened the group rolled back'));
       }
-    } else {
-      await connection.executeQuery(CompiledQuery.raw(`rollback to ${SAVEPOINT}`));
-      await connection.executeQuery(CompiledQuery.raw(`release ${SAVEPOINT}`));
+    } else if (handle.savepoint !== undefined) {
+      await connection.executeQuery(CompiledQuery.raw(`rollback to ${handle.savepoint}`));
+      await connection.executeQuery(CompiledQuery.raw(`release ${handle.savepoint}`));
+      this.stacked = handle.savepoint === BOTTOM_SAVEPOINT ? 0 : this.stacked - 1;
     }
     handle.inTransaction = false;
     handle.opened = undefined;
+    handle.savepoint = undefined;
   }
 
   async destroy(): Promise<void> {
@@ -206,6 +231,7 @@ class GroupCommitDriver implements Driver {
     this.own('begin');
     const group = openGroup();
     this.group = group;
+    this.stacked = 0;
     // After the callbacks the event loop has ready: the transactions they start join this group.
     setImmediate(() => void this.commitGroup());
     return group;
