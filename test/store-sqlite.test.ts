@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import { openStore } from '../src/store/index.ts';
+import type { Executor, Store } from '../src/store/index.ts';
 
 test('what is written reaches the database file within a second or two, with no commit checkpointing it', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'parley-store-'));
@@ -40,6 +41,32 @@ test('what is written reaches the database file within a second or two, with no 
   }
 });
 
+/** Writes of a resource's tags: one alone or in `db`'s transaction, one in a transaction, one in a transaction that fails. */
+function tagWrites(store: Store, resourceId: string) {
+  const insert = (db: Executor, key: string) =>
+    db.insertInto('tags').values({ resource_id: resourceId, key, value: 'v' }).execute();
+  return {
+    insert,
+    committing: (key: string) => store.db.transaction().execute((trx) => insert(trx, key)),
+    failing: (key: string) =>
+      store.db.transaction().execute(async (trx) => {
+        await insert(trx, key);
+        throw new Error('the caller gives up');
+      }),
+  };
+}
+
+/** The keys of a resource's tags, as the store's own connection sees them. */
+async function keysOf(store: Store, resourceId: string): Promise<string[]> {
+  const rows = await store.db
+    .selectFrom('tags')
+    .select('key')
+    .where('resource_id', '=', resourceId)
+    .orderBy('key')
+    .execute();
+  return rows.map((r) => r.key);
+}
+
 /** A store in a temp folder, the statements it runs counted, and a second connection to read its file. */
 async function countedStore() {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'parley-store-'));
@@ -53,6 +80,8 @@ async function countedStore() {
   return {
     store,
     commits: () => statements.filter((s) => s === 'commit').length,
+    /** The transaction control run so far: begin, commit, rollback and the savepoints' statements. */
+    control: () => statements.filter((s) => /^(begin|commit|rollback|savepoint|release)\b/.test(s)).length,
     committedTags,
     close: async () => {
       reader.close();
@@ -63,9 +92,10 @@ async function countedStore() {
 }
 
 test('transactions that arrive together share one commit, and each is durable when it resolves', async () => {
-  const { store, commits, committedTags, close } = await countedStore();
+  const { store, commits, control, committedTags, close } = await countedStore();
   try {
     const before = commits();
+    const controlBefore = control();
     const writes = Array.from({ length: 20 }, (_, i) =>
       store.db.transaction().execute(async (trx) => {
         await trx
@@ -91,51 +121,58 @@ test('transactions that arrive together share one commit, and each is durable wh
       seen,
       Array.from({ length: 20 }, (_, i) => i + 1),
     );
-    assert.ok(commits() - before < 5, `20 transactions took ${commits() - before} commits`);
+    const groups = commits() - before;
+    assert.ok(groups < 5, `20 transactions took ${groups} commits`);
+    // Each group's begin and commit, a savepoint for each transaction but the one that opened it, and a
+    // release of every four of them (42 when each took a savepoint and released it).
+    const savepoints = 20 - groups;
+    assert.ok(
+      control() - controlBefore <= 2 * groups + savepoints + Math.ceil(savepoints / 4),
+      `transaction control: ${control() - controlBefore} statements for ${groups} groups`,
+    );
   } finally {
     await close();
   }
 });
 
-test('a transaction that fails in a group rolls back alone; a write outside a transaction is durable when it resolves', async () => {
+test('a transaction that fails in a group rolls back alone, the one that opened it too; a write outside a transaction is durable when it resolves', async () => {
   const { store, committedTags, close } = await countedStore();
   try {
-    const insert = (trx: typeof store.db, key: string) =>
-      trx.insertInto('tags').values({ resource_id: 'mixed', key, value: 'v' }).execute();
+    const { insert, committing, failing } = tagWrites(store, 'mixed');
     const results = await Promise.allSettled([
-      store.db.transaction().execute((trx) => insert(trx, 'a')),
-      store.db.transaction().execute(async (trx) => {
-        await insert(trx, 'b');
-        throw new Error('the caller gives up');
-      }),
+      committing('a'),
+      failing('b'),
       insert(store.db, 'c'),
-      store.db.transaction().execute((trx) => insert(trx, 'd')),
+      committing('d'),
     ]);
     assert.deepEqual(
       results.map((r) => r.status),
       ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
     );
-    const keys = await store.db
-      .selectFrom('tags')
-      .select('key')
-      .where('resource_id', '=', 'mixed')
-      .orderBy('key')
-      .execute();
-    assert.deepEqual(
-      keys.map((k) => k.key),
-      ['a', 'c', 'd'],
-    );
+    assert.deepEqual(await keysOf(store, 'mixed'), ['a', 'c', 'd']);
     assert.equal(committedTags('mixed').n, 3);
     // A unique violation fails its own statement; the group's other writes stand.
-    const again = await Promise.allSettled([
-      store.db.transaction().execute((trx) => insert(trx, 'e')),
-      insert(store.db, 'a'),
-    ]);
+    const again = await Promise.allSettled([committing('e'), insert(store.db, 'a')]);
     assert.deepEqual(
       again.map((r) => r.status),
       ['fulfilled', 'rejected'],
     );
     assert.equal(committedTags('mixed').n, 4);
+    // The transaction that opened its group fails: the group is rolled back, the next ones open another.
+    const first = tagWrites(store, 'first');
+    const firsts = await Promise.allSettled([
+      first.failing('a'),
+      first.insert(store.db, 'b'),
+      first.committing('c'),
+      first.failing('d'),
+      first.committing('e'),
+    ]);
+    assert.deepEqual(
+      firsts.map((r) => r.status),
+      ['rejected', 'fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.deepEqual(await keysOf(store, 'first'), ['b', 'c', 'e']);
+    assert.equal(committedTags('first').n, 3);
   } finally {
     await close();
   }

@@ -10,6 +10,9 @@
  *   durable, and a commit that fails fails every transaction it held (none was acknowledged);
  * - a transaction that fails rolls back to its savepoint: the others of its group are untouched;
  * - transactions run one at a time, each seeing what the ones before it wrote.
+ * The transaction that opens a group needs no savepoint: undoing it is undoing the group, which holds
+ * nothing else yet. The savepoints of the others are released four at a time, not one by one (the
+ * commit ends those left; a rollback to one goes to the newest of its name, its own, as each runs alone).
  * A read outside a transaction runs at once and sees what the open group wrote: this process's own
  * writes, committed within the same turn of the event loop.
  */
@@ -21,8 +24,18 @@ import type { StatementRunner } from './sqlite-functions.ts';
 /** Statements kept prepared: enough for every query Parley makes, which are few distinct texts. */
 const PREPARED_STATEMENTS = 1000;
 
-/** The savepoint each transaction of a group runs in (one at a time, so one name serves). */
+/**
+ * The savepoints the transactions of a group run in: the bottom one of the stack, then the others above
+ * it (one at a time, so one name serves them; a rollback to it goes to the newest, its own).
+ */
+const BOTTOM_SAVEPOINT = 'parley_group_first';
 const SAVEPOINT = 'parley_group_member';
+/**
+ * Savepoints left on the stack before they are released at once (the bottom one releases those above
+ * it): SQLite keeps each page a savepoint may undo in a journal that it empties only when none is left,
+ * and which spills to a file past 64 KiB.
+ */
+const STACKED_SAVEPOINTS = 4;
 
 /** A FIFO lock: the connection is used by one transaction (or statement) at a time, in arrival order. */
 class Lock {
@@ -68,6 +81,10 @@ class Handle implements DatabaseConnection {
   inTransaction = false;
   /** Gave the lock up before its release: it waits for its group's commit. */
   gaveUp = false;
+  /** The group its transaction opened (its rollback is the group's), if it opened one. */
+  opened: Group | undefined;
+  /** The savepoint its transaction runs in, if it did not open its group. */
+  savepoint: string | undefined;
 
   constructor(private readonly driver: GroupCommitDriver) {}
 
@@ -93,6 +110,8 @@ class GroupCommitDriver implements Driver {
   private readonly idle: Handle[] = [];
   /** The open transaction that the next commit ends, if one is open. */
   private group: Group | undefined;
+  /** Savepoints on the open transaction's stack (see STACKED_SAVEPOINTS). */
+  private stacked = 0;
   /**
    * Statements by text, prepared once: preparing each query again cost more than running it (a profile),
    * and Parley's queries are a small set of texts (values are bound). One statement runs at a time here.
@@ -112,6 +131,8 @@ class GroupCommitDriver implements Driver {
     const handle = this.idle.pop() ?? new Handle(this);
     handle.inTransaction = false;
     handle.gaveUp = false;
+    handle.opened = undefined;
+    handle.savepoint = undefined;
     return handle;
   }
 
@@ -122,27 +143,50 @@ class GroupCommitDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await this.holdLock(handleOf(connection));
-    this.joinGroup();
-    handleOf(connection).inTransaction = true;
-    await connection.executeQuery(CompiledQuery.raw(`savepoint ${SAVEPOINT}`));
+    const handle = handleOf(connection);
+    await this.holdLock(handle);
+    const opened = this.joinGroup();
+    handle.opened = opened;
+    handle.inTransaction = true;
+    if (opened) return;
+    handle.savepoint = this.stacked === 0 ? BOTTOM_SAVEPOINT : SAVEPOINT;
+    this.stacked++;
+    await connection.executeQuery(CompiledQuery.raw(`savepoint ${handle.savepoint}`));
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw(`release ${SAVEPOINT}`));
     const handle = handleOf(connection);
+    if (this.stacked >= STACKED_SAVEPOINTS && handle.savepoint !== undefined) {
+      await connection.executeQuery(CompiledQuery.raw(`release ${BOTTOM_SAVEPOINT}`));
+      this.stacked = 0;
+    }
     handle.inTransaction = false;
+    handle.opened = undefined;
+    handle.savepoint = undefined;
     await this.untilCommitted(handle);
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const handle = handleOf(connection);
-    // Kysely rolls back after a failed commit too: the savepoint was released then, the lock given up,
-    // and the group's own rollback undid its work. Touching a savepoint now would be another's.
+    // Kysely rolls back after a failed commit too: the lock was given up then, and the group's own
+    // rollback undid its work. Touching the transaction now would be another's.
     if (!handle.inTransaction) return;
-    await connection.executeQuery(CompiledQuery.raw(`rollback to ${SAVEPOINT}`));
-    await connection.executeQuery(CompiledQuery.raw(`release ${SAVEPOINT}`));
+    const { opened } = handle;
+    if (opened) {
+      // It held the lock since it opened the group: nothing else is in it (unless SQLite ended it).
+      if (this.group === opened) {
+        this.group = undefined;
+        if (this.database.inTransaction) this.own('rollback');
+        opened.reject(new Error('the transaction that opened the group rolled back'));
+      }
+    } else if (handle.savepoint !== undefined) {
+      await connection.executeQuery(CompiledQuery.raw(`rollback to ${handle.savepoint}`));
+      await connection.executeQuery(CompiledQuery.raw(`release ${handle.savepoint}`));
+      this.stacked = handle.savepoint === BOTTOM_SAVEPOINT ? 0 : this.stacked - 1;
+    }
     handle.inTransaction = false;
+    handle.opened = undefined;
+    handle.savepoint = undefined;
   }
 
   async destroy(): Promise<void> {
@@ -177,14 +221,20 @@ class GroupCommitDriver implements Driver {
     return statement;
   }
 
-  /** Makes sure a group is open, with its commit scheduled, for what the holder of the lock writes next. */
-  private joinGroup(): void {
+  /**
+   * Makes sure a group is open, with its commit scheduled, for what the holder of the lock writes next:
+   * the group, when this call opened it.
+   */
+  private joinGroup(): Group | undefined {
     this.checkGroup();
-    if (this.group) return;
+    if (this.group) return undefined;
     this.own('begin');
-    this.group = openGroup();
+    const group = openGroup();
+    this.group = group;
+    this.stacked = 0;
     // After the callbacks the event loop has ready: the transactions they start join this group.
     setImmediate(() => void this.commitGroup());
+    return group;
   }
 
   /**

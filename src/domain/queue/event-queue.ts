@@ -4,8 +4,9 @@ import type { Executor, Store } from '../../store/index.ts';
 import { prepare } from '../../store/prepared.ts';
 import type { Row } from '../../store/schema.ts';
 import { nowIso } from '../shared/time.ts';
-import { toEvent } from '../runtime/event-record.ts';
+import { toEvent, UNCLAIMED_EVENT_COLUMNS } from '../runtime/event-record.ts';
 import type { Event } from '../runtime/schemas.ts';
+import type { NewEventRow, UnclaimedEventRow } from '../runtime/event-record.ts';
 
 /** An event the engine claimed: the bot's event, whose bot it is, and how many tries it had. */
 export interface ClaimedEvent extends Event {
@@ -78,6 +79,32 @@ function oldestOf(workspaceId: RawBuilder<unknown>, take: RawBuilder<unknown>, n
     order by e.created_at, e.id
     limit ${take}`;
 }
+
+type ClaimingArgs = UnclaimedEventRow & Omit<ClaimArgs, 'id'>;
+
+/**
+ * A pending event's insert that claims it as it stores it, when `claimClaimable` would claim it just
+ * after (nothing of its conversation waits before it, its bot runs code): one statement where two ran.
+ * Only in a database in this process: one writer, each statement seeing every write before it. On a
+ * database server a statement sees the snapshot it began with, which may lack an event of the
+ * conversation committed while it waited for the conversation's row.
+ */
+const insertClaiming = prepare(
+  [...UNCLAIMED_EVENT_COLUMNS, 'owner', 'leaseUntil', 'now'],
+  (_db, a: ClaimingArgs) => {
+    const values = sql.join(UNCLAIMED_EVENT_COLUMNS.map((column) => sql`${a[column]}`));
+    const claims = (value: unknown) => sql`case when n.claims then ${value} end`;
+    return sql<Row<'events'>>`insert into events
+        (${sql.join(UNCLAIMED_EVENT_COLUMNS.map((c) => sql.id(c)))}, workspace_id, lease_owner, lease_until, deliveries)
+      select ${values}, (select workspace_id from bots where id = ${a.bot_id}),
+        ${claims(a.owner)}, ${claims(a.leaseUntil)}, case when n.claims then 1 else 0 end
+      from (select not ${waitsInConversation(sql.ref('e'), a.now)}
+          and exists (select 1 from bots b where b.id = e.bot_id and b.runtime is not null) as claims
+        from (select ${a.id} as id, ${a.conversation_id} as conversation_id, ${a.created_at} as created_at,
+          ${a.bot_id} as bot_id) e) n
+      returning *`;
+  },
+);
 
 type OldestArgs = { workspaceId: string; take: number; now: string };
 const oldestOfWorkspace = prepare(['workspaceId', 'take', 'now'], (_db, a: OldestArgs) =>
@@ -222,6 +249,32 @@ export class EventQueue {
     const worker = this.worker;
     if (!worker?.accepting(workspaceId)) return undefined;
     return this.takeOne(claimClaimable, worker.owner, worker.leaseMs, eventId, db);
+  }
+
+  /**
+   * Where the database is in this process (`StoreSql.roundTrips` false) and this process's engine accepts
+   * work of the workspace now: stores a new pending event, claimed for the engine if `claimAtInsert`
+   * would claim it, in one statement. Undefined where it cannot: the caller inserts, then claims.
+   */
+  async insertClaimed(
+    db: Executor,
+    row: NewEventRow,
+    workspaceId: string,
+  ): Promise<{ claimed: ClaimedEvent | undefined } | undefined> {
+    const worker = this.worker;
+    if (this.store.sql.roundTrips || row.status !== 'pending' || !worker?.accepting(workspaceId))
+      return undefined;
+    const leaseUntil = new Date(Date.now() + worker.leaseMs).toISOString();
+    // Its claim is the statement's to decide.
+    const { lease_owner: _owner, lease_until: _until, deliveries: _deliveries, ...unclaimed } = row;
+    const { rows } = await insertClaiming.execute(db, {
+      ...unclaimed,
+      owner: worker.owner,
+      leaseUntil,
+      now: nowIso(),
+    });
+    const [claimed] = toClaimed(rows.filter((r) => r.lease_owner !== null));
+    return { claimed };
   }
 
   /** Events waiting for a turn, and how long the oldest has waited (for the metrics). */

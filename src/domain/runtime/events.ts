@@ -3,7 +3,7 @@ import type { RawBuilder, Transaction } from 'kysely';
 import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
 import type { Database } from '../../store/schema.ts';
-import { everyKey, prepare } from '../../store/prepared.ts';
+import { prepare } from '../../store/prepared.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { invalidPayload, notFound } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -18,6 +18,7 @@ import type { Admission, AdmissionEntry } from '../queue/admission.ts';
 import type { EventQueue, QueuedNotice } from '../queue/event-queue.ts';
 import { nowIso } from '../shared/time.ts';
 import { toEvent } from './event-record.ts';
+import { NEW_EVENT_COLUMNS } from './event-record.ts';
 import type { NewEventRow } from './event-record.ts';
 import type { Event, CreateEventBody } from './schemas.ts';
 import type { ScheduleSchema } from './schemas.ts';
@@ -51,27 +52,8 @@ export function workspaceOf(botId: string): RawBuilder<string> {
 
 const keyset = new Keyset('events.created_at', 'desc', 'events.id');
 
-const insertEvent = prepare(
-  everyKey<NewEventRow>()([
-    'id',
-    'bot_id',
-    'type',
-    'payload',
-    'conversation_id',
-    'user_id',
-    'message_id',
-    'workflow_id',
-    'status',
-    'failure_reason',
-    'scheduled_for',
-    'lease_owner',
-    'lease_until',
-    'attempts',
-    'deliveries',
-    'created_at',
-    'updated_at',
-  ]),
-  (db, row: NewEventRow) => db.insertInto('events').values({ ...row, workspace_id: workspaceOf(row.bot_id) }),
+const insertEvent = prepare(NEW_EVENT_COLUMNS, (db, row: NewEventRow) =>
+  db.insertInto('events').values({ ...row, workspace_id: workspaceOf(row.bot_id) }),
 );
 
 /** The row of an event the bot is given: `pending` (queued now) or `scheduled` (queued when due). */
@@ -103,6 +85,8 @@ export type BotRef = Pick<BotActor, 'botId' | 'workspaceId'>;
 /** Where each event a bot queues goes beside its queue (its outgoing webhooks), in the same transaction. */
 export interface EventOutbox {
   fanOut(db: Executor, botId: string, event: Event): Promise<void>;
+  /** Whether `fanOut` writes anything for an event of this type. */
+  wants(db: Executor, botId: string, type: string): Promise<boolean>;
 }
 
 /**
@@ -125,7 +109,7 @@ export class Events {
   constructor(
     private readonly store: Store,
     private readonly log: ConversationLog,
-    private readonly queueWatch: Pick<EventQueue, 'notify' | 'claimAtInsert'>,
+    private readonly queueWatch: Pick<EventQueue, 'notify' | 'claimAtInsert' | 'insertClaimed'>,
     private readonly outbox: EventOutbox,
     private readonly quota: BacklogQuota,
     /** Undefined: every event is admitted that the quota lets through. */
@@ -166,8 +150,17 @@ export class Events {
     entry?: AdmissionEntry,
   ): Promise<{ event: Event; notice: QueuedNotice }> {
     await this.admit(bot, db, entry);
-    const stored = await this.queue(bot.botId, event, db, stamped);
-    return { event: stored, notice: await this.claimForTurn(bot, stored.id, db) };
+    const row = await this.rowOf(bot.botId, event, db, stamped);
+    // Where it can, the insert claims it too (a database in this process): else the claim follows it.
+    const inserted = await this.queueWatch.insertClaimed(db, row, bot.workspaceId);
+    if (!inserted) await insertEvent.execute(db, row);
+    const stored = toEvent(row);
+    await this.outbox.fanOut(db, bot.botId, stored);
+    const { workspaceId } = bot;
+    const notice = inserted
+      ? { id: row.id, workspaceId, ...(inserted.claimed && { claimed: inserted.claimed }) }
+      : await this.claimForTurn(bot, row.id, db);
+    return { event: stored, notice };
   }
 
   /**
@@ -202,6 +195,23 @@ export class Events {
     return this.claimForTurn(bot, event.id, db);
   }
 
+  /**
+   * Whether queuing an event of this type writes more than the event (a delivery to a webhook, in its
+   * transaction): when it does not, a statement that stores the event with its message is a transaction
+   * of its own, and `committedForTurn` claims the event after it.
+   */
+  writesBeside(bot: BotRef, type: string): Promise<boolean> {
+    return this.outbox.wants(this.db, bot.botId, type);
+  }
+
+  /**
+   * A pending event that the caller's own statement stored and committed (its row made by `eventRow`,
+   * after `admit`, and `writesBeside` false): claimed for this process's engine on the turns' connections.
+   */
+  committedForTurn(bot: BotRef, eventId: string): Promise<QueuedNotice> {
+    return this.claimForTurn(bot, eventId, this.store.turnDb);
+  }
+
   private async claimForTurn(bot: BotRef, eventId: string, db: Executor): Promise<QueuedNotice> {
     const { workspaceId } = bot;
     const claimed = await this.queueWatch.claimAtInsert(db, eventId, workspaceId);
@@ -210,18 +220,28 @@ export class Events {
 
   /** Stores an event for the bot: `pending` (queued now) or `scheduled` (queued when due). */
   async queue(botId: string, event: QueuedEvent, db: Executor = this.db, stamped?: string): Promise<Event> {
+    const row = await this.rowOf(botId, event, db, stamped);
+    await insertEvent.execute(db, row);
+    const stored = toEvent(row);
+    // A scheduled event goes out when it fires (fireDue).
+    if (row.status === 'pending') await this.outbox.fanOut(db, botId, stored);
+    return stored;
+  }
+
+  /** The row of an event to queue, stamped in its conversation (see `stamp`) unless `stamped` was. */
+  private async rowOf(
+    botId: string,
+    event: QueuedEvent,
+    db: Executor,
+    stamped?: string,
+  ): Promise<NewEventRow> {
     const { conversationId } = event;
     const now = nowIso();
     const queuedAt =
       conversationId === undefined || event.scheduledFor !== undefined
         ? now
         : (stamped ?? (await this.stamp(db, conversationId, now)));
-    const row = eventRow(botId, event, queuedAt);
-    await insertEvent.execute(db, row);
-    const stored = toEvent(row);
-    // A scheduled event goes out when it fires (fireDue).
-    if (row.status === 'pending') await this.outbox.fanOut(db, botId, stored);
-    return stored;
+    return eventRow(botId, event, queuedAt);
   }
 
   /**

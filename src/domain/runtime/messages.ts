@@ -555,27 +555,36 @@ export class Messages {
     );
     const signal = createdSignal(message, false);
     const frame = await this.log.frameOf(this.db, body.conversationId, signal);
-    const inserted = await this.db.transaction().execute(async (trx): Promise<Inserted> => {
-      await this.events.admit(actor, trx, options.entry);
-      const [counted] = (
-        await this.insertIncoming.execute(trx, {
-          ...stored,
-          frame,
-          eventId: event.id,
-          eventType: event.type,
-          eventPayload: event.payload,
-          eventStatus: event.status,
-        })
-      ).rows;
+    const values = {
+      ...stored,
+      frame,
+      eventId: event.id,
+      eventType: event.type,
+      eventPayload: event.payload,
+      eventStatus: event.status,
+    };
+    const store = async (db: Executor) => {
+      const [counted] = (await this.insertIncoming.execute(db, values)).rows;
       if (!counted) throw notFound('Conversation', body.conversationId);
-      const queued = await this.events.insertedForTurn(
-        actor,
-        toEvent({ ...event, created_at: counted.queued_at, updated_at: counted.queued_at }),
-        trx,
-      );
-      const seq = Number(counted.signal_seq);
-      return { message, signals: [recorded(body.conversationId, seq, frame, signal)], queued };
-    });
+      const signals = [recorded(body.conversationId, Number(counted.signal_seq), frame, signal)];
+      return { signals, queuedAt: counted.queued_at };
+    };
+    let inserted: Inserted;
+    if (await this.events.writesBeside(actor, event.type)) {
+      inserted = await this.db.transaction().execute(async (trx): Promise<Inserted> => {
+        await this.events.admit(actor, trx, options.entry);
+        const { signals, queuedAt } = await store(trx);
+        const stamped = toEvent({ ...event, created_at: queuedAt, updated_at: queuedAt });
+        return { message, signals, queued: await this.events.insertedForTurn(actor, stamped, trx) };
+      });
+    } else {
+      // Nothing else to write with it: the statement is its own transaction (no begin, no commit: two
+      // round trips fewer), and the event is claimed once it is committed. A process that stops between
+      // the two leaves the event pending, for any engine's next claim.
+      await this.events.admit(actor, this.db, options.entry);
+      const { signals } = await store(this.db);
+      inserted = { message, signals, queued: await this.events.committedForTurn(actor, event.id) };
+    }
     this.announce([inserted]);
     return inserted.message;
   }

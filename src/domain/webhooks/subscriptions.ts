@@ -127,13 +127,14 @@ export class WebhookSubscriptions {
     this.cache.delete(botId);
   }
 
+  /** Whether `fanOut` would queue a delivery of an event of this type (its write then needs a transaction). */
+  async wants(db: Executor, botId: string, type: string): Promise<boolean> {
+    return (await this.wantedBy(db, botId, type)).length > 0;
+  }
+
   /** Queues, in `db`'s transaction, a delivery of `event` to each subscription of the bot that wants it. */
   async fanOut(db: Executor, botId: string, event: Event): Promise<void> {
-    const subscribers = await this.subscribersOf(db, botId);
-    if (subscribers.length === 0) return;
-    const wanted = subscribers.filter(
-      (s) => s.eventTypes.includes(event.type) || s.eventTypes.includes(EVERY_EVENT),
-    );
+    const wanted = await this.wantedBy(db, botId, event.type);
     if (wanted.length === 0) return;
     const body = JSON.stringify({ type: event.type, botId, event });
     const now = nowIso();
@@ -154,6 +155,11 @@ export class WebhookSubscriptions {
         })),
       )
       .execute();
+  }
+
+  private async wantedBy(db: Executor, botId: string, type: string): Promise<Subscriber[]> {
+    const subscribers = await this.subscribersOf(db, botId);
+    return subscribers.filter((s) => s.eventTypes.includes(type) || s.eventTypes.includes(EVERY_EVENT));
   }
 
   /** Read in the caller's transaction: on SQLite, a read beside it would wait for its connection. */
