@@ -52,9 +52,11 @@ for (const store of await testStores()) {
       // What a turn cost is counted: statements and commits of the store, calls into bot code (one card).
       const [statements, commits, sandboxCalls] = await counters();
       assert.ok(statements! > before[0]! + 5, `statements counted: ${before[0]} then ${statements}`);
-      // At least the message's own transaction: on PostgreSQL the bot's reply is one statement, which
-      // commits by itself (uncounted).
-      assert.ok(commits! >= before[1]! + 1, `commits counted: ${before[1]} then ${commits}`);
+      // On SQLite at least the group commit that held the message. On PostgreSQL the message (no webhook
+      // wants its event) and the bot's reply are each one statement, which commits by itself (uncounted).
+      assert.ok(before[1]! > 0, 'the transactions of creating and deploying the bot were counted');
+      const committed = store.name === 'sqlite' ? 1 : 0;
+      assert.ok(commits! >= before[1]! + committed, `commits counted: ${before[1]} then ${commits}`);
       assert.ok(commits! < statements!);
       assert.equal(sandboxCalls, before[2]! + 1, 'one call into bot code: the code card');
       const listener = await c.chat.listenConversation({ id: c.conversationId });
