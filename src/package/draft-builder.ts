@@ -66,4 +66,8 @@ export const draftBuilder: PackageBuilder = {
     return { update: botDefinition(result.pkg, current).update, tables: result.pkg.tables };
   },
   sourcesOf,
+  blank: (name) => ({
+    'bot.json': json({ formatVersion: 1, name }),
+    'workflows/main.json': json({ nodes: [{ id: 'start', type: 'start' }] }),
+  }),
 };

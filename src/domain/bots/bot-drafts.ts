@@ -31,16 +31,12 @@ export interface PackageBuilder {
   ): Promise<{ problems: PackageProblem[] } | { update: UpdateBotBody; tables: unknown }>;
   /** The files of a deployed package's code (what `parley deploy` uploaded). */
   sourcesOf(code: string): DraftFiles;
+  /** A new bot's first files: a manifest and a main workflow that only starts. */
+  blank(name: string): DraftFiles;
 }
 
-/** A new bot's first draft: a manifest and a main workflow that only starts. */
-function blankPackage(name: string): DraftFiles {
-  const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
-  return {
-    'bot.json': json({ formatVersion: 1, name }),
-    'workflows/main.json': json({ nodes: [{ id: 'start', type: 'start' }] }),
-  };
-}
+/** Where a draft's code files come from when it is first made: a deployed package keeps compiled code. */
+const codeFromOf = (code: string | null): BotDraft['codeFrom'] => (code === null ? 'sources' : 'compiled');
 
 function draftView(row: Row<'bot_drafts'>): BotDraft {
   return {
@@ -66,12 +62,12 @@ export class BotDrafts {
     const bot = await this.requireBot(actor, botId);
     const row = await this.row(botId);
     if (row) return draftView(row);
-    const files = bot.code === null ? blankPackage(bot.name) : this.builder.sourcesOf(bot.code);
+    const files = bot.code === null ? this.builder.blank(bot.name) : this.builder.sourcesOf(bot.code);
     return {
       files,
       layout: {},
       saved: false,
-      codeFrom: bot.code === null ? 'sources' : 'compiled',
+      codeFrom: codeFromOf(bot.code),
       ...(bot.version_id !== null && { baseVersionId: bot.version_id }),
     };
   }
@@ -98,7 +94,7 @@ export class BotDrafts {
       files: JSON.stringify(body.files),
       layout: JSON.stringify(body.layout),
       // Its code files are compiled code until the draft is discarded, whatever is edited around them.
-      code_from: existing?.code_from ?? (bot.code === null ? 'sources' : 'compiled'),
+      code_from: existing?.code_from ?? codeFromOf(bot.code),
       base_version_id: existing ? existing.base_version_id : bot.version_id,
       updated_by: actor.accountId,
       updated_at: nowIso(),
