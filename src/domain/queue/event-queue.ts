@@ -40,8 +40,14 @@ function waitsInConversation(event: RawBuilder<unknown>, now: string): RawBuilde
       and p.lease_until >= ${now}))`;
 }
 
-/** Its bot has code a runtime runs: what every claim requires of an event (`events` is the claimed row). */
-const RUNNABLE = sql`exists (select 1 from bots b where b.id = events.bot_id and b.runtime is not null)`;
+/** Its bot has code a runtime runs: what every claim requires of an event (`event` names its row). */
+function runnable(event: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`exists (select 1 from bots b where b.id = ${event}.bot_id and b.runtime is not null)`;
+}
+const RUNNABLE = runnable(sql.ref('events'));
+
+/** When a lease taken now for `leaseMs` ends. */
+const leaseEnd = (leaseMs: number) => new Date(Date.now() + leaseMs).toISOString();
 
 /** The named event, if it does not wait in its conversation and its bot runs code. */
 function claimable(eventId: string, now: string): RawBuilder<unknown> {
@@ -75,7 +81,7 @@ function oldestOf(workspaceId: RawBuilder<unknown>, take: RawBuilder<unknown>, n
     where e.workspace_id = ${workspaceId} and e.status = 'pending'
       and (e.lease_until is null or e.lease_until < ${now})
       and not ${waitsInConversation(sql.ref('e'), now)}
-      and exists (select 1 from bots b where b.id = e.bot_id and b.runtime is not null)
+      and ${runnable(sql.ref('e'))}
     order by e.created_at, e.id
     limit ${take}`;
 }
@@ -99,7 +105,7 @@ const insertClaiming = prepare(
       select ${values}, (select workspace_id from bots where id = ${a.bot_id}),
         ${claims(a.owner)}, ${claims(a.leaseUntil)}, case when n.claims then 1 else 0 end
       from (select not ${waitsInConversation(sql.ref('e'), a.now)}
-          and exists (select 1 from bots b where b.id = e.bot_id and b.runtime is not null) as claims
+          and ${runnable(sql.ref('e'))} as claims
         from (select ${a.id} as id, ${a.conversation_id} as conversation_id, ${a.created_at} as created_at,
           ${a.bot_id} as bot_id) e) n
       returning *`;
@@ -264,7 +270,7 @@ export class EventQueue {
     const worker = this.worker;
     if (this.store.sql.roundTrips || row.status !== 'pending' || !worker?.accepting(workspaceId))
       return undefined;
-    const leaseUntil = new Date(Date.now() + worker.leaseMs).toISOString();
+    const leaseUntil = leaseEnd(worker.leaseMs);
     // Its claim is the statement's to decide.
     const { lease_owner: _owner, lease_until: _until, deliveries: _deliveries, ...unclaimed } = row;
     const { rows } = await insertClaiming.execute(db, {
@@ -407,7 +413,7 @@ export class EventQueue {
     which: RawBuilder<unknown>,
     db: Executor = this.db,
   ): Promise<ClaimedEvent[]> {
-    const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
+    const leaseUntil = leaseEnd(leaseMs);
     const { rows } = await claimWhere(owner, leaseUntil, now, which).execute(db);
     return toClaimed(rows);
   }
@@ -420,7 +426,7 @@ export class EventQueue {
     id: string,
     db: Executor = this.db,
   ): Promise<ClaimedEvent | undefined> {
-    const leaseUntil = new Date(Date.now() + leaseMs).toISOString();
+    const leaseUntil = leaseEnd(leaseMs);
     const { rows } = await claim.execute(db, { owner, leaseUntil, now: nowIso(), id });
     return toClaimed(rows)[0];
   }
@@ -452,7 +458,7 @@ export class EventQueue {
     if (eventIds.length === 0) return;
     await this.db
       .updateTable('events')
-      .set({ lease_until: new Date(Date.now() + leaseMs).toISOString() })
+      .set({ lease_until: leaseEnd(leaseMs) })
       .where('id', 'in', eventIds)
       .where('lease_owner', '=', owner)
       .execute();

@@ -15,7 +15,7 @@ import type { JsonObject } from '../shared/schemas.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
 import type { BacklogQuota } from '../queue/backlog-quota.ts';
 import type { Admission, AdmissionEntry } from '../queue/admission.ts';
-import type { EventQueue, QueuedNotice } from '../queue/event-queue.ts';
+import type { ClaimedEvent, EventQueue, QueuedNotice } from '../queue/event-queue.ts';
 import { nowIso } from '../shared/time.ts';
 import { toEvent } from './event-record.ts';
 import { NEW_EVENT_COLUMNS } from './event-record.ts';
@@ -81,6 +81,11 @@ export function eventRow(botId: string, event: QueuedEvent, now: string): NewEve
 
 /** A bot, and the workspace whose share of the engine and whose backlog its events take. */
 export type BotRef = Pick<BotActor, 'botId' | 'workspaceId'>;
+
+/** The notice of an event queued for a turn, with its claim when this process's engine took it. */
+function noticeOf(id: string, workspaceId: string, claimed: ClaimedEvent | undefined): QueuedNotice {
+  return { id, workspaceId, ...(claimed && { claimed }) };
+}
 
 /** Where each event a bot queues goes beside its queue (its outgoing webhooks), in the same transaction. */
 export interface EventOutbox {
@@ -156,9 +161,8 @@ export class Events {
     if (!inserted) await insertEvent.execute(db, row);
     const stored = toEvent(row);
     await this.outbox.fanOut(db, bot.botId, stored);
-    const { workspaceId } = bot;
     const notice = inserted
-      ? { id: row.id, workspaceId, ...(inserted.claimed && { claimed: inserted.claimed }) }
+      ? noticeOf(row.id, bot.workspaceId, inserted.claimed)
       : await this.claimForTurn(bot, row.id, db);
     return { event: stored, notice };
   }
@@ -213,9 +217,8 @@ export class Events {
   }
 
   private async claimForTurn(bot: BotRef, eventId: string, db: Executor): Promise<QueuedNotice> {
-    const { workspaceId } = bot;
-    const claimed = await this.queueWatch.claimAtInsert(db, eventId, workspaceId);
-    return { id: eventId, workspaceId, ...(claimed && { claimed }) };
+    const claimed = await this.queueWatch.claimAtInsert(db, eventId, bot.workspaceId);
+    return noticeOf(eventId, bot.workspaceId, claimed);
   }
 
   /** Stores an event for the bot: `pending` (queued now) or `scheduled` (queued when due). */
