@@ -427,10 +427,21 @@ export class Turn implements DialogHost, TurnScope {
   }
 
   async callClient(operation: string, args: JsonObject): Promise<JsonObject> {
-    // A side effect: the checkpoint before it, as before an action.
-    await this.checkpoint();
     const call = () => this.s.client.call(this.caller, operation, args);
-    const answer = MODEL_OPERATIONS.has(operation) ? await this.s.place.away(call) : await call();
+    if (!MODEL_OPERATIONS.has(operation)) {
+      // A side effect: the checkpoint before it, as before an action.
+      await this.checkpoint();
+      const answer = await call();
+      return isJsonObject(answer) ? answer : {};
+    }
+    // A model call changes nothing a turn tried again could repeat wrongly (a turn resumed from the
+    // checkpoint before this one replays only moves and replies), and takes far longer than the write:
+    // the checkpoint is written while the model answers, not before it is asked. Both are awaited, so
+    // the turn never goes on (nor leaves its place taken again) before its checkpoint is stored.
+    const written = this.checkpoint();
+    written.catch(() => undefined); // its failure is thrown below, once the call is back
+    const answer = await this.s.place.away(call);
+    await written;
     return isJsonObject(answer) ? answer : {};
   }
 
