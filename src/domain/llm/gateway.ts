@@ -166,8 +166,10 @@ export class LlmGateway {
   ) {
     if (!keys.byRequestId && !keys.byContent) return;
     const output = toJsonObject(response);
-    if (keys.byRequestId) await this.outputs.set(botId, keys.byRequestId, output, REQUEST_ID_SECONDS);
-    if (keys.byContent) await this.outputs.set(botId, keys.byContent, output, RESPONSE_CACHE_SECONDS);
+    await Promise.all([
+      keys.byRequestId && this.outputs.set(botId, keys.byRequestId, output, REQUEST_ID_SECONDS),
+      keys.byContent && this.outputs.set(botId, keys.byContent, output, RESPONSE_CACHE_SECONDS),
+    ]);
   }
 
   private async prepare(actor: BotActor, request: GenerationRequest) {
@@ -212,9 +214,8 @@ export class LlmGateway {
     }).catch(async (err: unknown) => {
       throw await this.failed(actor, choices[0]?.ref ?? '', started, err);
     });
-    await this.usage.answered(actor, response.metadata);
     this.spend.spent(actor.workspaceId, response.metadata.cost);
-    await this.remember(actor.botId, keys, response);
+    await this.recordAndKeep(actor, keys, response);
     return response;
   }
 
@@ -300,9 +301,24 @@ export class LlmGateway {
         metadata,
       },
     ];
-    await this.usage.answered(actor, metadata);
     this.spend.spent(actor.workspaceId, metadata.cost);
-    await this.remember(actor.botId, keys, response);
+    await this.recordAndKeep(actor, keys, response);
+  }
+
+  /**
+   * The call's record and the answer kept for its keys, written at once: on SQLite the writes share a
+   * commit, on PostgreSQL they go out together, where one after the other each waited for its own (the
+   * AI cards' turns waited for both before their reply).
+   */
+  private async recordAndKeep(
+    actor: BotActor,
+    keys: { byRequestId?: string; byContent?: string },
+    response: GenerationResponse,
+  ): Promise<void> {
+    await Promise.all([
+      this.usage.answered(actor, response.metadata),
+      this.remember(actor.botId, keys, response),
+    ]);
   }
 
   /**
