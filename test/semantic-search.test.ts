@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@botpress/client';
 import { buildConfig, ConfigError } from '../src/config.ts';
+import { RANKED_BY_WORDS_ALONE } from '../src/domain/embeddings/ranking.ts';
 import { fileSettled } from './helpers/files.ts';
 import { isRecord } from './helpers/model-request.ts';
 import { parleySettings, startModelServer } from './helpers/model-server.ts';
@@ -140,6 +141,7 @@ for (const store of await testStores()) {
       // Words still count: a question by its words finds its passage first.
       const lunch = await bot.client.searchFiles({ query: 'when is lunch served', contextDepth: 0 });
       assert.match(lunch.passages[0]?.content ?? '', /cafeteria serves lunch/);
+      assert.equal(isRecord(lunch) && lunch.warnings, undefined, 'ranked as the server ranks: no warning');
     });
 
     test('passages are embedded in batches, off the upload, and their texts under their headings', () => {
@@ -245,6 +247,8 @@ for (const store of await testStores()) {
         const lunch = await bot.client.searchFiles({ query: 'when is lunch served', contextDepth: 0 });
         assert.match(lunch.passages[0]?.content ?? '', /cafeteria serves lunch/);
         assert.ok(embedded(models, mark).length > 0, 'the query was sent to be embedded, and failed');
+        // The answer says how it was ranked (the official client passes the field through).
+        assert.deepEqual(isRecord(lunch) && lunch.warnings, [RANKED_BY_WORDS_ALONE]);
         const byMeaning = await bot.client.searchFiles({ query: QUESTION, contextDepth: 0 });
         assert.ok(
           byMeaning.passages.every((p) => !p.content.includes('Vehicles')),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { isApiError } from '@botpress/client';
+import { RANKED_BY_WORDS_ALONE } from '../src/domain/embeddings/ranking.ts';
 import { fileSettled } from './helpers/files.ts';
 import { isRecord } from './helpers/model-request.ts';
 import { SYNONYMS } from './helpers/model-embeddings.ts';
@@ -113,8 +114,9 @@ for (const store of await testStores()) {
     });
 
     test('a row that shares no word with the query is found by meaning, similarity in [0, 1], best first', async () => {
-      const { rows } = await bot.client.findTableRows({ table: 'Notes', search: QUESTION });
+      const { rows, warnings } = await bot.client.findTableRows({ table: 'Notes', search: QUESTION });
       assert.equal(rows[0]?.note, NOTES[0]);
+      assert.equal(warnings, undefined, 'ranked as the server ranks: no warning');
       const similarities = rows.map((r) => r.similarity ?? -1);
       assert.equal(similarities[0], 1);
       assert.ok(
@@ -227,6 +229,7 @@ for (const store of await testStores()) {
         const lunch = await bot.client.findTableRows({ table: 'Notes', search: 'when is lunch served' });
         assert.equal(lunch.rows[0]?.note, NOTES[2]);
         assert.ok(embedded(models, mark).length > 0, 'the query was sent to be embedded, and failed');
+        assert.deepEqual(lunch.warnings, [RANKED_BY_WORDS_ALONE], 'the answer says how it was ranked');
         const byMeaning = await bot.client.findTableRows({ table: 'Notes', search: QUESTION });
         assert.ok(!notesOf(byMeaning.rows).includes(NOTES[0]), 'words alone answer');
       } finally {

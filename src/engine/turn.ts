@@ -469,7 +469,7 @@ export class Turn implements DialogHost, TurnScope {
     }
     const query = question ?? this.userText();
     // One search over them all: one ranking, one limit.
-    const passages = query.trim()
+    const { passages } = query.trim()
       ? await domain.fileSearch.search(this.actor, {
           query,
           tags: { kbId: [...bases.keys()] },
@@ -477,7 +477,7 @@ export class Turn implements DialogHost, TurnScope {
           contextDepth: 0,
           answersOnly: true,
         })
-      : [];
+      : { passages: [] };
     const results = passages.flatMap((p): KnowledgeResult[] => {
       const kb = bases.get(p.file.tags.kbId ?? '');
       if (!kb) return [];

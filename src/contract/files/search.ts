@@ -33,6 +33,14 @@ export const searchOperations = [
       includeBreadcrumb: Type.Optional(Type.Boolean()),
       withContext: Type.Optional(Type.Boolean()),
     },
-    response: Type.Object({ passages: Type.Array(SearchPassageSchema) }),
+    response: Type.Object({
+      passages: Type.Array(SearchPassageSchema),
+      warnings: Type.Optional(
+        Type.Array(Type.String(), {
+          description:
+            'Parley: present when the passages were ranked otherwise than the server ranks them, e.g. by words alone because the query could not be embedded',
+        }),
+      ),
+    }),
   }),
 ] as const;

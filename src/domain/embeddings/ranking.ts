@@ -54,6 +54,29 @@ export interface SearchFallback {
   error: Error;
 }
 
+/** What such a search says in its answer's `warnings` (the server's log has the provider's error). */
+export const RANKED_BY_WORDS_ALONE =
+  'Ranked by words alone: the query could not be embedded (the embedding provider failed or did not answer in time)';
+
+/**
+ * A search's report of a fallback: the server's (which logs it) and the search's own (which says so in
+ * its answer), both told.
+ */
+export function reportingTo(
+  server: (fallback: SearchFallback) => void,
+  search: SearchFallback[],
+): (fallback: SearchFallback) => void {
+  return (fallback) => {
+    search.push(fallback);
+    server(fallback);
+  };
+}
+
+/** The `warnings` of a search's answer: none when it ranked as asked. */
+export function warningsOf(fallbacks: readonly SearchFallback[]): { warnings?: string[] } {
+  return fallbacks.length > 0 ? { warnings: [RANKED_BY_WORDS_ALONE] } : {};
+}
+
 /** Reciprocal rank fusion's constant: how much the first ranks weigh more than the next ones. */
 export const RRF_K = 60;
 

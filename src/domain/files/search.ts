@@ -11,7 +11,8 @@ import type { PassageStore } from './passages.ts';
 import type { ContextItem, SearchPassage, TagFilter } from './schemas.ts';
 import { tagFilterConditions } from './tag-filter.ts';
 import type { EmbeddingQueue, SemanticSearch } from '../embeddings/queue.ts';
-import { closestToQuery, rankedBy } from '../embeddings/ranking.ts';
+import { closestToQuery, rankedBy, reportingTo, warningsOf } from '../embeddings/ranking.ts';
+import type { SearchFallback } from '../embeddings/ranking.ts';
 import { SEARCH_LIMIT_DEFAULT, CONTEXT_DEPTH_DEFAULT } from './schemas.ts';
 
 export interface SearchFilesQuery {
@@ -60,13 +61,15 @@ export class FileSearch {
     candidate: SearchRequest['candidate'],
     fileIds: string[],
     wanted: number,
+    fallbacks: SearchFallback[],
   ): Promise<SearchHit[]> {
     const { model } = this.embedding.embedder;
     const byWords = (limit: number) =>
       this.engine.search(this.store.db, { query: q.query, candidate, limit });
     // A query of no word has no meaning to rank by either.
     const how = model === undefined || !/[\p{L}\p{N}]/u.test(q.query) ? 'words' : this.semantic.ranking;
-    return rankedBy(how, byWords, () => this.byMeaning(actor, q, fileIds), {
+    const onFallback = reportingTo(this.semantic.onFallback, fallbacks);
+    return rankedBy(how, byWords, () => this.byMeaning(actor, q, fileIds, onFallback), {
       limit: wanted,
       depth: FUSED_DEPTH,
     });
@@ -79,7 +82,12 @@ export class FileSearch {
    * again): none when they have none yet (the query is then not embedded at all), or when the query
    * cannot be embedded (the provider is down or slow: `onFallback` is told).
    */
-  private async byMeaning(actor: BotActor, q: SearchFilesQuery, fileIds: string[]): Promise<SearchHit[]> {
+  private async byMeaning(
+    actor: BotActor,
+    q: SearchFilesQuery,
+    fileIds: string[],
+    onFallback: (fallback: SearchFallback) => void,
+  ): Promise<SearchHit[]> {
     const model = await this.embedding.searchModel('file', fileIds);
     if (model === undefined) return [];
     const any = await this.store.db
@@ -104,11 +112,25 @@ export class FileSearch {
           signature,
           limit,
         }),
-      this.semantic.onFallback,
+      onFallback,
     );
   }
 
-  async search(actor: BotActor, q: SearchFilesQuery): Promise<SearchPassage[]> {
+  /** searchFiles' answer: the passages, and `warnings` when they were ranked by words alone. */
+  async search(
+    actor: BotActor,
+    q: SearchFilesQuery,
+  ): Promise<{ passages: SearchPassage[]; warnings?: string[] }> {
+    const fallbacks: SearchFallback[] = [];
+    const passages = await this.passagesFound(actor, q, fallbacks);
+    return { passages, ...warningsOf(fallbacks) };
+  }
+
+  private async passagesFound(
+    actor: BotActor,
+    q: SearchFilesQuery,
+    fallbacks: SearchFallback[],
+  ): Promise<SearchPassage[]> {
     const limit = q.limit ?? SEARCH_LIMIT_DEFAULT;
     const conditions = [
       visibleFiles(actor),
@@ -137,6 +159,7 @@ export class FileSearch {
       candidate,
       fileRows.map((r) => r.id),
       wanted,
+      fallbacks,
     );
     if (ranked.length === 0) return [];
     const rows = await this.store.db

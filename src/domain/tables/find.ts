@@ -59,7 +59,8 @@ export class TableQueries {
     const offset = query.offset ?? 0;
     const filter = new FilterCompiler(this.store.sql, table.columns).compile(query.filter ?? {});
     try {
-      const ranking = query.search?.trim() ? await this.ranking(actor, table, query.search) : undefined;
+      const found = query.search?.trim() ? await this.ranking(actor, table, query.search) : undefined;
+      const ranking = found?.scores;
       const where = ranking
         ? sql<SqlBool>`(${filter} and id in (${sql.join([0, ...ranking.keys()])}))`
         : filter;
@@ -69,7 +70,7 @@ export class TableQueries {
           : ranking
             ? await this.ranked(table, where, ranking, query.select, limit, offset)
             : await this.rows(table, where, query, limit, offset);
-      return { ...page, offset, limit };
+      return { ...page, offset, limit, ...(found?.warnings && { warnings: found.warnings }) };
     } catch (err) {
       throw filterFailure(err);
     }
@@ -94,8 +95,8 @@ export class TableQueries {
     };
   }
 
-  /** The rows a search finds (among the best SEARCH_HITS of the table), row id → score. */
-  private async ranking(actor: BotActor, table: TableRecord, search: string): Promise<Map<number, number>> {
+  /** The rows a search finds (among the best SEARCH_HITS of the table), row id → score, and its warnings. */
+  private async ranking(actor: BotActor, table: TableRecord, search: string) {
     if (!TableSearch.searchable(table)) {
       throw invalidQuery(`search: no column of table "${table.name}" is searchable (x-zui.searchable)`);
     }

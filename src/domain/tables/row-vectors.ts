@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor, SearchHit, VectorIndex } from '../../store/index.ts';
 import type { EmbeddingQueue, EmbeddingSource, EmbeddingText, StoredVector } from '../embeddings/queue.ts';
-import { closestToQuery } from '../embeddings/ranking.ts';
+import { closestToQuery, reportingTo } from '../embeddings/ranking.ts';
 import type { SearchFallback } from '../embeddings/ranking.ts';
 import { contentHash } from '../embeddings/vectors.ts';
 import type { BotActor } from '../workspace/actors.ts';
@@ -87,7 +87,8 @@ export class RowVectors {
   /**
    * The table's rows closest to the query's meaning, best first (at most `depth`): the candidates the
    * store's vector index gives, by exact cosine similarity of their vectors of the model they are ranked
-   * with; none without a model or vectors, or when the query cannot be embedded (`onFallback` is told).
+   * with; none without a model or vectors, or when the query cannot be embedded (the server's
+   * `onFallback` is told, and `fallbacks`, the search's own record).
    */
   async byMeaning(
     db: Executor,
@@ -95,6 +96,7 @@ export class RowVectors {
     table: TableRecord,
     query: string,
     depth: number,
+    fallbacks: SearchFallback[],
   ): Promise<SearchHit[]> {
     // A query of no word has no meaning to rank by.
     if (!/[\p{L}\p{N}]/u.test(query)) return [];
@@ -114,7 +116,7 @@ export class RowVectors {
       { actor, query, model, depth },
       ({ signature, limit }) =>
         this.vectorIndex.candidates(db, { source: 'rows', tableId: table.id, model, signature, limit }),
-      this.onFallback,
+      reportingTo(this.onFallback, fallbacks),
     );
   }
 }

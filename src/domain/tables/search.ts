@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import type { Executor, SearchEngine, SearchHit } from '../../store/index.ts';
 import type { SearchRanking } from '../../value-sets.ts';
 import type { BotActor } from '../workspace/actors.ts';
-import { rankedBy } from '../embeddings/ranking.ts';
+import { rankedBy, warningsOf } from '../embeddings/ranking.ts';
+import type { SearchFallback } from '../embeddings/ranking.ts';
 import { isSearchable } from './columns.ts';
 import { rowView } from './record.ts';
 import type { StoredRow, TableRecord, TableRow } from './record.ts';
@@ -91,7 +92,7 @@ export class TableSearch {
     actor: BotActor,
     table: TableRecord,
     query: string,
-  ): Promise<Map<number, number>> {
+  ): Promise<{ scores: Map<number, number>; warnings?: string[] }> {
     const prefix = prefixOf(table);
     const byWords = async (limit: number): Promise<SearchHit[]> =>
       (
@@ -101,12 +102,13 @@ export class TableSearch {
           limit,
         })
       ).map((hit) => ({ id: hit.id.slice(prefix.length), score: hit.score }));
+    const fallbacks: SearchFallback[] = [];
     const ranked = await rankedBy(
       this.ranking,
       byWords,
-      () => this.vectors.byMeaning(db, actor, table, query, SEARCH_HITS),
+      () => this.vectors.byMeaning(db, actor, table, query, SEARCH_HITS, fallbacks),
       { limit: SEARCH_HITS, depth: SEARCH_HITS },
     );
-    return new Map(ranked.map((hit) => [Number(hit.id), hit.score]));
+    return { scores: new Map(ranked.map((hit) => [Number(hit.id), hit.score])), ...warningsOf(fallbacks) };
   }
 }
