@@ -55,14 +55,16 @@ export interface SearchFallback {
 }
 
 /**
- * How much meaning weighs in a hybrid score, words the rest: a passage's words can lift it at most
- * (1 - MEANING_WEIGHT) / MEANING_WEIGHT = 0.25 of cosine similarity above one closer in meaning (the
- * best match by words gets all of it, others in proportion to their BM25 score). Reciprocal rank fusion
- * (k = 60) answered paraphrases far worse than meaning alone on the retrieval bench: it ranks by position
- * only, so a passage that shares one word of the question and ranks second by meaning outscored the one
- * that meaning ranks first by far (bench/results/2026-11-28-fusion.md has the rules compared).
+ * How much meaning weighs in a hybrid score, words the rest: a passage's words can lift it above one
+ * closer in meaning by at most (1 - MEANING_WEIGHT) / MEANING_WEIGHT = 0.11 of cosine similarity (the
+ * best match by words gets all of it, others in proportion to their BM25 score). So words order passages
+ * of about the same meaning (an exact name, code or number), and never outrank one clearly closer: at 0.8
+ * (0.25), passages that shared two of a paraphrase's three concepts and one of its words outranked its
+ * answer once the bench's corpus had 20,000 passages. Reciprocal rank fusion, before, ranked by position
+ * only: a passage sharing one word of a paraphrase, which meaning ranked second, outscored the one meaning
+ * ranked first by far (bench/results/2026-11-28-fusion.md has the rules compared).
  */
-export const MEANING_WEIGHT = 0.8;
+export const MEANING_WEIGHT = 0.9;
 
 /**
  * A search's ranking, as the server's PARLEY_SEARCH_RANKING says: by words alone (the query is then not
@@ -97,8 +99,8 @@ export async function rankedBy(
  * similarity (on its own fixed scale; below 0 counts as 0), plus the rest times the BM25 score over the
  * best one of the answer (BM25 has no fixed top; its least, 0, is sharing no word). A hit one ranking does
  * not hold scores there the last score of that ranking when it was cut at its depth (it ranks below all
- * of them), 0 otherwise. Scores are in [0, 1], higher is closer, and do not depend on how deep either
- * ranking went.
+ * of them: it may rank just below, and 0 would put a gap there that nothing measured), 0 otherwise.
+ * Scores are in [0, 1], higher is closer; a hit both rankings hold scores the same however deep they went.
  */
 export function fused(
   { words, meaning }: { words: SearchHit[]; meaning: SearchHit[] },
