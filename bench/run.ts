@@ -831,7 +831,7 @@ const RANKINGS: { ranking: SearchRanking; system: string; index: VectorIndexChoi
   { ranking: 'meaning', system: 'vectors alone', index: 'auto' },
   // The same, every vector compared (PARLEY_VECTOR_INDEX=exact): what the index's recall@10 is measured against.
   { ranking: 'meaning', system: 'vectors alone, exact scan', index: 'exact' },
-  { ranking: 'hybrid', system: 'hybrid (RRF)', index: 'auto' },
+  { ranking: 'hybrid', system: 'hybrid (convex combination)', index: 'auto' },
 ];
 /** Questions of each set the exact scan is asked past the first size (a scan of 100,000 takes seconds). */
 const EXACT_QUESTIONS_LARGE = 25;

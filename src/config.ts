@@ -427,7 +427,7 @@ export const SETTINGS = {
     flag: 'search-ranking',
     default: 'hybrid',
     description:
-      'How searchFiles and findTableRows rank once an embedding model is configured: `hybrid` (by words, BM25, and by meaning, the vectors, fused by reciprocal rank), `words` (full-text alone) or `meaning` (the vectors alone, full-text while the query cannot be embedded). For comparing them on your own content: `npm run bench -- --scenarios retrieval` does on a generated one.',
+      'How searchFiles and findTableRows rank once an embedding model is configured: `hybrid` (by words, BM25, and by meaning, the vectors, fused: 0.9 × the cosine similarity + 0.1 × the BM25 score over the best one), `words` (full-text alone) or `meaning` (the vectors alone, full-text while the query cannot be embedded). For comparing them on your own content: `npm run bench -- --scenarios retrieval` does on a generated one.',
   },
   vectorIndex: {
     env: 'PARLEY_VECTOR_INDEX',

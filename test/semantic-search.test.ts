@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@botpress/client';
 import { buildConfig, ConfigError } from '../src/config.ts';
-import { RANKED_BY_WORDS_ALONE } from '../src/domain/embeddings/ranking.ts';
+import { MEANING_WEIGHT, RANKED_BY_WORDS_ALONE } from '../src/domain/embeddings/ranking.ts';
 import { fileSettled } from './helpers/files.ts';
 import { isRecord } from './helpers/model-request.ts';
 import { parleySettings, startModelServer } from './helpers/model-server.ts';
@@ -142,6 +142,40 @@ for (const store of await testStores()) {
       const lunch = await bot.client.searchFiles({ query: 'when is lunch served', contextDepth: 0 });
       assert.match(lunch.passages[0]?.content ?? '', /cafeteria serves lunch/);
       assert.equal(isRecord(lunch) && lunch.warnings, undefined, 'ranked as the server ranks: no warning');
+    });
+
+    test('hybrid: a paraphrase finds its answer first though another passage shares its words; a literal question its own', async () => {
+      // Words of QUESTION but not its meaning: full text ranks it first, meaning far below the passage
+      // about vehicles (reciprocal rank fusion ranked it first, as both rankings hold it).
+      const LAPTOPS = 'You can bring your laptop to meetings.';
+      const kbTags = { source: 'knowledge-base', kbId };
+      const mine = await upload(bot, 'laptops.md', LAPTOPS, kbTags);
+      const plainLaptops = await upload(plainBot, 'laptops.md', LAPTOPS, kbTags);
+      await embeddedFile(semantic, bot.client, mine);
+      await fileSettled(plainBot.client, plainLaptops);
+      try {
+        const ask = (b: TestBot, query: string) =>
+          b.client.searchFiles({ query, tags: { kbId }, contextDepth: 0 });
+        const byWords = await ask(plainBot, QUESTION);
+        assert.equal(
+          byWords.passages[0]?.content,
+          LAPTOPS,
+          'full text ranks the passage that shares words first',
+        );
+
+        const { passages } = await ask(bot, QUESTION);
+        assert.match(passages[0]?.content ?? '', /^Vehicles may be left in the north lot/);
+        assert.ok(
+          passages.some((p) => p.content === LAPTOPS),
+          'the passage that shares words is still answered',
+        );
+        assert.ok(passages.every((p) => p.score >= 0 && p.score <= 1));
+        const literal = await ask(bot, 'bring your laptop to meetings');
+        assert.equal(literal.passages[0]?.content, LAPTOPS);
+      } finally {
+        await bot.client.deleteFile({ id: mine });
+        await plainBot.client.deleteFile({ id: plainLaptops });
+      }
     });
 
     test('passages are embedded in batches, off the upload, and their texts under their headings', () => {
@@ -328,6 +362,7 @@ for (const store of await testStores()) {
 
     test('PARLEY_SEARCH_RANKING: by words alone the question is not found, by meaning alone it is', async () => {
       const ask = () => bot.client.searchFiles({ query: QUESTION, tags: { kbId }, contextDepth: 0 });
+      let cosine = 0;
       try {
         await semantic.restart({ searchRanking: 'words' });
         const words = await ask();
@@ -335,13 +370,16 @@ for (const store of await testStores()) {
         await semantic.restart({ searchRanking: 'meaning' });
         const meaning = await ask();
         assert.match(meaning.passages[0]?.content ?? '', /^Vehicles may be left in the north lot/);
-        // Not fused: a cosine similarity, above what reciprocal rank fusion gives any first hit (2 / 61).
-        assert.ok((meaning.passages[0]?.score ?? 0) > 2 / 61);
+        cosine = meaning.passages[0]?.score ?? 0;
       } finally {
         await semantic.restart({ searchRanking: 'hybrid' });
       }
+      // Fused: the passage shares no word with the question, so its score is meaning's share of its
+      // cosine similarity alone.
       const hybrid = await ask();
-      assert.ok((hybrid.passages[0]?.score ?? 1) <= 2 / 61);
+      assert.match(hybrid.passages[0]?.content ?? '', /^Vehicles may be left in the north lot/);
+      assert.ok(cosine > 0);
+      assert.ok(Math.abs((hybrid.passages[0]?.score ?? 0) - MEANING_WEIGHT * cosine) < 1e-6);
     });
   });
 }

@@ -13,6 +13,7 @@ export const SYNONYMS: Readonly<Record<string, string>> = {
   car: 'vehicle',
   cars: 'vehicle',
   automobile: 'vehicle',
+  automobiles: 'vehicle',
   vehicle: 'vehicle',
   vehicles: 'vehicle',
   dog: 'pet',

@@ -19,7 +19,7 @@ export const searchOperations = [
     tag: 'Files',
     summary: 'Search the passages of the bot’s indexed files',
     description:
-      'Full-text search with English stemming, ranked by relevance (BM25 on SQLite, ts_rank_cd on Postgres), fused with the passages’ similarity of meaning to the query when the server has an embedding model (reciprocal rank fusion): higher scores are better, comparable within one answer. A knowledge base is searched with `tags.kbId`.',
+      'Full-text search with English stemming, ranked by relevance (BM25 on SQLite, ts_rank_cd on Postgres), fused with the passages’ similarity of meaning to the query when the server has an embedding model (0.9 × the cosine similarity + 0.1 × the BM25 score over the answer’s best, in [0, 1]): higher scores are better, comparable within one answer. A knowledge base is searched with `tags.kbId`.',
     query: {
       query: Type.String({ maxLength: QUERY_MAX_LENGTH }),
       tags: Type.Optional(TagFilterSchema),

@@ -77,8 +77,17 @@ export function warningsOf(fallbacks: readonly SearchFallback[]): { warnings?: s
   return fallbacks.length > 0 ? { warnings: [RANKED_BY_WORDS_ALONE] } : {};
 }
 
-/** Reciprocal rank fusion's constant: how much the first ranks weigh more than the next ones. */
-export const RRF_K = 60;
+/**
+ * How much meaning weighs in a hybrid score, words the rest: a passage's words can lift it above one
+ * closer in meaning by at most (1 - MEANING_WEIGHT) / MEANING_WEIGHT = 0.11 of cosine similarity (the
+ * best match by words gets all of it, others in proportion to their BM25 score). So words order passages
+ * of about the same meaning (an exact name, code or number), and never outrank one clearly closer: at 0.8
+ * (0.25), passages that shared two of a paraphrase's three concepts and one of its words outranked its
+ * answer once the bench's corpus had 20,000 passages. Reciprocal rank fusion, before, ranked by position
+ * only: a passage sharing one word of a paraphrase, which meaning ranked second, outscored the one meaning
+ * ranked first by far (bench/results/2026-11-28-fusion.md has the rules compared).
+ */
+export const MEANING_WEIGHT = 0.9;
 
 /**
  * A search's ranking, as the server's PARLEY_SEARCH_RANKING says: by words alone (the query is then not
@@ -99,23 +108,50 @@ export async function rankedBy(
   }
   // Both at once: the words are ranked while the query is embedded (a round trip to the provider) and
   // its vectors scanned, on another connection of the pool (or after it, on a transaction's one).
-  const [words, meaning] = await Promise.all([byWords(Math.max(limit, depth)), byMeaning()]);
-  return meaning.length === 0 ? words.slice(0, limit) : fused([words, meaning], limit);
+  const wordsDepth = Math.max(limit, depth);
+  const [words, meaning] = await Promise.all([byWords(wordsDepth), byMeaning()]);
+  return meaning.length === 0
+    ? words.slice(0, limit)
+    : fused({ words, meaning }, { limit, wordsDepth, meaningDepth: depth });
 }
 
 /**
- * Reciprocal rank fusion: each item scores the sum, over the rankings that hold it, of 1 / (k + its
- * rank there). It needs no common scale between BM25's scores and cosine similarities.
+ * A convex combination of the two rankings' scores (Bruch, Gai and Ingber, "An Analysis of Fusion
+ * Functions for Hybrid Retrieval", ACM TOIS 2023: it ranked better than reciprocal rank fusion in and out
+ * of domain, and fusion by rank alone was sensitive to its constant): MEANING_WEIGHT times the cosine
+ * similarity (on its own fixed scale; below 0 counts as 0), plus the rest times the BM25 score over the
+ * best one of the answer (BM25 has no fixed top; its least, 0, is sharing no word). A hit one ranking does
+ * not hold scores there the last score of that ranking when it was cut at its depth (it ranks below all
+ * of them: it may rank just below, and 0 would put a gap there that nothing measured), 0 otherwise.
+ * Scores are in [0, 1], higher is closer; a hit both rankings hold scores the same however deep they went.
  */
-export function fused(rankings: SearchHit[][], limit: number): SearchHit[] {
-  const scores = new Map<string, number>();
-  for (const ranking of rankings) {
-    ranking.forEach((hit, rank) => scores.set(hit.id, (scores.get(hit.id) ?? 0) + 1 / (RRF_K + rank + 1)));
-  }
-  return [...scores]
-    .map(([id, score]) => ({ id, score }))
+export function fused(
+  { words, meaning }: { words: SearchHit[]; meaning: SearchHit[] },
+  { limit, wordsDepth, meaningDepth }: { limit: number; wordsDepth: number; meaningDepth: number },
+): SearchHit[] {
+  const best = Math.max(0, ...words.map((hit) => hit.score));
+  const byWords = scaled(words, wordsDepth, (score) => (best > 0 ? Math.max(0, score) / best : 0));
+  const byMeaning = scaled(meaning, meaningDepth, (score) => Math.max(0, score));
+  return [...new Set([...byWords.scores.keys(), ...byMeaning.scores.keys()])]
+    .map((id) => ({
+      id,
+      score:
+        MEANING_WEIGHT * (byMeaning.scores.get(id) ?? byMeaning.missing) +
+        (1 - MEANING_WEIGHT) * (byWords.scores.get(id) ?? byWords.missing),
+    }))
     .sort((a, b) => b.score - a.score || compareIds(a.id, b.id))
     .slice(0, limit);
+}
+
+/** A ranking's scores on the scale of `scale`, and what a hit it does not hold scores there. */
+function scaled(
+  ranking: SearchHit[],
+  depth: number,
+  scale: (score: number) => number,
+): { scores: Map<string, number>; missing: number } {
+  const scores = new Map(ranking.map((hit) => [hit.id, scale(hit.score)]));
+  const last = ranking.at(-1);
+  return { scores, missing: ranking.length >= depth && last ? scale(last.score) : 0 };
 }
 
 /**

@@ -52,7 +52,7 @@ export class FileSearch {
 
   /**
    * The passages the search may answer, ranked: by their words; with an embedding model, by their words
-   * and their meaning together (reciprocal rank fusion), once the passages have vectors (or by one of
+   * and their meaning together (their scores combined: ranking.ts's `fused`), once the passages have vectors (or by one of
    * them alone, as PARLEY_SEARCH_RANKING says).
    */
   private async ranked(

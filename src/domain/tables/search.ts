@@ -84,7 +84,7 @@ export class TableSearch {
 
   /**
    * The table's rows a search finds, best first: row id → score. By their words; with an embedding model
-   * and the rows' vectors, by their meaning too (reciprocal rank fusion, as files are searched), so that
+   * and the rows' vectors, by their meaning too (their scores combined, as files are searched: ranking.ts's `fused`), so that
    * rows that share no word with the query may come back, ranked below the better matches.
    */
   async search(
