@@ -1,13 +1,15 @@
 // Testing a bot's draft without deploying it, through the contract's client and the official chat client
 // on both stores: the draft answers in its test conversation while the bot's own conversations keep the
-// deployed code; each test turn tells the nodes, cards and transitions it ran and the variables after it;
-// the draft's twin is never listed nor counted and goes with its bot; viewers may not test.
+// deployed code; each test turn tells the nodes, cards and transitions it ran, the variables after it and
+// its model calls; the draft's twin is never listed nor counted and goes with its bot; viewers may not test.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
 import { json } from './helpers/deployed-bots.ts';
 import type { Files } from './helpers/deployed-bots.ts';
 import { memberToken } from './helpers/handoffs.ts';
+import { parleySettings, startModelServer } from './helpers/model-server.ts';
+import type { ModelServer } from './helpers/model-server.ts';
 import { parleyAdmin, parleyClient } from './helpers/parley-client.ts';
 import { waitFor } from './helpers/runtime.ts';
 import { APIS } from '../src/contract/apis.ts';
@@ -51,15 +53,20 @@ const DRAFT: Files = {
 for (const store of await testStores()) {
   describe(`testing a bot's draft (${store.name})`, { skip: store.skip }, () => {
     let t: TestServer;
+    let models: ModelServer;
     let botId: string;
     before(async () => {
-      t = await startTestServer(store);
+      models = await startModelServer();
+      t = await startTestServer(store, parleySettings(models));
       botId = (await t.client().createBot({ name: 'tested-bot' })).bot.id;
       const admin = parleyAdmin(t);
       await admin.saveBotDraft({ id: botId, files: DEPLOYED, layout: {} });
       await admin.deployBotDraft({ id: botId, note: 'deployed' });
     });
-    after(() => t.close());
+    after(async () => {
+      await t.close();
+      await models.close();
+    });
 
     /** A conversation of a new user of the Chat API channel `webhookId`. */
     const converse = async (webhookId: string) => {
@@ -148,6 +155,31 @@ for (const store of await testStores()) {
         versions.map((v) => v.description),
         ['deployed'],
       );
+    });
+
+    test('an AI card’s model call shows in its turn, as a log line with the call', async () => {
+      const files = {
+        ...DRAFT,
+        'workflows/main.json': json({
+          nodes: [
+            { id: 'start', type: 'start', next: 'write' },
+            { id: 'write', type: 'standard', cards: [{ type: 'aiGenerate', instructions: 'Be brief.' }] },
+          ],
+        }),
+      };
+      const admin = parleyAdmin(t);
+      const { webhookId } = await admin.startBotDraftTest({ id: botId, files });
+      const test = await converse(webhookId);
+      const message = await test.send('a model, please');
+      assert.deepEqual(await test.repliesUntil(1), ['echo: a model, please']);
+      const turn = await waitFor('the turn and its call', async () => {
+        const { turns } = await admin.listBotDraftTestTurns({ id: botId, messageId: message });
+        return turns.find((tn) => tn.logs.some((l) => l.call)) ?? false;
+      });
+      assert.deepEqual(turn.steps[1], { workflow: 'main', node: 'write', card: 0, cardType: 'aiGenerate' });
+      const call = turn.logs.find((l) => l.call);
+      assert.equal(call?.call?.kind, 'model');
+      assert.match(call?.message ?? '', /^aiGenerate card in node "write": model call to /);
     });
 
     test('the twin is never listed nor counted as a bot of the workspace', async () => {
