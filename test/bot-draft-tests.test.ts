@@ -1,7 +1,8 @@
 // Testing a bot's draft without deploying it, through the contract's client and the official chat client
 // on both stores: the draft answers in its test conversation while the bot's own conversations keep the
 // deployed code; each test turn tells the nodes, cards and transitions it ran, the variables after it and
-// its model calls; the draft's twin is never listed nor counted and goes with its bot; viewers may not test.
+// its model calls; the draft's twin is never listed nor counted and goes with its bot; viewers may not
+// test, nor may another workspace.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
@@ -202,6 +203,19 @@ for (const store of await testStores()) {
       const { webhookId } = await parleyAdmin(t).startBotDraftTest({ id: botId });
       const message = await (await converse(webhookId)).send('by a developer');
       await assert.rejects(viewer.listBotDraftTestTurns({ id: botId, messageId: message }), refused);
+    });
+
+    test('another workspace finds neither the bot’s draft test nor its turns', async () => {
+      const { webhookId } = await parleyAdmin(t).startBotDraftTest({ id: botId });
+      const message = await (await converse(webhookId)).send('mine');
+      const other = await t.client().createWorkspace({ name: 'other' });
+      const outsider = parleyClient(t.url, APIS.admin, {
+        [HEADERS.authorization]: `Bearer ${t.token}`,
+        [HEADERS.workspaceId]: other.id,
+      });
+      const missing = /answered 404/;
+      await assert.rejects(outsider.startBotDraftTest({ id: botId }), missing);
+      await assert.rejects(outsider.listBotDraftTestTurns({ id: botId, messageId: message }), missing);
     });
 
     test('the twin goes with its bot', async () => {
