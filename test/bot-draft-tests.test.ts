@@ -1,8 +1,8 @@
 // Testing a bot's draft without deploying it, through the contract's client and the official chat client
 // on both stores: the draft answers in its test conversation while the bot's own conversations keep the
 // deployed code; each test turn tells the nodes, cards and transitions it ran, the variables after it and
-// its model calls; the draft's twin is never listed nor counted and goes with its bot; viewers may not
-// test, nor may another workspace.
+// its model calls (or where and why it failed); the draft's twin is never listed nor counted and goes
+// with its bot; viewers may not test, nor may another workspace.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
@@ -110,7 +110,11 @@ for (const store of await testStores()) {
       const second = await test.send('again');
       assert.deepEqual(await test.repliesUntil(2), ['draft: HELLO', 'draft: AGAIN']);
 
-      const { turns } = await admin.listBotDraftTestTurns({ id: botId, messageId: second });
+      // A turn is recorded as it ends, a moment after its reply is sent.
+      const turns = await waitFor('both turns', async () => {
+        const answer = await admin.listBotDraftTestTurns({ id: botId, messageId: second });
+        return answer.turns.length === 2 && answer.turns;
+      });
       assert.deepEqual(
         turns.map((turn) => turn.messageId),
         [first, second],
@@ -181,6 +185,19 @@ for (const store of await testStores()) {
       const call = turn.logs.find((l) => l.call);
       assert.equal(call?.call?.kind, 'model');
       assert.match(call?.message ?? '', /^aiGenerate card in node "write": model call to /);
+    });
+
+    test('a turn that fails tells where and why', async () => {
+      const files = { ...DRAFT, 'code/shout.ts': "throw new Error('the draft is not done');\n" };
+      const admin = parleyAdmin(t);
+      const { webhookId } = await admin.startBotDraftTest({ id: botId, files });
+      const message = await (await converse(webhookId)).send('fail');
+      const turn = await waitFor('the failed turn', async () => {
+        const { turns } = await admin.listBotDraftTestTurns({ id: botId, messageId: message });
+        return turns.find((tn) => tn.error !== undefined) ?? false;
+      });
+      assert.match(turn.error ?? '', /the draft is not done/);
+      assert.deepEqual(turn.steps.at(-1), { workflow: 'main', node: 'shout', card: 0, cardType: 'code' });
     });
 
     test('the twin is never listed nor counted as a bot of the workspace', async () => {

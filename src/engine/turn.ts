@@ -99,6 +99,10 @@ export class Turn implements DialogHost, TurnScope {
   async execute(): Promise<TurnResult> {
     try {
       return await this.runTurn();
+    } catch (err) {
+      // A draft's test shows where its turn failed, and why.
+      await this.recordTest(err instanceof Error ? err.message : String(err));
+      throw err;
     } finally {
       // What the turn's code started and did not wait for may not go on working after it.
       this.calls.end();
@@ -262,22 +266,30 @@ export class Turn implements DialogHost, TurnScope {
     return status;
   }
 
-  /** A draft twin's turn: what it ran and the variables after it, for the test panel. */
-  private async recordTest(): Promise<void> {
+  /**
+   * A draft twin's turn: what it ran and the variables after it (and why it failed, if it did), for the
+   * test panel. A record lost is the server log's: it fails no turn.
+   */
+  private async recordTest(error?: string): Promise<void> {
     if (this.loaded.bot.draftOf === undefined || !this.conversation) return;
-    await this.s.domain.draftTests.record(this.actor.botId, {
-      eventId: this.event.id,
-      conversationId: this.conversation.id,
-      messageId: this.message?.id,
-      steps: this.steps,
-      variables: {
-        conversation: this.scopes.conversation,
-        user: this.scopes.user,
-        ...(this.workflowOwner
-          ? { workflow: this.scopes.workflow, workflowName: this.workflowOwner.workflow }
-          : { workflow: this.lastWorkflow?.variables ?? {}, workflowName: this.lastWorkflow?.name }),
-      },
-    });
+    try {
+      await this.s.domain.draftTests.record(this.actor.botId, {
+        eventId: this.event.id,
+        conversationId: this.conversation.id,
+        messageId: this.message?.id,
+        steps: this.steps,
+        variables: {
+          conversation: this.scopes.conversation,
+          user: this.scopes.user,
+          ...(this.workflowOwner
+            ? { workflow: this.scopes.workflow, workflowName: this.workflowOwner.workflow }
+            : { workflow: this.lastWorkflow?.variables ?? {}, workflowName: this.lastWorkflow?.name }),
+        },
+        error,
+      });
+    } catch (err) {
+      this.s.serverLog.warn({ err, eventId: this.event.id }, 'a test turn of a draft was not recorded');
+    }
   }
 
   private async hooks(type: HookType, extra: Partial<CallContext> = {}): Promise<Json[]> {

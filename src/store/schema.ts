@@ -145,6 +145,8 @@ export interface DraftTestTurnsTable {
   steps: string;
   /** JSON: the conversation, user and workflow variables after the turn. */
   variables: string;
+  /** Why the turn failed; null when it ended. */
+  error: string | null;
   created_at: string;
 }
 

@@ -26,6 +26,8 @@ export interface DraftTestRecord {
   messageId: string | undefined;
   steps: DraftTestStep[];
   variables: DraftTestVariables;
+  /** Why the turn failed (it may be tried again); none when it ended. */
+  error: string | undefined;
 }
 
 export class DraftTests {
@@ -121,6 +123,7 @@ export class DraftTests {
       createdAt: r.created_at,
       steps: JSON.parse(r.steps) as DraftTestStep[],
       variables: JSON.parse(r.variables) as DraftTestVariables,
+      ...(r.error !== null && { error: r.error }),
       logs: logs.filter((l) => l.eventId === r.event_id),
     }));
   }
@@ -134,6 +137,7 @@ export class DraftTests {
       message_id: turn.messageId ?? null,
       steps: JSON.stringify(turn.steps),
       variables: JSON.stringify(turn.variables),
+      error: turn.error ?? null,
       created_at: nowIso(),
     };
     const { event_id: _, created_at: __, ...changes } = row;

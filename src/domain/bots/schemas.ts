@@ -359,6 +359,11 @@ export const DraftTestTurnSchema = Type.Object({
   createdAt: Timestamp,
   steps: Type.Array(DraftTestStepSchema),
   variables: DraftTestVariablesSchema,
+  error: Type.Optional(
+    Type.String({
+      description: 'Why the turn failed (the last try, when it is tried again); none: it ended',
+    }),
+  ),
   logs: Type.Array(BotLogSchema, {
     description: 'Its log lines; those with `call` tell of its model and tool calls',
   }),

@@ -19,6 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('message_id', 'text')
     .addColumn('steps', 'text', (c) => c.notNull())
     .addColumn('variables', 'text', (c) => c.notNull())
+    .addColumn('error', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .execute();
   await db.schema

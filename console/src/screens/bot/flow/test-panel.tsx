@@ -148,6 +148,11 @@ function TestConversation(props: Parameters<typeof TestPanel>[0]) {
             <p class="test-path" aria-label="Path of this turn">
               {turn.steps.length > 0 ? pathOf(turn.steps) : 'no workflow ran'}
             </p>
+            {turn.error !== undefined && (
+              <p class="turn-failed" role="note">
+                <strong>Turn failed:</strong> {turn.error}
+              </p>
+            )}
             <CallsRow calls={turn.logs.filter((l) => l.call)} />
             <details class="test-variables">
               <summary>Variables after this turn</summary>
