@@ -59,6 +59,8 @@ const PARLEY_ONLY = new Set([
   'saveBotDraft',
   'discardBotDraft',
   'deployBotDraft',
+  'startBotDraftTest',
+  'listBotDraftTestTurns',
 ]);
 
 const ADMIN_OPERATIONS = [...ADMIN_MEMBER_OPERATIONS, ...ADMIN_ACCOUNT_OPERATIONS, ...ADMIN_TOKEN_OPERATIONS];
@@ -542,6 +544,16 @@ for (const store of await testStores()) {
       discardBotDraft: { good: async () => ({ id: botId }), bad: missing('bot'), error: 'ResourceNotFound' },
       // A good deploy of a draft is test/bot-drafts.test.ts's: it needs a package that compiles.
       deployBotDraft: { bad: missing('bot'), error: 'ResourceNotFound' },
+      startBotDraftTest: {
+        good: async () => ({ id: botId }),
+        bad: async () => ({ id: botId, files: { '../bot.json': '{}' } }),
+        error: 'InvalidPayload',
+      },
+      // A good read of a test's turns is test/bot-draft-tests.test.ts's: it needs a test conversation.
+      listBotDraftTestTurns: {
+        bad: async () => ({ id: botId, messageId: unknownId('msg') }),
+        error: 'ResourceNotFound',
+      },
       createBotVersion: {
         good: async () => ({ id: (await versioned()).id, name: 'contract', description: 'a note' }),
         bad: async () => ({ id: botId, name: '' }),

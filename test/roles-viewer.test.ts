@@ -28,9 +28,10 @@ const OWN_ACCOUNT = new Set([
 
 /**
  * Admin API reads a viewer may not make: a bot's API keys are for those who may manage them, the
- * workspace's model providers (their URLs) for those who build its bots.
+ * workspace's model providers (their URLs) for those who build its bots, a draft's test turns for those who test
+ * it.
  */
-const GUARDED_READS = new Set(['listBotApiKeys', 'listLlmProviders']);
+const GUARDED_READS = new Set(['listBotApiKeys', 'listLlmProviders', 'listBotDraftTestTurns']);
 /** Bodies that pass validation, for the Admin API operations that require fields. */
 const VALID_BODIES: Record<string, object> = {
   createWorkspaceMember: { email: 'someone@example.com', role: 'viewer' },
@@ -53,6 +54,7 @@ const VALID_BODIES: Record<string, object> = {
 const VALID_QUERIES: Record<string, string> = {
   listBotApiKeys: 'botId=set below',
   getBotLogs: `timeStart=${new Date(0).toISOString()}`,
+  listBotDraftTestTurns: 'messageId=msg_any',
   getBotAnalytics: `startDate=${new Date(Date.now() - 86_400_000).toISOString()}&endDate=${new Date().toISOString()}`,
 };
 

@@ -236,6 +236,8 @@ for (const store of await testStores()) {
       const { db } = t.server.store;
       // (Later migrations go too: a store of that release had none of them.)
       const tables = [
+        'draft_test_turns',
+        'bot_draft_twins',
         'bot_drafts',
         'bot_versions',
         'packages',

@@ -31,6 +31,7 @@ import { DevTunnels } from './bots/dev-tunnels.ts';
 import { SdkRuntimeSlot } from './bots/bot-code.ts';
 import type { PackageCheck } from './bots/bot-code.ts';
 import { BotDrafts } from './bots/bot-drafts.ts';
+import { DraftTests } from './bots/draft-tests.ts';
 import type { PackageBuilder } from './bots/bot-drafts.ts';
 import { Installations } from './integrations/installations.ts';
 import { ProactiveCreation } from './integrations/proactive.ts';
@@ -87,6 +88,7 @@ export interface Domain extends FilesDomain, TablesDomain {
   botVersions: BotVersions;
   /** Bots' drafts: the package source the console edits, validated and deployed. */
   botDrafts: BotDrafts;
+  draftTests: DraftTests;
   integrations: Integrations;
   /** Interfaces and plugins workspaces deploy, and the hub's of them (published by the operator). */
   interfaces: Interfaces;
@@ -250,6 +252,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   llmIntegration.useAliases((botId) => bots.llmAliases(botId));
   const handoffs = new Handoffs(store, events, messages, users, conversations, members, log);
   const hitlIntegration = new HitlIntegration(store, users, conversations, handoffs);
+  const botDrafts = new BotDrafts(db, bots, options.packageBuilder);
+  const botLogs = new BotLogs(store, options.onBotLogProblem ?? (() => undefined));
   return {
     ping: () => store.ping(),
     accounts,
@@ -267,8 +271,9 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     channelSends,
     botKeys: new BotKeys(db, caches, store.sql),
     botVersions: new BotVersions(db),
-    botDrafts: new BotDrafts(db, bots, options.packageBuilder),
-    botLogs: new BotLogs(store, options.onBotLogProblem ?? (() => undefined)),
+    botDrafts,
+    draftTests: new DraftTests(db, bots, botDrafts, options.packageBuilder, botLogs),
+    botLogs,
     botAnalytics: new BotAnalytics(store),
     auth: new Auth(db, members, caches),
     analytics: new Analytics(db),

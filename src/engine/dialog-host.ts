@@ -5,7 +5,7 @@ import type { DialogState, Frame } from './dialog-state.ts';
 import type { Json, JsonObject } from './sandbox/types.ts';
 import type { KnowledgeResult } from './event-object.ts';
 import { BotFailure } from './failures.ts';
-import type { BotLogCall } from '../domain/bots/schemas.ts';
+import type { BotLogCall, DraftTestStep } from '../domain/bots/schemas.ts';
 
 /** What a handoff card asks for. */
 export interface HandoffRequest {
@@ -59,6 +59,8 @@ export interface DialogHost {
   userText(): string;
   /** The conversation ends: the after_conversation_end hook runs and the dialog is cleared. */
   endConversation(): Promise<void>;
+  /** The dialog ran a card or left a node: a test of a draft shows it (DraftTests). */
+  trace(step: DraftTestStep): void;
   /** A line in the bot's logs, tied to this turn; `call`: it tells of a model or tool call of the turn. */
   log(level: 'info' | 'warn' | 'error', message: string, call?: BotLogCall): void;
 }

@@ -138,6 +138,12 @@ export class DialogRunner {
       const cards = node.cards ?? [];
       const card = cards[frame.card];
       if (card) {
+        this.host.trace({
+          workflow: frame.workflow,
+          node: frame.node,
+          card: frame.card,
+          cardType: card.type,
+        });
         const result = await this.runCard(frame, card);
         if (result.kind === 'wait' || result.kind === 'stop') return;
         if (result.kind === 'goto') this.moveTo(frame, result.node);
@@ -152,6 +158,9 @@ export class DialogRunner {
 
   /** Past a node's last card: exit, end, or follow its transition. False when the dialog stops. */
   private async leave(frame: Frame, node: WorkflowNode): Promise<boolean> {
+    const left = (next?: string) =>
+      this.host.trace({ workflow: frame.workflow, node: frame.node, ...(next !== undefined && { next }) });
+    if (node.type === 'end' || node.type === 'exit') left(node.type);
     if (node.type === 'end') {
       await this.endConversation();
       return false;
@@ -163,6 +172,7 @@ export class DialogRunner {
       return true;
     }
     const next = await this.transition(frame, node);
+    left(next);
     if (next === undefined) {
       // Nowhere to go: this dialog is over; the next message starts from the beginning.
       for (const f of [...this.dialog.frames].reverse()) await this.host.finishWorkflow(f, 'completed');

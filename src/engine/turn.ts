@@ -24,7 +24,7 @@ import { unitIds } from '../package/format.ts';
 import type { HookType, VariableScope, WorkflowNode } from '../package/format.ts';
 import type { CallContext, HostHandler, Json, JsonObject, Sandbox, Scopes } from './sandbox/types.ts';
 import type { User, Conversation, Message } from '../domain/runtime/schemas.ts';
-import type { BotLogCall } from '../domain/bots/schemas.ts';
+import type { BotLogCall, DraftTestStep } from '../domain/bots/schemas.ts';
 import { COGNITIVE_OPERATIONS } from '../contract/cognitive/index.ts';
 import type { WorkPlace } from './leased-work.ts';
 
@@ -71,6 +71,10 @@ export class Turn implements DialogHost, TurnScope {
   private readonly calls = CallChain.root();
   /** The turn stored the end of its event with its last write (otherwise the dispatcher records it). */
   endRecorded = false;
+  /** What the dialog ran, kept for a draft twin's turns only (DraftTests). */
+  private readonly steps: DraftTestStep[] = [];
+  /** The last workflow run the turn left, and its variables then (for a draft twin's turn). */
+  private lastWorkflow: { name: string; variables: JsonObject } | undefined;
   private message?: Message;
   private conversation?: Conversation;
   private user?: User;
@@ -95,6 +99,10 @@ export class Turn implements DialogHost, TurnScope {
   async execute(): Promise<TurnResult> {
     try {
       return await this.runTurn();
+    } catch (err) {
+      // A draft's test shows where its turn failed, and why.
+      await this.recordTest(err instanceof Error ? err.message : String(err));
+      throw err;
     } finally {
       // What the turn's code started and did not wait for may not go on working after it.
       this.calls.end();
@@ -254,7 +262,34 @@ export class Turn implements DialogHost, TurnScope {
     if (this.dialog.turn) this.dialog.turn.running = false;
     await this.persist(status);
     this.endRecorded = true;
+    await this.recordTest();
     return status;
+  }
+
+  /**
+   * A draft twin's turn: what it ran and the variables after it (and why it failed, if it did), for the
+   * test panel. A record lost is the server log's: it fails no turn.
+   */
+  private async recordTest(error?: string): Promise<void> {
+    if (this.loaded.bot.draftOf === undefined || !this.conversation) return;
+    try {
+      await this.s.domain.draftTests.record(this.actor.botId, {
+        eventId: this.event.id,
+        conversationId: this.conversation.id,
+        messageId: this.message?.id,
+        steps: this.steps,
+        variables: {
+          conversation: this.scopes.conversation,
+          user: this.scopes.user,
+          ...(this.workflowOwner
+            ? { workflow: this.scopes.workflow, workflowName: this.workflowOwner.workflow }
+            : { workflow: this.lastWorkflow?.variables ?? {}, workflowName: this.lastWorkflow?.name }),
+        },
+        error,
+      });
+    } catch (err) {
+      this.s.serverLog.warn({ err, eventId: this.event.id }, 'a test turn of a draft was not recorded');
+    }
   }
 
   private async hooks(type: HookType, extra: Partial<CallContext> = {}): Promise<Json[]> {
@@ -523,6 +558,10 @@ export class Turn implements DialogHost, TurnScope {
     await this.hooks('after_conversation_end');
   }
 
+  trace(step: DraftTestStep): void {
+    if (this.loaded.bot.draftOf !== undefined) this.steps.push(step);
+  }
+
   log(level: 'info' | 'warn' | 'error', message: string, call?: BotLogCall): void {
     this.s.domain.botLogs.append(this.actor.botId, [
       { level, message, ...this.logRefs(), ...(call && { call }) },
@@ -611,6 +650,9 @@ export class Turn implements DialogHost, TurnScope {
     const top = this.dialog.frames[this.dialog.frames.length - 1];
     if (top?.recordId === this.workflowOwner?.id) return;
     await this.storeWorkflowScope();
+    // A test of a draft shows the variables of the workflow that ran last, ended or not.
+    if (this.workflowOwner)
+      this.lastWorkflow = { name: this.workflowOwner.workflow, variables: this.scopes.workflow };
     this.workflowOwner = top && { id: top.recordId, workflow: top.workflow };
     if (!top) {
       this.scopes.workflow = {};

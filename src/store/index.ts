@@ -42,6 +42,7 @@ import * as botVersions from './migrations/0034_bot_versions.ts';
 import * as conversationEventStamps from './migrations/0035_conversation_event_stamps.ts';
 import * as signatureVersions from './migrations/0036_signature_versions.ts';
 import * as botDrafts from './migrations/0037_bot_drafts.ts';
+import * as draftTests from './migrations/0038_draft_tests.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -102,6 +103,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0035_conversation_event_stamps': conversationEventStamps,
   '0036_signature_versions': signatureVersions,
   '0037_bot_drafts': botDrafts,
+  '0038_draft_tests': draftTests,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -128,6 +128,28 @@ export interface BotDraftsTable {
   updated_at: string;
 }
 
+/** A bot's draft twin: the bot, never listed, that runs its draft for the test panel (domain/bots/draft-tests.ts). */
+export interface BotDraftTwinsTable {
+  bot_id: string;
+  twin_id: string;
+}
+
+/** What one turn of a draft twin ran, for the test panel. */
+export interface DraftTestTurnsTable {
+  event_id: string;
+  /** The twin's id. */
+  bot_id: string;
+  conversation_id: string;
+  message_id: string | null;
+  /** JSON: the cards and transitions the turn ran, in order (DraftTestStep[]). */
+  steps: string;
+  /** JSON: the conversation, user and workflow variables after the turn. */
+  variables: string;
+  /** Why the turn failed; null when it ended. */
+  error: string | null;
+  created_at: string;
+}
+
 /** What one deploy of a bot's code deployed, never changed after (domain/bots/bot-versions.ts). */
 export interface BotVersionsTable {
   id: string;
@@ -721,6 +743,8 @@ export interface Database {
   bots: BotsTable;
   bot_versions: BotVersionsTable;
   bot_drafts: BotDraftsTable;
+  bot_draft_twins: BotDraftTwinsTable;
+  draft_test_turns: DraftTestTurnsTable;
   bot_api_keys: BotApiKeysTable;
   tags: TagsTable;
   analytics: AnalyticsTable;

@@ -2,7 +2,9 @@
 // deployed with the CLI opens as its draft; a node is added with a choice card (its form made from the
 // card's JSON Schema) and a transition to it; a bad field shows `parley validate`'s message by the card
 // and is fixed; the node dragged keeps its place in the saved draft; the changes from the deployed
-// version are listed; the draft deployed with a note is the bot's new version, whose new node answers
+// version are listed; the draft is talked to in the test panel (its path of nodes and cards and its
+// variables by each turn, the node it stands at marked) while the bot still runs the deployed version; the
+// draft deployed with a note is the bot's new version, whose new node answers
 // through the Chat API; Versions lists it and rolls it back. A viewer sees the graph without editing.
 // Screens are saved under test/e2e/artifacts/console-flow-edit/ to be looked at.
 import assert from 'node:assert/strict';
@@ -146,11 +148,30 @@ describe('console: editing a bot’s flow (sqlite, Chromium)', () => {
     ]);
     await shot(page, '03-saved-changes');
 
+    // The draft tested in the panel: its new node answers there, each turn with its path and variables,
+    // the node the conversation stands at marked on the graph; the deployed bot does not have it yet.
+    const tester = page.getByRole('complementary', { name: 'Test the draft' });
+    await tester.getByLabel('Message').fill('hours');
+    await tester.getByLabel('Message').press('Enter');
+    const turns = tester.getByRole('list', { name: 'Test turns' }).locator('.test-turn');
+    await turns.first().getByText('Morning or evening?').waitFor();
+    assert.equal(
+      await turns.first().getByLabel('Path of this turn').textContent(),
+      'main: start → hours (#0 capture)',
+    );
+    await nodeBox(page, 'hours').getByText('test is here').waitFor();
+    await turns.first().getByRole('button', { name: 'Morning' }).click();
+    await turns.nth(1).getByLabel('Path of this turn').getByText('main: hours').waitFor();
+    await turns.nth(1).getByText('Variables after this turn').click();
+    await turns.nth(1).getByText('"slot":"morning"').waitFor();
+    await shot(page, '04-test-panel');
+    await tester.screenshot({ path: 'test/e2e/artifacts/console-flow-edit/04-test-panel-close.png' });
+
     // Deployed with a note: a new version, whose new node answers.
     assert.notEqual(await firstReply('hours'), 'Morning or evening?');
     await page.getByRole('button', { name: 'Deploy…' }).click();
     await page.getByLabel('Note (what changed, and why)').fill('asks for opening hours');
-    await shot(page, '04-deploy-confirm');
+    await shot(page, '05-deploy-confirm');
     await page.getByRole('button', { name: 'Yes, deploy' }).click();
     await page.getByText('Deployed as a new version').waitFor();
     assert.equal(await firstReply('hours'), 'Morning or evening?');
@@ -160,7 +181,7 @@ describe('console: editing a bot’s flow (sqlite, Chromium)', () => {
     const rows = page.locator('table tbody tr');
     await rows.first().getByText('asks for opening hours').waitFor();
     await rows.first().getByText('deployed').waitFor();
-    await shot(page, '05-versions');
+    await shot(page, '06-versions');
     await page.getByRole('button', { name: 'Deploy v1' }).click();
     await page.getByRole('button', { name: 'Yes, deploy v1' }).click();
     await page.getByText('v1 (version 1) is deployed').waitFor();
@@ -169,7 +190,7 @@ describe('console: editing a bot’s flow (sqlite, Chromium)', () => {
     await page.getByRole('link', { name: 'Flow', exact: true }).click();
     await page.getByText('The bot runs another version than the one this draft is based on').waitFor();
     await nodeBox(page, 'hours').waitFor();
-    await shot(page, '06-after-rollback');
+    await shot(page, '07-after-rollback');
     await page.close();
   });
 
@@ -178,7 +199,8 @@ describe('console: editing a bot’s flow (sqlite, Chromium)', () => {
     await nodeBox(page, 'menu').waitFor();
     assert.equal(await page.getByRole('button', { name: 'Save draft' }).count(), 0);
     assert.equal(await page.getByLabel('New node').count(), 0);
-    await shot(page, '07-viewer');
+    assert.equal(await page.getByRole('complementary', { name: 'Test the draft' }).count(), 0);
+    await shot(page, '08-viewer');
     await page.close();
   });
 

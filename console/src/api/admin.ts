@@ -36,6 +36,10 @@ export const admin = {
   discardBotDraft: (botId: string) => session.discardBotDraft({ id: botId }),
   deployBotDraft: (botId: string, note: string) =>
     session.deployBotDraft({ id: botId, ...(note.trim() && { note: note.trim() }) }),
+  startBotDraftTest: (botId: string, files: AdminIn<'startBotDraftTest'>['files']) =>
+    session.startBotDraftTest({ id: botId, files }),
+  listBotDraftTestTurns: (botId: string, messageId: string, signal?: AbortSignal) =>
+    apiClient(APIS.admin, signal ? { signal } : {}).listBotDraftTestTurns({ id: botId, messageId }),
 
   listBotVersions: (botId: string) => session.listBotVersions({ id: botId }),
   deployBotVersion: (botId: string, versionId: string) => session.deployBotVersion({ id: botId, versionId }),

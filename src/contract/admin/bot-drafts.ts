@@ -6,6 +6,8 @@ import {
   BotDraftSchema,
   DraftFilesSchema,
   DraftLayoutSchema,
+  DraftTestTurnSchema,
+  DRAFT_TEST_TURNS_MAX,
   PackageProblemSchema,
 } from '../../domain/bots/schemas.ts';
 
@@ -76,6 +78,34 @@ export const botDraftOperations = [
     params: IdParam,
     body: { note: Type.Optional(Type.String({ maxLength: 2000 })) },
     response: Type.Object({ versionId: Type.String() }),
+  }),
+  operation({
+    id: 'startBotDraftTest',
+    method: 'POST',
+    path: '/bots/:id/draft/test',
+    access: 'write',
+    tag,
+    summary: 'Run a bot’s draft for a test conversation, without deploying it to the bot',
+    description:
+      'Parley: compiles `files` (default: the draft, saved or not) as `deployBotDraft` does and runs them as the bot’s draft twin, a bot of the workspace that is never listed, with the bot’s configuration values and secrets, redeployed when the code changed. Talk to it through the Chat API at the `webhookId` answered; the bot’s own conversations keep its deployed code. A draft with problems runs nothing (400, the problems in `metadata.problems`).',
+    params: IdParam,
+    body: { files: Type.Optional(DraftFilesSchema) },
+    response: Type.Object({
+      webhookId: Type.String({ description: 'The Chat API channel of the draft: /chat/{webhookId}' }),
+    }),
+  }),
+  operation({
+    id: 'listBotDraftTestTurns',
+    method: 'GET',
+    path: '/bots/:id/draft/test/turns',
+    // A read, for the developers who test the draft only (viewers are refused, as they are the test).
+    access: 'read',
+    tag,
+    summary: 'What each turn of a test conversation with a bot’s draft ran',
+    description: `Parley: the turns of the test conversation that \`messageId\` (a message of the draft’s Chat API channel) is in, oldest first, the latest ${DRAFT_TEST_TURNS_MAX}: the nodes, cards and transitions each ran, the conversation, user and workflow variables after it, the messages it sent and its log lines (those with \`call\` tell of its model and tool calls). Developers only.`,
+    params: IdParam,
+    query: { messageId: Type.String() },
+    response: Type.Object({ turns: Type.Array(DraftTestTurnSchema) }),
   }),
 ] as const;
 

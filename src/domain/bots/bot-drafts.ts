@@ -38,6 +38,12 @@ export interface PackageBuilder {
 /** Where a draft's code files come from when it is first made: a deployed package keeps compiled code. */
 const codeFromOf = (code: string | null): BotDraft['codeFrom'] => (code === null ? 'sources' : 'compiled');
 
+/** A draft that does not compile, refused: its problems in the error's `metadata.problems`. */
+export function draftProblems(problems: PackageProblem[], outcome: string): Error {
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  return invalidPayload(`The draft has ${count}: ${outcome}`, { problems });
+}
+
 function draftView(row: Row<'bot_drafts'>): BotDraft {
   return {
     files: JSON.parse(row.files) as DraftFiles,
@@ -127,10 +133,7 @@ export class BotDrafts {
     if (!row) throw invalidPayload(`Bot ${botId} has no saved draft to deploy`);
     const current = await this.bots.get(actor, botId);
     const built = await this.builder.build(JSON.parse(row.files) as DraftFiles, current);
-    if ('problems' in built) {
-      const count = built.problems.length === 1 ? '1 problem' : `${built.problems.length} problems`;
-      throw invalidPayload(`The draft has ${count}: nothing was deployed`, { problems: built.problems });
-    }
+    if ('problems' in built) throw draftProblems(built.problems, 'nothing was deployed');
     const deployedTables = bot.code === null ? undefined : (JSON.parse(bot.code) as PackageDefinition).tables;
     if (cacheKey(deployedTables ?? {}) !== cacheKey(built.tables ?? {}))
       throw invalidPayload(

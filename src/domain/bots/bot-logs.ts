@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Store } from '../../store/index.ts';
+import type { Row } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { invalidPayload } from '../shared/errors.ts';
 import { newId } from '../shared/ids.ts';
@@ -98,6 +99,19 @@ function rowsOf(botId: string, entries: readonly BotLogEntry[]): BotLogRow[] {
   });
 }
 
+function logView(r: Row<'bot_logs'>): BotLog {
+  return {
+    timestamp: r.timestamp,
+    level: r.level,
+    message: r.message,
+    ...(r.workflow_id !== null && { workflowId: r.workflow_id }),
+    ...(r.user_id !== null && { userId: r.user_id }),
+    ...(r.conversation_id !== null && { conversationId: r.conversation_id }),
+    ...(r.event_id !== null && { eventId: r.event_id }),
+    ...(r.call_kind !== null && { call: { kind: r.call_kind, durationMs: Number(r.call_ms ?? 0) } }),
+  };
+}
+
 /** Bot logs: written by the bot runtime, read through getBotLogs and `parley logs`. */
 export class BotLogs {
   private readonly buffer: BotLogBuffer;
@@ -194,18 +208,27 @@ export class BotLogs {
       .execute();
     const page = keyset.page(rows, LOG_PAGE_SIZE, (r) => [r.timestamp, r.id]);
     return {
-      items: page.items.map((r) => ({
-        timestamp: r.timestamp,
-        level: r.level,
-        message: r.message,
-        ...(r.workflow_id !== null && { workflowId: r.workflow_id }),
-        ...(r.user_id !== null && { userId: r.user_id }),
-        ...(r.conversation_id !== null && { conversationId: r.conversation_id }),
-        ...(r.event_id !== null && { eventId: r.event_id }),
-        ...(r.call_kind !== null && { call: { kind: r.call_kind, durationMs: Number(r.call_ms ?? 0) } }),
-      })),
+      items: page.items.map(logView),
       ...(page.nextToken !== undefined && { nextToken: page.nextToken }),
     };
+  }
+
+  /**
+   * The lines the turns of these events logged, oldest first, every line this process logged before
+   * included: what the test panel shows of each turn (the caller checked the actor may see the bot).
+   */
+  async ofEvents(botId: string, eventIds: readonly string[]): Promise<BotLog[]> {
+    if (eventIds.length === 0) return [];
+    await this.buffer.flush();
+    const rows = await this.store.db
+      .selectFrom('bot_logs')
+      .selectAll()
+      .where('bot_id', '=', botId)
+      .where('event_id', 'in', eventIds)
+      .orderBy('bot_logs.timestamp', 'asc')
+      .orderBy('bot_logs.id', 'asc')
+      .execute();
+    return rows.map(logView);
   }
 
   /** Deletes every bot's lines logged before `date`; returns how many went. Retention is the caller's. */

@@ -34,6 +34,7 @@ import type {
 } from '../integrations/installations.ts';
 import { applyPluginChanges, pluginView } from './bot-plugins.ts';
 import { recordVersion, requireVersion } from './bot-versions.ts';
+import { notDraftTwin } from './draft-twins.ts';
 import type { BotPlugin } from './bot-plugins.ts';
 import type {
   BotIntegrationSchema,
@@ -75,6 +76,8 @@ export interface RuntimeBot {
    * code. Undefined for other bots, whose `url` is only kept.
    */
   devUrl: string | undefined;
+  /** A draft twin's bot (domain/bots/draft-tests.ts): its turns are recorded for the test panel. */
+  draftOf: string | undefined;
 }
 
 /** What tells a runtime whether a bot is its own and whether it changed since it was read. */
@@ -233,7 +236,8 @@ export class Bots {
       .selectFrom('bots')
       .select(['id', 'name', 'type', 'status', 'deployed_at', 'created_at', 'updated_at'])
       .where('workspace_id', '=', actor.workspaceId)
-      .where('dev', '=', query.dev ? 1 : 0);
+      .where('dev', '=', query.dev ? 1 : 0)
+      .where(notDraftTwin);
     const tagged = hasAllTags('bots.id', query.tags ?? {});
     if (tagged) select = select.where(tagged);
     if (cursor) select = select.where(keyset.after(cursor));
@@ -262,7 +266,8 @@ export class Bots {
     return this.toBot(await this.requireRow(actor, botId), can(actor.role, 'bots.write'), keyedBy);
   }
 
-  async create(actor: WorkspaceActor, body: CreateBotBody): Promise<Bot> {
+  /** `draftOf`: the bot is the draft twin of that one (domain/bots/draft-tests.ts), made with the link. */
+  async create(actor: WorkspaceActor, body: CreateBotBody, draftOf?: string): Promise<Bot> {
     requireRole(actor.role, 'bots.write');
     const id = newId('bot');
     const now = nowIso();
@@ -306,6 +311,8 @@ export class Bots {
     };
     await this.db.transaction().execute(async (trx) => {
       await trx.insertInto('bots').values(row).execute();
+      if (draftOf !== undefined)
+        await trx.insertInto('bot_draft_twins').values({ bot_id: draftOf, twin_id: id }).execute();
       await this.channels.create(trx, id);
       await this.webhooks.create(trx, id);
       await insertTags(trx, id, body.tags ?? {});
@@ -550,12 +557,21 @@ export class Bots {
   async delete(actor: WorkspaceActor, botId: string): Promise<void> {
     requireRole(actor.role, 'bots.write');
     await this.requireRow(actor, botId);
+    const twins = await this.db
+      .selectFrom('bot_draft_twins')
+      .select('twin_id')
+      .where('bot_id', '=', botId)
+      .execute();
+    // Its draft twin goes with it, as what runs a bot's code is told of each.
+    const gone = [botId, ...twins.map((t) => t.twin_id)];
     await this.db.transaction().execute(async (trx) => {
-      await deleteTags(trx, [botId]);
-      await trx.deleteFrom('bots').where('id', '=', botId).execute();
+      await deleteTags(trx, gone);
+      await trx.deleteFrom('bots').where('id', 'in', gone).execute();
     });
-    this.caches.botChanged(botId);
-    for (const listener of this.deleteListeners) listener(botId);
+    for (const id of gone) {
+      this.caches.botChanged(id);
+      for (const listener of this.deleteListeners) listener(id);
+    }
   }
 
   /**
@@ -619,10 +635,17 @@ export class Bots {
 
   /** What a runtime needs of a bot to run it: its code, configuration and secrets (values included). */
   async forRuntime(botId: string): Promise<RuntimeBot | undefined> {
-    const row = await this.db.selectFrom('bots').selectAll().where('id', '=', botId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('bots')
+      .leftJoin('bot_draft_twins', 'bot_draft_twins.twin_id', 'bots.id')
+      .selectAll('bots')
+      .select('bot_draft_twins.bot_id as draft_of')
+      .where('bots.id', '=', botId)
+      .executeTakeFirst();
     if (!row) return undefined;
     const def = JSON.parse(row.definition) as Definition;
     return {
+      draftOf: row.draft_of ?? undefined,
       botId: row.id,
       workspaceId: row.workspace_id,
       updatedAt: row.updated_at,

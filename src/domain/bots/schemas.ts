@@ -323,6 +323,53 @@ export const BotLogSchema = Type.Object({
 });
 export type BotLog = Static<typeof BotLogSchema>;
 
+/** How many turns of a test conversation `listBotDraftTestTurns` answers: the latest. */
+export const DRAFT_TEST_TURNS_MAX = 100;
+
+/** One thing a turn of the draft did: a card it ran, or the transition it took out of a node. */
+export const DraftTestStepSchema = Type.Object({
+  workflow: Type.String(),
+  node: Type.String(),
+  card: Type.Optional(Type.Integer({ minimum: 0, description: 'The card’s place in the node' })),
+  cardType: Type.Optional(Type.String({ description: 'The card’s type (say, capture, aiGenerate...)' })),
+  next: Type.Optional(
+    Type.String({
+      description:
+        'The node the dialog went to from this one; `end` or `exit` for those nodes, none: nowhere',
+    }),
+  ),
+});
+export type DraftTestStep = Static<typeof DraftTestStepSchema>;
+
+/** The variables of a dialog after a turn, as its cards and code read them. */
+export const DraftTestVariablesSchema = Type.Object({
+  conversation: JsonObject,
+  user: JsonObject,
+  workflow: JsonObject,
+  /** The workflow whose variables `workflow` holds (none when no workflow ran). */
+  workflowName: Type.Optional(Type.String()),
+});
+export type DraftTestVariables = Static<typeof DraftTestVariablesSchema>;
+
+/** One turn of a conversation with a bot's draft: what ran, the variables after it, its log lines. */
+export const DraftTestTurnSchema = Type.Object({
+  eventId: Type.String(),
+  messageId: Type.Optional(Type.String({ description: 'The message the turn answered' })),
+  replyIds: Type.Array(Type.String(), { description: 'The messages the turn sent' }),
+  createdAt: Timestamp,
+  steps: Type.Array(DraftTestStepSchema),
+  variables: DraftTestVariablesSchema,
+  error: Type.Optional(
+    Type.String({
+      description: 'Why the turn failed (the last try, when it is tried again); none: it ended',
+    }),
+  ),
+  logs: Type.Array(BotLogSchema, {
+    description: 'Its log lines; those with `call` tell of its model and tool calls',
+  }),
+});
+export type DraftTestTurn = Static<typeof DraftTestTurnSchema>;
+
 /** The lengths of a record's period `getBotAnalytics` offers (`interval`); the hosted product's are days. */
 export const ANALYTICS_INTERVAL_NAMES = ['hour', 'day'] as const;
 export type AnalyticsInterval = (typeof ANALYTICS_INTERVAL_NAMES)[number];

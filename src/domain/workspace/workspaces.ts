@@ -10,6 +10,7 @@ import type { Page, PageRequest } from '../shared/pagination.ts';
 import { requireRole } from './roles.ts';
 import { nowIso } from '../shared/time.ts';
 import { deleteTags } from '../shared/tags.ts';
+import { notDraftTwin } from '../bots/draft-twins.ts';
 import type { Workspace, WorkspaceChanges, WorkspaceProfile } from './schemas.ts';
 
 const PROFILE_KEYS = [
@@ -180,6 +181,7 @@ export class Workspaces {
       .selectFrom('bots')
       .select(['workspace_id', (eb) => eb.fn.countAll().as('count')])
       .where('workspace_id', 'in', workspaceIds)
+      .where(notDraftTwin)
       .groupBy('workspace_id')
       .execute();
     return new Map(rows.map((r) => [r.workspace_id, toCount(r.count)]));

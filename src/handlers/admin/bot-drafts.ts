@@ -13,4 +13,8 @@ export const botDraftHandlers = {
     return {};
   },
   deployBotDraft: (d, actor, { id, note }) => d.botDrafts.deploy(actor, id, note),
+  startBotDraftTest: (d, actor, { id, files }) => d.draftTests.start(actor, id, files),
+  listBotDraftTestTurns: async (d, actor, { id, messageId }) => ({
+    turns: await d.draftTests.turns(actor, id, messageId),
+  }),
 } satisfies Handlers<WorkspaceActor, typeof botDraftOperations>;

@@ -98,7 +98,7 @@ function durationText(ms: number): string {
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
 /** The model and tool calls of a turn, folded into one row that opens to their log lines. */
-function CallsRow({ calls }: { calls: BotLog[] }) {
+export function CallsRow({ calls }: { calls: BotLog[] }) {
   if (calls.length === 0) return null;
   const models = calls.filter((l) => l.call?.kind === 'model').length;
   const tools = calls.filter((l) => l.call?.kind === 'tool').length;
@@ -146,7 +146,7 @@ function Bubble({ message, botId }: { message: Message; botId: string }) {
   );
 }
 
-function LogLines({ logs, label = 'Log lines of this turn' }: { logs: BotLog[]; label?: string }) {
+export function LogLines({ logs, label = 'Log lines of this turn' }: { logs: BotLog[]; label?: string }) {
   if (logs.length === 0) return <p class="muted no-logs">no log lines</p>;
   return (
     <ol class="log-lines" aria-label={label}>

@@ -29,16 +29,16 @@ import { layout } from './layout.ts';
 import type { Point } from './layout.ts';
 import { cardSummary } from './steps.ts';
 
-type StepNode = Node<{ node: FlowNode; problems?: number }, 'step'>;
+type StepNode = Node<{ node: FlowNode; problems?: number; current?: boolean }, 'step'>;
 type RoutedEdge = Edge<{ points: Point[]; labelAt: Point; label: string }, 'routed'>;
 
 /** A node's box: its name and type, then a line per card (its type and what it does). */
 function StepBox({ data }: NodeProps<StepNode>) {
-  const { node, problems } = data;
+  const { node, problems, current } = data;
   const cards = node.cards ?? [];
   return (
     <div
-      class={`flow-node flow-node-${node.type}${problems ? ' flow-node-problems' : ''}`}
+      class={`flow-node flow-node-${node.type}${problems ? ' flow-node-problems' : ''}${current ? ' flow-node-current' : ''}`}
       aria-label={`${node.type} node ${node.id}`}
     >
       <Handle type="target" position={Position.Top} isConnectable={false} />
@@ -49,6 +49,11 @@ function StepBox({ data }: NodeProps<StepNode>) {
             {problems} {problems === 1 ? 'problem' : 'problems'}
           </span>
         ) : null}
+        {current && (
+          <span class="flow-node-here" title="The test conversation stands here">
+            test is here
+          </span>
+        )}
         <span class="flow-node-type">{node.type}</span>
       </header>
       <ul>
@@ -108,6 +113,8 @@ export interface CanvasEdit {
   onMove: (nodeId: string, position: Point) => void;
   /** Problems by node id. */
   problems: Map<string, number>;
+  /** The node the test conversation stands at (test-panel.tsx), drawn marked. */
+  current?: string;
 }
 
 /** The workflow's nodes placed (by the layout, or where the author left them) and its transitions. */
@@ -125,7 +132,11 @@ function graphOf(workflow: FlowWorkflow, edit: CanvasEdit | undefined) {
             position: edit?.positions[p.id] ?? p.position,
             width: p.width,
             height: p.height,
-            data: { node, ...(problems !== undefined && { problems }) },
+            data: {
+              node,
+              ...(problems !== undefined && { problems }),
+              ...(edit?.current === p.id && { current: true }),
+            },
           },
         ]
       : [];

@@ -2,7 +2,8 @@
 // runs) edited as graphs. A node, a card (its form made from the card's JSON Schema), a transition added
 // or removed, nodes dragged where the author wants them; the draft is validated by the server as it
 // changes (debounced), its problems shown by their node and card with `parley validate`'s messages;
-// saved, compared with the deployed version, deployed as a new version with a note.
+// saved, compared with the deployed version, deployed as a new version with a note; and talked to in the
+// test panel (test-panel.tsx) before it is deployed, the node its conversation stands at marked.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { admin } from '../../../api/admin.ts';
 import type {
@@ -39,6 +40,8 @@ import { WorkflowTabs } from './workflow-tabs.tsx';
 import type { CanvasEdit } from './flow-canvas.tsx';
 import type { Point } from './layout.ts';
 import { cardSummary } from './steps.ts';
+import { TestPanel } from './test-panel.tsx';
+import type { TestPosition } from './test-panel.tsx';
 
 /** How long the draft rests before it is validated: a pause in typing, not every key. */
 const VALIDATE_AFTER_MS = 400;
@@ -68,6 +71,7 @@ function Editor(
   const names = workflowNames(workflows);
   const [shown, setShown] = useState(names[0] ?? '');
   const [selected, setSelected] = useState<string | undefined>(undefined);
+  const [testAt, setTestAt] = useState<TestPosition | undefined>(undefined);
 
   useEffect(() => {
     const abort = new AbortController();
@@ -110,8 +114,9 @@ function Editor(
         (m, p) => (p.workflow === shown && p.node ? m.set(p.node, (m.get(p.node) ?? 0) + 1) : m),
         new Map<string, number>(),
       ),
+      ...(testAt?.workflow === shown && { current: testAt.node }),
     }),
-    [positions, placed, shown],
+    [positions, placed, shown, testAt],
   );
 
   const save = useAction(async () => {
@@ -271,6 +276,7 @@ function Editor(
           </div>
         </div>
       )}
+      <TestPanel botId={bot.id} files={files} blocked={count !== 0} onPosition={setTestAt} />
     </section>
   );
 }
