@@ -235,6 +235,38 @@ for (const store of await testStores()) {
       await assert.rejects(outsider.listBotDraftTestTurns({ id: botId, messageId: message }), missing);
     });
 
+    test('a draft’s schedules do not fire while it is tested, only once it is deployed', async () => {
+      const scheduled: Files = {
+        ...DEPLOYED,
+        'bot.json': json({
+          formatVersion: 1,
+          name: 'scheduled-bot',
+          schedules: { nightly: { cron: '0 3 * * *' } },
+        }),
+      };
+      const admin = parleyAdmin(t);
+      const id = (await t.client().createBot({ name: 'scheduled-bot' })).bot.id;
+      await admin.startBotDraftTest({ id, files: scheduled });
+      await admin.saveBotDraft({ id, files: scheduled, layout: {} });
+      await admin.deployBotDraft({ id, note: 'with a schedule' });
+      const { db } = t.server.store;
+      const twin = await db
+        .selectFrom('bot_draft_twins')
+        .select('twin_id')
+        .where('bot_id', '=', id)
+        .executeTakeFirstOrThrow();
+      // The first look at a bot's schedule notes the time (the engine looks every 5 s): the bot's is
+      // noted, and by then its twin's would have been too.
+      const noted = (botId: string) =>
+        db
+          .selectFrom('settings')
+          .select('key')
+          .where('key', '=', `schedule:${botId}:nightly`)
+          .executeTakeFirst();
+      await waitFor('the deployed schedule noted', () => noted(id), 20_000);
+      assert.equal(await noted(twin.twin_id), undefined);
+    });
+
     test('the twin goes with its bot', async () => {
       const { webhookId } = await parleyAdmin(t).startBotDraftTest({ id: botId });
       await t.client().deleteBot({ id: botId });
