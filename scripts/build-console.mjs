@@ -4,6 +4,7 @@
 // content hash (served as immutable), an index.html that loads the first two (served with no-cache), and
 // gzip and brotli copies of each, served to clients that accept them. Runs at `npm ci` (prepare).
 // `--watch` rebuilds on every change, for working on the console with a server running.
+import { Buffer } from 'node:buffer';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,6 +52,54 @@ const stylesheetUrls = {
         loader: 'file',
         resolveDir: path.dirname(args.path),
         watchFiles: Object.keys(css.metafile.inputs).map((file) => path.resolve(root, file)),
+      };
+    });
+  },
+};
+
+/**
+ * `import names from 'parley:code-names'`: what bot code sees that the code editor completes, taken at
+ * build time from the server's one source of each: the members of `event` (src/engine/event-object.ts)
+ * and the operations of `client` (src/contract/bot-operations.ts), names and one line each. The modules
+ * are bundled for Node and imported here; the console gets their names, not their schemas.
+ */
+const codeNames = {
+  name: 'parley-code-names',
+  setup(build) {
+    build.onResolve({ filter: /^parley:code-names$/ }, (args) => ({
+      path: args.path,
+      namespace: 'code-names',
+    }));
+    build.onLoad({ filter: /.*/, namespace: 'code-names' }, async () => {
+      const sources = await esbuild.build({
+        absWorkingDir: root,
+        stdin: {
+          contents: [
+            "export { EVENT_FIELDS } from './src/engine/event-object.ts';",
+            "export { BOT_OPERATIONS } from './src/contract/bot-operations.ts';",
+          ].join('\n'),
+          resolveDir: root,
+          loader: 'ts',
+        },
+        bundle: true,
+        format: 'esm',
+        platform: 'node',
+        write: false,
+        metafile: true,
+        logLevel: 'silent',
+      });
+      const code = Buffer.from(sources.outputFiles[0].contents).toString('base64');
+      const { EVENT_FIELDS, BOT_OPERATIONS } = await import(`data:text/javascript;base64,${code}`);
+      const names = {
+        event: Object.entries(EVENT_FIELDS).map(([name, detail]) => ({ name, detail })),
+        client: BOT_OPERATIONS.map((op) => ({ name: op.id, detail: op.summary })),
+      };
+      return {
+        contents: JSON.stringify(names),
+        loader: 'json',
+        watchFiles: Object.keys(sources.metafile.inputs)
+          .filter((file) => !file.startsWith('<stdin>'))
+          .map((file) => path.resolve(root, file)),
       };
     });
   },
@@ -117,7 +166,7 @@ function options(outdir) {
     // (`react/jsx-runtime` and `react-dom/client` follow, as subpaths). The console's build alone: the
     // webchat's bundles React itself.
     alias: { react: 'preact/compat', 'react-dom': 'preact/compat' },
-    plugins: [stylesheetUrls, finish(outdir)],
+    plugins: [stylesheetUrls, codeNames, finish(outdir)],
   };
 }
 

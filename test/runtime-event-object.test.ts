@@ -18,8 +18,28 @@ import { ISO_UTC_MS } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
+import { EVENT_FIELDS } from '../src/engine/event-object.ts';
 
 type EventObject = Record<string, unknown>;
+
+/** The fields of the spec's table ("Event object"). */
+const SPEC_FIELDS = [
+  'botId',
+  'conversationId',
+  'createdOn',
+  'direction',
+  'id',
+  'integration',
+  'kb',
+  'messageId',
+  'payload',
+  'preview',
+  'state',
+  'tags',
+  'trigger',
+  'type',
+  'userId',
+];
 
 /** Bot code that stores the `event` it sees (and `message`, where there is one) as bot state `seen-<place>`. */
 const record = (place: string, extra = '') =>
@@ -150,24 +170,7 @@ function assertRequired(ev: EventObject, botId: string, where: string): void {
       if (tags[key] !== undefined) assert.ok(isObject(tags[key]), `${where}: tags.${key} is an object`);
     }
   }
-  const allowed = [
-    'botId',
-    'conversationId',
-    'createdOn',
-    'direction',
-    'id',
-    'integration',
-    'kb',
-    'messageId',
-    'payload',
-    'preview',
-    'state',
-    'tags',
-    'trigger',
-    'type',
-    'userId',
-  ];
-  const unknown = Object.keys(ev).filter((k) => !allowed.includes(k));
+  const unknown = Object.keys(ev).filter((k) => !SPEC_FIELDS.includes(k));
   assert.deepEqual(unknown, [], `${where}: no field outside the spec's table`);
 }
 
@@ -520,3 +523,8 @@ for (const store of await testStores()) {
     });
   });
 }
+
+// The console's code editor completes `event.` with EVENT_FIELDS: every field of the table, no other.
+test('the event members the code editor completes are the spec table’s', () => {
+  assert.deepEqual(Object.keys(EVENT_FIELDS).sort(), SPEC_FIELDS);
+});

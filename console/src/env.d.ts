@@ -9,3 +9,13 @@ declare module '*.css?url' {
   const href: string;
   export default href;
 }
+
+// What bot code sees that the code editor completes, made at build time (scripts/build-console.mjs).
+declare module 'parley:code-names' {
+  interface Name {
+    name: string;
+    detail: string;
+  }
+  const names: { event: Name[]; client: Name[] };
+  export default names;
+}

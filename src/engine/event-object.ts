@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { JsonObject } from './sandbox/types.ts';
+import type { Json, JsonObject } from './sandbox/types.ts';
 import type { User, Conversation, Event, Message } from '../domain/runtime/schemas.ts';
 
 /** Where the workflow handling this event was started from, when a trigger node started it. */
@@ -87,13 +87,36 @@ export function previewOf(payload: JsonObject): string {
 }
 
 /**
+ * The members of the `event` object bot code receives, each with what it holds: buildEventObject sets no
+ * other, and the console's code editor completes `event.` with these (scripts/build-console.mjs).
+ */
+export const EVENT_FIELDS = {
+  id: 'The event’s id',
+  type: 'The event’s type: `message` for a message, else the integration’s or the bot’s event name',
+  botId: 'The bot’s id',
+  direction: 'Always `incoming`',
+  createdOn: 'When the event was created (ISO 8601)',
+  payload: 'The message’s payload (`{ type: "text", text }` and the others), or the event’s',
+  preview: 'The message’s plain text (a short form of a message that is not text)',
+  state: 'Where the dialog stands (`dialog`: its workflow and node, or null) and the event’s status',
+  kb: 'The knowledge bases queried in this turn (`included`) and the passages found (`results`)',
+  tags: 'The tags of the conversation, the user and the message',
+  conversationId: 'The conversation’s id',
+  userId: 'The user’s id',
+  messageId: 'The message’s id, for a message',
+  integration: 'The integration of the conversation (`chat`, `webchat`, …)',
+  trigger: 'The trigger node that started the workflow, for a workflow started by a trigger',
+} as const;
+type EventObject = { -readonly [field in keyof typeof EVENT_FIELDS]?: Json };
+
+/**
  * The `event` object bot code receives (the hosted studio's IncomingEvent): every field of the spec,
  * built from the runtime event and the message, conversation and user it concerns.
  */
 export function buildEventObject(sources: EventSources): JsonObject {
   const { event, message, conversation, user, trigger } = sources;
   const payload = message ? messagePayload(message) : event.payload;
-  const eventObject: JsonObject = {
+  const eventObject: EventObject = {
     id: event.id,
     type: event.type,
     botId: sources.botId,

@@ -13,6 +13,7 @@ import type { Page } from 'playwright-core';
 import { ChatSession, deployWithCli, textOf } from '../helpers/chat-bots.ts';
 import { memberToken } from '../helpers/handoffs.ts';
 import { parleyAdmin } from '../helpers/parley-client.ts';
+import { waitFor } from '../helpers/runtime.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { ensureConsoleBuilt, launchChromium, screenshots } from './browser.ts';
@@ -124,13 +125,21 @@ describe('console: editing a bot’s flow (sqlite, Chromium)', () => {
     // (A straight arrow's box has no width: attached, not 'visible'.)
     await page.locator('.react-flow__edge[data-id="start->hours"]').waitFor({ state: 'attached' });
 
-    // The new node dragged aside: where it was left is part of the draft.
-    const box = await nodeBox(page, 'hours').boundingBox();
-    assert.ok(box);
+    // The new node dragged aside: where it was left is part of the draft. The graph may still be moving
+    // it (laid out again as the edits came), so the drag starts once it stands still, and is checked.
+    const hours = nodeBox(page, 'hours');
+    const box = await waitFor('the new node to stand still', async () => {
+      const before = await hours.boundingBox();
+      await page.waitForTimeout(150);
+      const after = await hours.boundingBox();
+      return before && after && before.x === after.x && before.y === after.y && after;
+    });
     await page.mouse.move(box.x + 40, box.y + 12);
     await page.mouse.down();
-    await page.mouse.move(box.x + 240, box.y + 72, { steps: 8 });
+    await page.mouse.move(box.x - 120, box.y + 72, { steps: 8 });
     await page.mouse.up();
+    const moved = await hours.boundingBox();
+    assert.ok(moved && Math.abs(moved.x - box.x) > 50, 'the node moved where it was dragged');
     await state.getByText('Unsaved changes').waitFor();
     await page.getByRole('button', { name: 'Save draft' }).click();
     await page.getByText('Draft saved.').waitFor();

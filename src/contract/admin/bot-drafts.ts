@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { EmptySchema, IdParam } from '../schemas.ts';
 import { operation } from '../operation.ts';
-import { CardSchema } from '../../domain/bots/package-format.ts';
+import { CardSchema, CODE_MEDIA_TYPE } from '../../domain/bots/package-format.ts';
 import {
   BotDraftSchema,
   DraftFilesSchema,
@@ -111,3 +111,6 @@ export const botDraftOperations = [
 
 /** The JSON Schema of a workflow's cards (a union by `type`): the console's card forms are made from it. */
 export const CARD_SCHEMA = CardSchema;
+
+/** A card field holding code says so with this `contentMediaType`: the console edits it as code. */
+export { CODE_MEDIA_TYPE };

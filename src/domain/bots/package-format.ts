@@ -33,6 +33,12 @@ export const MAX_CALL_TIMEOUT_MS = 60_000;
  */
 export const FORMAT_VERSION = 1;
 
+/**
+ * The `contentMediaType` of a field holding bot code (TypeScript or JavaScript): editors that read the
+ * schema, the console's card form among them, edit it as code.
+ */
+export const CODE_MEDIA_TYPE = 'text/typescript';
+
 export const HOOK_TYPES = [
   'before_incoming_message',
   'after_incoming_message',
@@ -309,7 +315,10 @@ export const CardSchema = Type.Union([
   ),
   card(
     'code',
-    { code: Type.Optional(Type.String()), file: Type.Optional(Type.String()) },
+    {
+      code: Type.Optional(Type.String({ contentMediaType: CODE_MEDIA_TYPE })),
+      file: Type.Optional(Type.String()),
+    },
     'Runs code (inline `code`, or a `file` under code/)',
   ),
   card(

@@ -1,10 +1,12 @@
 // A card's form, generated from the package format's JSON Schema of its type (CARD_SCHEMA, the one the
 // server validates with): a field per property, by its schema: text, number, a checkbox, a choice among an
 // enum's values, a list of lines for an array of strings, rows of sub-forms for an array of objects, a
-// group for an object; anything else (a message, a template: any JSON) is a text area holding text or
-// JSON. Each change is the card's at once: the Flow tab validates the draft as it changes.
-import { CARD_SCHEMA } from '../../../../../src/contract/admin/bot-drafts.ts';
+// group for an object; code (a string whose contentMediaType is CODE_MEDIA_TYPE) in the code editor;
+// anything else (a message, a template: any JSON) is a text area holding text or JSON. Each change is
+// the card's at once: the Flow tab validates the draft as it changes.
+import { CARD_SCHEMA, CODE_MEDIA_TYPE } from '../../../../../src/contract/admin/bot-drafts.ts';
 import type { FlowCard } from '../../../api/types.ts';
+import { CodeField } from './code-field.tsx';
 
 /** The parts of a JSON Schema the form reads. */
 interface Schema {
@@ -15,6 +17,7 @@ interface Schema {
   required?: string[];
   items?: Schema;
   description?: string;
+  contentMediaType?: string;
 }
 
 /** A card's fields as the form holds them: the server checks them against the schema. */
@@ -37,6 +40,7 @@ function schemaOf(value: unknown): Schema {
     ...(Array.isArray(value.required) && { required: value.required.map(String) }),
     ...('items' in value && { items: schemaOf(value.items) }),
     ...(typeof value.description === 'string' && { description: value.description }),
+    ...(typeof value.contentMediaType === 'string' && { contentMediaType: value.contentMediaType }),
   };
 }
 
@@ -105,6 +109,15 @@ function FieldInput(props: {
   }
   switch (schema.type) {
     case 'string':
+      if (schema.contentMediaType === CODE_MEDIA_TYPE)
+        return (
+          <CodeField
+            id={id}
+            label={props.name}
+            value={typeof value === 'string' ? value : ''}
+            onChange={onChange}
+          />
+        );
       return (
         <input
           id={id}

@@ -19,6 +19,7 @@ import { useAction, useLoad } from '../../../hooks.ts';
 import { InlineError, Loaded } from '../../../ui/components.tsx';
 import type { BotScreenProps } from '../screen-props.ts';
 import { CARD_TYPES, cardSchema, Fields, newCard } from './card-form.tsx';
+import { DraftFiles } from './code-field.tsx';
 import {
   addCard,
   addNode,
@@ -35,6 +36,7 @@ import {
   workflowsOf,
 } from './draft-model.ts';
 import type { Files, PlacedProblem } from './draft-model.ts';
+import { DownloadZip } from './download-zip.tsx';
 import { FlowCanvas } from './flow-canvas.tsx';
 import { WorkflowTabs } from './workflow-tabs.tsx';
 import type { CanvasEdit } from './flow-canvas.tsx';
@@ -184,6 +186,7 @@ function Editor(
             Discard draft
           </button>
         )}
+        <DownloadZip botName={bot.name} files={() => files} />
       </div>
       {initial.codeFrom === 'compiled' && (
         <p class="muted">
@@ -267,12 +270,14 @@ function Editor(
           />
           <div class="flow-body">
             <FlowCanvas key={shown} workflow={workflow} onSelect={setSelected} edit={edit} />
-            <NodeEditor
-              workflow={workflow}
-              node={node}
-              problems={placed.filter((p) => p.workflow === shown && p.node === node?.id)}
-              onChange={change}
-            />
+            <DraftFiles.Provider value={files}>
+              <NodeEditor
+                workflow={workflow}
+                node={node}
+                problems={placed.filter((p) => p.workflow === shown && p.node === node?.id)}
+                onChange={change}
+              />
+            </DraftFiles.Provider>
           </div>
         </div>
       )}

@@ -1,6 +1,6 @@
 // The bot's flows: the workflows of the Parley package it runs, a tab each, drawn as graphs; choosing a
-// node shows its cards' JSON beside the graph. Read-only for a role that may not change bots; a developer
-// edits the bot's draft instead (flow-editor.tsx).
+// node shows its cards' JSON beside the graph. Read-only for a role that may not change bots (which may
+// download the draft as a zip); a developer edits the bot's draft instead (flow-editor.tsx).
 import { useState } from 'preact/hooks';
 import { admin } from '../../../api/admin.ts';
 import type { BotPackage, FlowNode } from '../../../api/types.ts';
@@ -10,6 +10,7 @@ import { useCurrentSession } from '../../../session.tsx';
 import { EmptyState, Loaded } from '../../../ui/components.tsx';
 import type { BotScreenProps } from '../screen-props.ts';
 import { workflowNames } from './draft-model.ts';
+import { DownloadZip } from './download-zip.tsx';
 import { FlowCanvas } from './flow-canvas.tsx';
 import { FlowEditor } from './flow-editor.tsx';
 import { WorkflowTabs } from './workflow-tabs.tsx';
@@ -24,7 +25,7 @@ export function Flow(props: BotScreenProps) {
         can(session.role, 'bots.write') && answer.runtime !== 'botpress-sdk' ? (
           <FlowEditor {...props} deployed={answer.package} reload={loaded.reload} />
         ) : answer.package ? (
-          <Workflows pkg={answer.package} />
+          <Workflows pkg={answer.package} botId={bot.id} botName={bot.name} />
         ) : (
           <EmptyState title="No flows to show">
             <p class="muted">
@@ -39,7 +40,7 @@ export function Flow(props: BotScreenProps) {
   );
 }
 
-function Workflows({ pkg }: { pkg: BotPackage }) {
+function Workflows({ pkg, botId, botName }: { pkg: BotPackage; botId: string; botName: string }) {
   const names = workflowNames(pkg.workflows);
   const [shown, setShown] = useState(names[0] ?? '');
   const [selected, setSelected] = useState<string | undefined>(undefined);
@@ -51,6 +52,9 @@ function Workflows({ pkg }: { pkg: BotPackage }) {
   };
   return (
     <section aria-label="Flow" class="flow">
+      <div class="flow-toolbar" role="toolbar" aria-label="Package">
+        <DownloadZip botName={botName} files={async () => (await admin.getBotDraft(botId)).draft.files} />
+      </div>
       <WorkflowTabs workflows={pkg.workflows} shown={shown} onShow={show} />
       {workflow && (
         <div role="tabpanel" id="workflow-panel" aria-labelledby={`workflow-tab-${shown}`}>
