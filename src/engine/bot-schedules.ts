@@ -32,8 +32,6 @@ export class BotSchedules {
       let schedules: Schedule[] | undefined;
       try {
         const loaded = await this.bots.get(botId);
-        // A draft's twin answers its test conversation only: a schedule fires once the draft is deployed.
-        if (loaded?.bot.draftOf !== undefined) continue;
         schedules = loaded ? schedulesOf(loaded.pkg) : await this.sdkSchedules(botId);
       } catch (err) {
         // One bot's schedules wait for the next tick; the others' go on.

@@ -613,9 +613,17 @@ export class Bots {
     return this.installations.apply(trx, bot, others, keyedBy);
   }
 
-  /** The bots whose code a runtime here runs. */
+  /**
+   * The bots whose code a runtime here runs, and whose schedules fire: a draft twin's do not (a draft is
+   * a test until it is deployed).
+   */
   async withRuntime(): Promise<string[]> {
-    const rows = await this.db.selectFrom('bots').select('id').where('runtime', 'is not', null).execute();
+    const rows = await this.db
+      .selectFrom('bots')
+      .select('id')
+      .where('runtime', 'is not', null)
+      .where(notDraftTwin)
+      .execute();
     return rows.map((r) => r.id);
   }
 
