@@ -2,13 +2,13 @@
 // float's boundary (no copy: a search reads hundreds), and copied where they do not.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { floatsOf, toBytes } from '../src/store/vectors/bytes.ts';
+import { fromBytes, toBytes } from '../src/store/vectors/bytes.ts';
 
 const VECTOR = new Float32Array([0.5, -1.25, 3, 0]);
 
 test('aligned bytes are read in place', () => {
   const bytes = toBytes(VECTOR);
-  const floats = floatsOf(bytes);
+  const floats = fromBytes(bytes);
   assert.deepEqual([...floats], [...VECTOR]);
   assert.equal(floats.buffer, bytes.buffer, 'a view of the same memory');
 });
@@ -17,7 +17,7 @@ test('bytes that start off a float’s boundary are copied, the same floats', ()
   const pool = new Uint8Array(VECTOR.byteLength + 1);
   pool.set(toBytes(VECTOR), 1);
   const bytes = pool.subarray(1);
-  const floats = floatsOf(bytes);
+  const floats = fromBytes(bytes);
   assert.deepEqual([...floats], [...VECTOR]);
   assert.notEqual(floats.buffer, bytes.buffer);
 });

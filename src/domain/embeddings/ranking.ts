@@ -1,5 +1,5 @@
 import type { SearchHit, VectorCandidate } from '../../store/index.ts';
-import { floatsOf } from '../../store/vectors/bytes.ts';
+import { fromBytes } from '../../store/vectors/bytes.ts';
 import { vectorSignature } from '../../store/vectors/signature.ts';
 import type { SearchRanking } from '../../value-sets.ts';
 import type { BotActor } from '../workspace/actors.ts';
@@ -161,7 +161,7 @@ function scaled(
 export function nearest(query: Float32Array, rows: readonly VectorCandidate[], depth: number): SearchHit[] {
   const scored: SearchHit[] = [];
   for (const row of rows) {
-    const candidate = floatsOf(row.vector);
+    const candidate = fromBytes(row.vector);
     if (candidate.length === query.length) scored.push({ id: row.id, score: dot(query, candidate) });
   }
   return scored.sort((a, b) => b.score - a.score || compareIds(a.id, b.id)).slice(0, depth);

@@ -15,24 +15,20 @@ export function toBytes(vector: Float32Array): Uint8Array {
   return bytes;
 }
 
+/**
+ * The floats of stored bytes, read in place where they can be: a view of the driver's own buffer when
+ * it starts on a float's boundary (the drivers' pooled buffers do), so the view lives as long as the
+ * bytes; a copy otherwise (a shared pool may start them at any byte). A search reads hundreds of vectors:
+ * a copy of each was an allocation outside the JavaScript heap, and on PostgreSQL (a driver's buffer
+ * each, besides) those made the engine collect its whole heap every few dozen searches, the slowest 1 in
+ * 100 of them.
+ */
 export function fromBytes(bytes: Uint8Array): Float32Array {
-  // The drivers' buffers may start at any byte of a shared pool: a copy makes them aligned.
+  if (LITTLE_ENDIAN && bytes.byteOffset % 4 === 0)
+    return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
   if (LITTLE_ENDIAN) return new Float32Array(new Uint8Array(bytes).buffer, 0, bytes.byteLength >> 2);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const vector = new Float32Array(bytes.byteLength >> 2);
   for (let i = 0; i < vector.length; i++) vector[i] = view.getFloat32(i * 4, true);
   return vector;
-}
-
-/**
- * The floats of stored bytes to read at once, without a copy where they can be: a view of the driver's
- * own buffer when it starts on a float's boundary (the drivers' pooled buffers do), a copy otherwise. A
- * search reads hundreds of vectors; a copy of each was an allocation outside the JavaScript heap, and on
- * PostgreSQL (a driver's buffer each, besides) those made the engine collect its whole heap every few
- * dozen searches, the slowest 1 in 100 of them.
- */
-export function floatsOf(bytes: Uint8Array): Float32Array {
-  if (LITTLE_ENDIAN && bytes.byteOffset % 4 === 0)
-    return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
-  return fromBytes(bytes);
 }
