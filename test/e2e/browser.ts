@@ -88,6 +88,24 @@ export async function signInToConsole(
   return page;
 }
 
+/**
+ * A new tab of `browser` on the console page at `url` (a deep link: the sign-in page comes first),
+ * signed in with `token` by keyboard, and back on that page.
+ */
+export async function signInToConsolePage(
+  browser: Browser,
+  url: string,
+  token: string,
+  size?: { width: number; height: number },
+): Promise<Page> {
+  const page = await browser.page(size);
+  await page.goto(url);
+  await page.getByLabel('Personal access token').fill(token);
+  await page.keyboard.press('Enter');
+  await page.waitForURL(url);
+  return page;
+}
+
 /** Screenshots of a suite, saved under test/e2e/artifacts/<suite>/ (git-ignored) to be looked at. */
 export async function screenshots(suite: string): Promise<(page: Page, name: string) => Promise<void>> {
   const dir = path.resolve('test/e2e/artifacts', suite);

@@ -16,7 +16,7 @@ import { parleyAdmin } from '../helpers/parley-client.ts';
 import { waitFor } from '../helpers/runtime.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { ensureConsoleBuilt, launchChromium, screenshots } from './browser.ts';
+import { ensureConsoleBuilt, launchChromium, screenshots, signInToConsolePage } from './browser.ts';
 import type { Browser } from './browser.ts';
 
 describe('console: editing a bot’s flow (sqlite, Chromium)', () => {
@@ -39,11 +39,10 @@ describe('console: editing a bot’s flow (sqlite, Chromium)', () => {
   });
 
   async function openFlow(token: string): Promise<Page> {
-    const page = await browser.page({ width: 1400, height: 1000 });
-    await page.goto(`${t.url}/console/bots/${botId}/flow`);
-    await page.getByLabel('Personal access token').fill(token);
-    await page.keyboard.press('Enter');
-    await page.waitForURL(new RegExp(`/console/bots/${botId}/flow$`));
+    const page = await signInToConsolePage(browser, `${t.url}/console/bots/${botId}/flow`, token, {
+      width: 1400,
+      height: 1000,
+    });
     await page.locator('.react-flow__node').first().waitFor();
     return page;
   }

@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { deployWithCli } from '../helpers/chat-bots.ts';
 import { startTestServer } from '../helpers/server.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { ensureConsoleBuilt, launchChromium, screenshots } from './browser.ts';
+import { ensureConsoleBuilt, launchChromium, screenshots, signInToConsolePage } from './browser.ts';
 import type { Browser } from './browser.ts';
 
 describe('console: a bot’s flows (sqlite, Chromium)', () => {
@@ -40,11 +40,7 @@ describe('console: a bot’s flows (sqlite, Chromium)', () => {
 
   /** Signs in with `token` and opens the bot's Flow section. */
   async function openFlow(token: string, size?: { width: number; height: number }): Promise<Page> {
-    const page = await browser.page(size);
-    await page.goto(`${t.url}/console/bots/${botId}/flow`);
-    await page.getByLabel('Personal access token').fill(token);
-    await page.keyboard.press('Enter');
-    await page.waitForURL(new RegExp(`/console/bots/${botId}/flow$`));
+    const page = await signInToConsolePage(browser, `${t.url}/console/bots/${botId}/flow`, token, size);
     await page.locator('.react-flow__node').first().waitFor();
     return page;
   }
