@@ -284,12 +284,25 @@ describe('every shell and TypeScript snippet of the docs runs against a server',
     const envFile = path.join(folder, 'exported.env');
     const script = await scriptOf(doc, planned.get(doc) ?? [], folder, reader, envFile);
     const started = Date.now();
+    const serverLogFrom = server.output().length;
     const { code, output } = await runScript(script, folder, env, 100_000);
     const marks = [...output.matchAll(/^::: (\S+) @([\d.]+)$/gm)].map(([, at = '', time = '']) => ({
       at,
       time: +time,
     }));
-    assert.equal(code, 0, `the snippet at ${marks.at(-1)?.at} failed:\n${output.slice(-4000)}`);
+    // The server's warnings and errors meanwhile (other sessions' too): a snippet's curl shows no status.
+    const serverTrouble = server
+      .output()
+      .slice(serverLogFrom)
+      .split('\n')
+      .filter((line) => /"level":(40|50|60)\b|"statusCode":[45]\d\d\b/.test(line))
+      .join('\n');
+    assert.equal(
+      code,
+      0,
+      `the snippet at ${marks.at(-1)?.at} failed:\n${output.slice(-4000)}\n` +
+        `the server's warnings, errors and refusals meanwhile:\n${serverTrouble.slice(-4000)}`,
+    );
     // Where the time goes, to keep the test short: each block's seconds.
     const took = marks
       .slice(0, -1)
