@@ -25,12 +25,25 @@ export function vectorSignature(vector: Float32Array): Uint8Array {
   const directions = directionsOf(dimension);
   const signature = new Uint8Array(SIGNATURE_BITS / 8);
   for (let bit = 0; bit < SIGNATURE_BITS; bit++) {
-    let projection = 0;
-    const base = bit * dimension;
-    for (let i = 0; i < dimension; i++)
-      projection += (directions[base + i] as number) * (vector[i] as number);
+    // Four sums at once: each search computes its query's (512 × 384 products at 384 dimensions), and
+    // four independent sums took half the time of one (0.25 ms against 0.54, Node 20). A sum in another
+    // order may differ in its last bits: only a projection that close to 0 could change sign, one bit of
+    // 512, which moves the estimate of an angle by as little as one bit does.
+    let p0 = 0;
+    let p1 = 0;
+    let p2 = 0;
+    let p3 = 0;
+    let at = bit * dimension;
+    let i = 0;
+    for (; i + 3 < dimension; i += 4, at += 4) {
+      p0 += (directions[at] as number) * (vector[i] as number);
+      p1 += (directions[at + 1] as number) * (vector[i + 1] as number);
+      p2 += (directions[at + 2] as number) * (vector[i + 2] as number);
+      p3 += (directions[at + 3] as number) * (vector[i + 3] as number);
+    }
+    for (; i < dimension; i++, at++) p0 += (directions[at] as number) * (vector[i] as number);
     // Most significant bit first: the order Postgres reads a bit string written from these bytes in hex.
-    if (projection > 0) signature[bit >> 3] = (signature[bit >> 3] as number) | (0x80 >> (bit & 7));
+    if (p0 + p1 + p2 + p3 > 0) signature[bit >> 3] = (signature[bit >> 3] as number) | (0x80 >> (bit & 7));
   }
   return signature;
 }
