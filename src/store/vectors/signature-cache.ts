@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { Executor } from '../executor.ts';
 import type { VectorCandidate, VectorIndex, VectorRequest } from '../dialects/vector-index.ts';
 import { SIGNATURE_BITS } from './signature.ts';
+import { withVectorBytes } from './vector-column.ts';
+import type { VectorColumn } from './vector-column.ts';
 
 /** The signatures a server keeps in memory at most (64 bytes each, and their passage's id: about 60 MB). */
 export const CACHED_SIGNATURES = 500_000;
@@ -30,7 +32,11 @@ interface FileSignatures {
  * 10 on the bench's corpus at a fraction of the rows (bench/results/2026-11-27-pg-retrieval.md). A search
  * whose files hold more than `capacity` signatures, and a table's rows, are scanned by `inDatabase`.
  */
-export function cachedSignatureScan(inDatabase: VectorIndex, capacity = CACHED_SIGNATURES): VectorIndex {
+export function cachedSignatureScan<Selected>(
+  inDatabase: VectorIndex,
+  vectors: VectorColumn<Selected>,
+  capacity = CACHED_SIGNATURES,
+): VectorIndex {
   /** By file and model, least recently searched first. */
   const cached = new Map<string, FileSignatures>();
   let held = 0;
@@ -119,9 +125,10 @@ export function cachedSignatureScan(inDatabase: VectorIndex, capacity = CACHED_S
           ? sql`and not exists (select 1 from file_passages p where p.id = v.passage_id
               and p.type = any(${request.excludedTypes}))`
           : sql``;
-      const { rows } = await sql<VectorCandidate>`select v.passage_id as id, v.vector from passage_vectors v
+      const { rows } = await sql<{ id: string; vector: Selected }>`select v.passage_id as id,
+          ${vectors.select(sql.ref('v.vector'))} as vector from passage_vectors v
         where v.model = ${request.model} and v.passage_id = any(${ids}) ${excluded}`.execute(db);
-      return rows;
+      return withVectorBytes(vectors, rows);
     },
   };
 }

@@ -3,6 +3,7 @@ import type { VectorIndex } from '../vector-index.ts';
 import { SIGNATURE_BITS } from '../../vectors/signature.ts';
 import { signatureScan } from '../../vectors/signature-scan.ts';
 import { cachedSignatureScan } from '../../vectors/signature-cache.ts';
+import { VECTOR_BASE64 } from '../../vectors/vector-column.ts';
 
 /**
  * PostgreSQL's vector index without an extension: the signature tables (migration 0030, the signatures
@@ -14,6 +15,7 @@ export const POSTGRES_SIGNATURE_SCAN: VectorIndex = signatureScan(
   // first: the bit order the trigger writes the stored ones in.
   (column, signature) =>
     sql<number>`bit_count(${column} # (select ('x' || ${Buffer.from(signature).toString('hex')})::bit(${sql.lit(SIGNATURE_BITS)})))`,
+  VECTOR_BASE64,
 );
 
 /**
@@ -22,5 +24,5 @@ export const POSTGRES_SIGNATURE_SCAN: VectorIndex = signatureScan(
  * signatures than the memory holds, by the scan in the database.
  */
 export function postgresVectorIndex(): VectorIndex {
-  return cachedSignatureScan(POSTGRES_SIGNATURE_SCAN);
+  return cachedSignatureScan(POSTGRES_SIGNATURE_SCAN, VECTOR_BASE64);
 }

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { VectorIndex } from '../vector-index.ts';
 import { EXACT_VECTORS } from '../../vectors/exact.ts';
 import { signatureScan } from '../../vectors/signature-scan.ts';
+import { VECTOR_BYTES } from '../../vectors/vector-column.ts';
 
 /**
  * SQLite's vector index: the signature tables (migration 0030) scanned with sqlite-vec's Hamming distance
@@ -20,6 +21,7 @@ export function sqliteVectorIndex(vecLoaded: boolean): VectorIndex {
     'sqlite-vec',
     (column, signature) =>
       sql<number>`vec_distance_hamming(vec_bit(${column}), vec_bit(${Buffer.from(signature)}))`,
+    VECTOR_BYTES,
   );
 }
 
