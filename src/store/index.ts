@@ -4,7 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { getLoadablePath } from 'sqlite-vec';
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
-import type { KyselyConfig, Migration, MigrationProvider, PostgresPool } from 'kysely';
+import type { KyselyConfig, Migration, MigrationProvider, PostgresPool, SqlBool } from 'kysely';
 import { SETTINGS } from '../config.ts';
 import type { StoreConfig } from '../config.ts';
 import type { Database } from './schema.ts';
@@ -330,6 +330,11 @@ function getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string)
 /** A count as a number, whichever way the driver gave it. */
 export function toCount(value: string | number | bigint | null | undefined): number {
   return Number(value ?? 0);
+}
+
+/** A truth value as a boolean, whichever way the driver gave it (SQLite answers 1 or 0). */
+export function isTrue(value: SqlBool): boolean {
+  return value === true || value === 1;
 }
 
 export { isStatementTimeout, isUniqueViolation } from './errors.ts';

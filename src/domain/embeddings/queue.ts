@@ -1,3 +1,5 @@
+import type { Expression } from 'kysely';
+import { isTrue } from '../../store/index.ts';
 import type { Executor, Store } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
 import type { EmbeddingKind, SearchRanking } from '../../value-sets.ts';
@@ -66,6 +68,8 @@ export interface EmbeddingSource {
   stale(db: Executor, model: string): Promise<{ id: string; botId: string }[]>;
   /** Of these items, the model other than `model` that most of their vectors have, if any. */
   otherModel(db: Executor, ids: string[], model: string): Promise<string | undefined>;
+  /** A query of any one vector of `model` of these items (a search by meaning needs one). */
+  anyVector(db: Executor, ids: string[], model: string): Expression<unknown>;
   /** Removes the bot's vectors of models other than `model`. */
   dropOthers(db: Executor, botId: string, model: string): Promise<void>;
 }
@@ -173,28 +177,53 @@ export class EmbeddingQueue {
   }
 
   /**
-   * The model a search over these items ranks with: the configured one, unless some of them wait to be
-   * embedded again while they have vectors of an older model; that one then, until they are done (a
-   * query is compared with the vectors of the model that embedded it only).
+   * The model a search over these items ranks with, once they have vectors of it (none: they have none
+   * yet, and the search ranks by words): the configured one, unless some of them wait to be embedded
+   * again while they have vectors of an older model; that one then, until they are done (a query is
+   * compared with the vectors of the model that embedded it only). One statement asks both whether any
+   * waits and whether any vector of the configured model is there: a search's round trip less.
    */
-  async searchModel(kind: EmbeddingKind, ids: string[]): Promise<string | undefined> {
+  async searchModel(
+    kind: EmbeddingKind,
+    ids: string[],
+    db: Executor = this.store.db,
+  ): Promise<string | undefined> {
     const { model } = this.embedder;
     const source = this.sources.get(kind);
-    if (model === undefined || !source || ids.length === 0) return model;
-    const waiting = await this.store.db
+    if (model === undefined || !source || ids.length === 0) return undefined;
+    const { waiting, embedded } = await db
+      .selectNoFrom((eb) => [
+        eb
+          .exists(
+            eb
+              .selectFrom('embedding_jobs')
+              .select('id')
+              .where('kind', '=', kind)
+              .where('status', '=', 'pending')
+              .where('id', 'in', ids),
+          )
+          .as('waiting'),
+        eb.exists(source.anyVector(db, ids, model)).as('embedded'),
+      ])
+      .executeTakeFirstOrThrow();
+    if (!isTrue(waiting)) return isTrue(embedded) ? model : undefined;
+    const pending = await db
       .selectFrom('embedding_jobs')
       .select('id')
       .where('kind', '=', kind)
       .where('status', '=', 'pending')
       .where('id', 'in', ids)
       .execute();
-    if (waiting.length === 0) return model;
     const older = await source.otherModel(
-      this.store.db,
-      waiting.map((w) => w.id),
+      db,
+      pending.map((w) => w.id),
       model,
     );
-    return older ?? model;
+    if (older === undefined) return isTrue(embedded) ? model : undefined;
+    const { some } = await db
+      .selectNoFrom((eb) => eb.exists(source.anyVector(db, ids, older)).as('some'))
+      .executeTakeFirstOrThrow();
+    return isTrue(some) ? older : undefined;
   }
 
   async claim(

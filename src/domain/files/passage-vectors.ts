@@ -69,6 +69,14 @@ export const passageVectors: EmbeddingSource = {
 
   otherModel: (db, fileIds, model) => mostCommonOther(db, fileIds, model),
 
+  anyVector: (db, fileIds, model) =>
+    db
+      .selectFrom('passage_vectors')
+      .select('passage_id')
+      .where('file_id', 'in', fileIds)
+      .where('model', '=', model)
+      .limit(1),
+
   async dropOthers(db, botId, model): Promise<void> {
     await db
       .deleteFrom('passage_vectors')

@@ -90,14 +90,6 @@ export class FileSearch {
   ): Promise<SearchHit[]> {
     const model = await this.embedding.searchModel('file', fileIds);
     if (model === undefined) return [];
-    const any = await this.store.db
-      .selectFrom('passage_vectors')
-      .select('passage_id')
-      .where('file_id', 'in', fileIds)
-      .where('model', '=', model)
-      .limit(1)
-      .executeTakeFirst();
-    if (!any) return [];
     const { vectorIndex } = this.store.sql;
     return closestToQuery(
       this.embedding.embedder,

@@ -100,17 +100,8 @@ export class RowVectors {
   ): Promise<SearchHit[]> {
     // A query of no word has no meaning to rank by.
     if (!/[\p{L}\p{N}]/u.test(query)) return [];
-    const model = await this.embedding.searchModel('table', [table.id]);
+    const model = await this.embedding.searchModel('table', [table.id], db);
     if (model === undefined) return [];
-    const any = await db
-      .selectFrom('row_vectors')
-      .select('row_id')
-      .where('table_id', '=', table.id)
-      .where('model', '=', model)
-      .where('dimension', '>', 0)
-      .limit(1)
-      .executeTakeFirst();
-    if (!any) return [];
     return closestToQuery(
       this.embedding.embedder,
       { actor, query, model, depth },
@@ -187,6 +178,16 @@ const rowSource: EmbeddingSource = {
     }
     return stale;
   },
+
+  anyVector: (db, tableIds, model) =>
+    db
+      .selectFrom('row_vectors')
+      .select('row_id')
+      .where('table_id', 'in', tableIds)
+      .where('model', '=', model)
+      // A row with nothing to embed has a vector of no dimension.
+      .where('dimension', '>', 0)
+      .limit(1),
 
   async otherModel(db, tableIds, model) {
     const row = await db
