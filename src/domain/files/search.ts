@@ -168,18 +168,21 @@ export class FileSearch {
       const passage = byId.get(h.id);
       return passage ? [{ passage, score: h.score }] : [];
     });
-    const files = await this.files([...new Set(hits.map((h) => h.passage.file_id))]);
+    // The files and the passages around the hits at once (on a database server, two connections).
+    const depth = q.consolidate ? 0 : (q.contextDepth ?? CONTEXT_DEPTH_DEFAULT);
+    const [files, neighbours] = await Promise.all([
+      this.files([...new Set(hits.map((h) => h.passage.file_id))]),
+      this.passages.around(
+        depth > 0
+          ? hits.map(({ passage: p }) => ({
+              fileId: p.file_id,
+              from: p.position - depth,
+              to: p.position + depth,
+            }))
+          : [],
+      ),
+    ]);
     if (q.consolidate) return this.consolidated(hits, files, limit);
-    const depth = q.contextDepth ?? CONTEXT_DEPTH_DEFAULT;
-    const neighbours = await this.passages.around(
-      depth > 0
-        ? hits.map(({ passage: p }) => ({
-            fileId: p.file_id,
-            from: p.position - depth,
-            to: p.position + depth,
-          }))
-        : [],
-    );
     return Promise.all(
       hits.map((hit) => {
         const { file_id: fileId, position } = hit.passage;
@@ -259,8 +262,10 @@ export class FileSearch {
   }
 
   private async files(ids: string[]): Promise<Map<string, SearchPassage['file']>> {
-    const rows = await this.store.db.selectFrom('files').selectAll().where('id', 'in', ids).execute();
-    const tags = await loadTags(this.store.db, ids);
+    const [rows, tags] = await Promise.all([
+      this.store.db.selectFrom('files').selectAll().where('id', 'in', ids).execute(),
+      loadTags(this.store.db, ids),
+    ]);
     return new Map(
       rows.map((r) => [
         r.id,
