@@ -24,16 +24,28 @@ export async function closestToQuery(
 ): Promise<SearchHit[]> {
   const { actor, query, model, depth } = search;
   let vector: number[] | undefined;
+  // The query's use of the model is recorded while its candidates are read (both before the answer).
+  const usageRecords: Promise<void>[] = [];
   try {
-    [vector] = await embedder.embed([query], { actor, model, deadlineMs: QUERY_DEADLINE_MS });
+    [vector] = await embedder.embed([query], {
+      actor,
+      model,
+      deadlineMs: QUERY_DEADLINE_MS,
+      usageRecords,
+    });
   } catch (err) {
+    await Promise.all(usageRecords);
     onFallback({ botId: actor.botId, error: err instanceof Error ? err : new Error(String(err)) });
     return [];
   }
   const unit = unitVector(vector ?? []);
-  if (!unit.some((value) => value !== 0)) return [];
-  const found = await candidates({ signature: vectorSignature(unit), limit: candidatesFor(depth) });
-  return nearest(unit, found, depth);
+  const [found] = await Promise.all([
+    unit.some((value) => value !== 0)
+      ? candidates({ signature: vectorSignature(unit), limit: candidatesFor(depth) })
+      : [],
+    ...usageRecords,
+  ]);
+  return found.length === 0 ? [] : nearest(unit, found, depth);
 }
 
 /**

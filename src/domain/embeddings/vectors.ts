@@ -14,6 +14,12 @@ export interface EmbedCall {
   model?: string | undefined;
   /** Bounds each request to the provider. */
   deadlineMs?: number;
+  /**
+   * Given: the records of the call's use are written while the caller goes on, and left here for it to
+   * await before it answers (a search reads its candidates meanwhile). Absent: awaited before the vectors
+   * are answered.
+   */
+  usageRecords?: Promise<void>[];
 }
 
 /** What embeds texts: the gateway's embedding model, when one is configured. */

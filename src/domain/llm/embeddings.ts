@@ -61,12 +61,14 @@ export class Embeddings implements TextEmbedder {
         throw err;
       });
       const cost = (answer.inputTokens * price) / 1e6;
-      await this.usage.embedded(call.actor, {
+      const recorded = this.usage.embedded(call.actor, {
         model: ref,
         inputTokens: answer.inputTokens,
         cost,
         latencyMs: performance.now() - started,
       });
+      if (call.usageRecords) call.usageRecords.push(recorded);
+      else await recorded;
       this.spend.spent(call.actor.workspaceId, cost);
       vectors.push(...answer.vectors);
     }
