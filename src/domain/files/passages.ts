@@ -174,20 +174,35 @@ export class PassageStore {
     return rows;
   }
 
-  /** The headings above a position: the last title, then the subtitles after it, in order. */
-  async breadcrumb(fileId: string, position: number): Promise<Row<'file_passages'>[]> {
-    const { rows } = await sql<Row<'file_passages'>>`select * from file_passages
-      where file_id = ${fileId} and position < ${position} and type in ('title', 'subtitle')
-      order by position desc limit 20`.execute(this.store.db);
-    const chain: Row<'file_passages'>[] = [];
-    for (const row of rows) {
-      // Walking up: one subtitle (the nearest), then the title that heads them.
-      if (row.type === 'title') {
-        chain.unshift(row);
-        break;
+  /**
+   * The headings above each spot, in one statement: for each, the last title above it, then the
+   * nearest subtitle after that title (looked for among the 20 headings nearest above it).
+   */
+  async breadcrumbs(spots: { fileId: string; position: number }[]): Promise<Row<'file_passages'>[][]> {
+    if (spots.length === 0) return [];
+    const above = spots.map(
+      ({ fileId, position }, i) => sql`select * from (select ${sql.lit(i)} as spot, p.* from file_passages p
+        where p.file_id = ${fileId} and p.position < ${position} and p.type in ('title', 'subtitle')
+        order by p.position desc limit 20) ${sql.id(`above_${i}`)}`,
+    );
+    const { rows } = await sql<Row<'file_passages'> & { spot: number }>`${sql.join(
+      above,
+      sql` union all `,
+    )}`.execute(this.store.db);
+    return spots.map((_, i) => {
+      const nearestFirst = rows
+        .filter((row) => Number(row.spot) === i)
+        .sort((a, b) => b.position - a.position);
+      const chain: Row<'file_passages'>[] = [];
+      for (const { spot: _spot, ...row } of nearestFirst) {
+        // Walking up: one subtitle (the nearest), then the title that heads them.
+        if (row.type === 'title') {
+          chain.unshift(row);
+          break;
+        }
+        if (chain.length === 0) chain.unshift(row);
       }
-      if (chain.length === 0) chain.unshift(row);
-    }
-    return chain;
+      return chain;
+    });
   }
 }

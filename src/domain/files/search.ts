@@ -170,7 +170,7 @@ export class FileSearch {
     });
     // The files and the passages around the hits at once (on a database server, two connections).
     const depth = q.consolidate ? 0 : (q.contextDepth ?? CONTEXT_DEPTH_DEFAULT);
-    const [files, neighbours] = await Promise.all([
+    const [files, neighbours, crumbs] = await Promise.all([
       this.files([...new Set(hits.map((h) => h.passage.file_id))]),
       this.passages.around(
         depth > 0
@@ -181,28 +181,31 @@ export class FileSearch {
             }))
           : [],
       ),
+      // A consolidated answer puts each hit under its headings.
+      this.passages.breadcrumbs(
+        q.includeBreadcrumb || q.consolidate
+          ? hits.map(({ passage: p }) => ({ fileId: p.file_id, position: p.position }))
+          : [],
+      ),
     ]);
-    if (q.consolidate) return this.consolidated(hits, files, limit);
-    return Promise.all(
-      hits.map((hit) => {
-        const { file_id: fileId, position } = hit.passage;
-        const around = neighbours.filter(
-          (n) => n.file_id === fileId && n.position >= position - depth && n.position <= position + depth,
-        );
-        return this.dressed(hit, files, depth > 0 ? around : [hit.passage], q);
-      }),
-    );
+    const crumbsOf = (i: number) => crumbs[i] ?? [];
+    if (q.consolidate) return this.consolidated(hits, crumbsOf, files, limit);
+    return hits.map((hit, i) => {
+      const { file_id: fileId, position } = hit.passage;
+      const around = neighbours.filter(
+        (n) => n.file_id === fileId && n.position >= position - depth && n.position <= position + depth,
+      );
+      return this.dressed(hit, files, depth > 0 ? around : [hit.passage], crumbsOf(i), q);
+    });
   }
 
-  private async dressed(
+  private dressed(
     { passage, score }: Hit,
     files: Map<string, SearchPassage['file']>,
     around: PassageRow[],
+    crumbs: PassageRow[],
     q: SearchFilesQuery,
-  ): Promise<SearchPassage> {
-    const crumbs = q.includeBreadcrumb
-      ? await this.passages.breadcrumb(passage.file_id, passage.position)
-      : [];
+  ): SearchPassage {
     const content = [
       ...(crumbs.length ? [crumbs.map((c) => plain(c.content)).join(' > ')] : []),
       ...around.map((p) => p.content),
@@ -230,21 +233,26 @@ export class FileSearch {
   }
 
   /** One passage per file: its hits in document order, each under the headings not given yet. */
-  private async consolidated(
+  private consolidated(
     hits: Hit[],
+    crumbsOf: (hit: number) => PassageRow[],
     files: Map<string, SearchPassage['file']>,
     limit: number,
-  ): Promise<SearchPassage[]> {
-    const byFile = new Map<string, Hit[]>();
-    for (const hit of hits)
-      byFile.set(hit.passage.file_id, [...(byFile.get(hit.passage.file_id) ?? []), hit]);
+  ): SearchPassage[] {
+    const byFile = new Map<string, (Hit & { crumbs: PassageRow[] })[]>();
+    hits.forEach((hit, i) =>
+      byFile.set(hit.passage.file_id, [
+        ...(byFile.get(hit.passage.file_id) ?? []),
+        { ...hit, crumbs: crumbsOf(i) },
+      ]),
+    );
     const answers: SearchPassage[] = [];
     for (const [fileId, fileHits] of [...byFile].slice(0, limit)) {
       const ordered = [...fileHits].sort((a, b) => a.passage.position - b.passage.position);
       const given = new Set<string>();
       const parts: string[] = [];
-      for (const { passage } of ordered) {
-        for (const crumb of await this.passages.breadcrumb(fileId, passage.position)) {
+      for (const { passage, crumbs } of ordered) {
+        for (const crumb of crumbs) {
           if (!given.has(crumb.id)) parts.push(crumb.content);
           given.add(crumb.id);
         }
