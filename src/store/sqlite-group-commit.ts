@@ -228,7 +228,11 @@ class GroupCommitDriver implements Driver {
   private joinGroup(): Group | undefined {
     this.checkGroup();
     if (this.group) return undefined;
-    this.own('begin');
+    // Immediate: the write lock is taken (or waited for, up to the busy timeout) at once. A deferred
+    // transaction that read first could not take it later once another process (the CLI's `parley
+    // member add`, a backup) had written since its read: SQLite answers "database is locked" at once then,
+    // and the request failed.
+    this.own('begin immediate');
     const group = openGroup();
     this.group = group;
     this.stacked = 0;
@@ -281,7 +285,7 @@ class GroupCommitDriver implements Driver {
   }
 
   /** The driver's own statements (begin, commit, rollback), told to the store's log like the others. */
-  private own(statement: 'begin' | 'commit' | 'rollback'): void {
+  private own(statement: 'begin immediate' | 'commit' | 'rollback'): void {
     this.prepared(statement).run();
     this.onStatement(statement);
   }
