@@ -191,29 +191,20 @@ export class EmbeddingQueue {
     const { model } = this.embedder;
     const source = this.sources.get(kind);
     if (model === undefined || !source || ids.length === 0) return undefined;
-    const { waiting, embedded } = await db
-      .selectNoFrom((eb) => [
-        eb
-          .exists(
-            eb
-              .selectFrom('embedding_jobs')
-              .select('id')
-              .where('kind', '=', kind)
-              .where('status', '=', 'pending')
-              .where('id', 'in', ids),
-          )
-          .as('waiting'),
-        eb.exists(source.anyVector(db, ids, model)).as('embedded'),
-      ])
-      .executeTakeFirstOrThrow();
-    if (!isTrue(waiting)) return isTrue(embedded) ? model : undefined;
-    const pending = await db
+    const waitingJobs = db
       .selectFrom('embedding_jobs')
       .select('id')
       .where('kind', '=', kind)
       .where('status', '=', 'pending')
-      .where('id', 'in', ids)
-      .execute();
+      .where('id', 'in', ids);
+    const { waiting, embedded } = await db
+      .selectNoFrom((eb) => [
+        eb.exists(waitingJobs).as('waiting'),
+        eb.exists(source.anyVector(db, ids, model)).as('embedded'),
+      ])
+      .executeTakeFirstOrThrow();
+    if (!isTrue(waiting)) return isTrue(embedded) ? model : undefined;
+    const pending = await waitingJobs.execute();
     const older = await source.otherModel(
       db,
       pending.map((w) => w.id),
