@@ -82,10 +82,7 @@ export async function signInToConsole(
   const page = await browser.page(size);
   await page.goto(url);
   await page.waitForURL(/\/console\/sign-in/);
-  await page.getByLabel('Personal access token').fill(token);
-  await page.keyboard.press('Enter');
-  await page.waitForURL(/\/console\/bots$/);
-  return page;
+  return typeToken(page, token, /\/console\/bots$/);
 }
 
 /**
@@ -100,9 +97,14 @@ export async function signInToConsolePage(
 ): Promise<Page> {
   const page = await browser.page(size);
   await page.goto(url);
+  return typeToken(page, token, url);
+}
+
+/** Types `token` into the sign-in page by keyboard, and waits for the page it leads to. */
+async function typeToken(page: Page, token: string, landing: string | RegExp): Promise<Page> {
   await page.getByLabel('Personal access token').fill(token);
   await page.keyboard.press('Enter');
-  await page.waitForURL(url);
+  await page.waitForURL(landing);
   return page;
 }
 
