@@ -151,19 +151,31 @@ for (const store of await testStores()) {
         burst.some((res) => res.status === 429),
         'the queue is past its backlog',
       );
+      const webchatUrl = door.webhookUrl.replace(/\/chat\/([^/]+)$/, '/webchat/$1');
+      assert.notEqual(webchatUrl, door.webhookUrl);
+      const key = door.visitor.user.key;
+      const conversationId = door.conversationId;
+      // The Chat API's message and event, and the webchat's message, in turn.
+      const kinds = [
+        (i: number) => door.send(`late${i}`),
+        (i: number) =>
+          rawChat(door.webhookUrl, 'POST', '/events', {
+            key,
+            body: { conversationId, payload: { late: i } },
+          }),
+        (i: number) =>
+          rawChat(webchatUrl, 'POST', '/messages', {
+            key,
+            body: { conversationId, payload: { type: 'text', text: `webchat${i}` } },
+          }),
+      ];
       // While the turns work the queue off (800 ms each, one at a time), each refusal is counted alone; the
       // least of them: the server's polls, its turns and admission's own reading run statements meanwhile
       // (before, each ran the user's read at least).
       const costs: number[] = [];
-      for (let i = 0; i < 8; i++) {
+      for (const [i, kind] of [...kinds, ...kinds, ...kinds].entries()) {
         const start = await statementsRun(t);
-        const res =
-          i % 2 === 0
-            ? await door.send(`late${i}`)
-            : await rawChat(door.webhookUrl, 'POST', '/events', {
-                key: door.visitor.user.key,
-                body: { conversationId: door.conversationId, payload: { late: i } },
-              });
+        const res = await kind(i);
         const cost = (await statementsRun(t)) - start;
         // A turn that ended meanwhile may let one in.
         if (res.status === 201) continue;
@@ -171,7 +183,7 @@ for (const store of await testStores()) {
         assert.ok(Number(res.headers.get('retry-after')) >= 1);
         costs.push(cost);
       }
-      assert.ok(costs.length >= 4, `${costs.length} of 8 refused`);
+      assert.ok(costs.length >= 4, `${costs.length} of 9 refused`);
       assert.equal(Math.min(...costs), 0, `statements per refusal: ${costs.join(', ')}`);
 
       // Requests let in at the door that end before their insert leave it all the same: a body the schema
