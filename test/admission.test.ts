@@ -272,5 +272,48 @@ for (const store of await testStores()) {
         }
       },
     );
+
+    test(
+      'past capacity a message is refused at once while its user cannot be read',
+      {
+        skip: store.name === 'postgres' ? false : 'the user keys are locked from outside with PostgreSQL',
+      },
+      async () => {
+        const locked = await visitorOfNewWorkspace('locked');
+        const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => locked.send(`l${i}`)));
+        assert.ok(
+          burst.some((res) => res.status === 429),
+          'the queue is past its backlog',
+        );
+        const databaseUrl = t.settings.databaseUrl;
+        assert.ok(databaseUrl);
+        // From outside, the clients' ids (the users' among them) are locked even for reads: a request that
+        // read its user first would wait for the lock, refused or not.
+        const locker = new pg.Client({ connectionString: databaseUrl });
+        await locker.connect();
+        try {
+          await locker.query('begin');
+          await locker.query('lock table chat_ids in access exclusive mode');
+          const answered: { status: number }[] = [];
+          const sends = Array.from({ length: 4 }, (_, i) =>
+            locked.send(`w${i}`).then((res) => {
+              answered.push(res);
+              return res;
+            }),
+          );
+          // A turn ending meanwhile may let one in, which then waits for the lock.
+          await waitFor('the refusals answered', async () => answered.length >= 3, 5000);
+          assert.ok(
+            answered.every((res) => res.status === 429),
+            JSON.stringify(answered.map((a) => a.status)),
+          );
+          await locker.query('commit');
+          await Promise.all(sends);
+        } finally {
+          await locker.query('rollback').catch(() => undefined);
+          await locker.end();
+        }
+      },
+    );
   });
 }
