@@ -14,6 +14,7 @@ import { deployWithCli } from './helpers/chat-bots.ts';
 import { json, writePackage } from './helpers/deployed-bots.ts';
 import { statementsRun, waitFor } from './helpers/runtime.ts';
 import { rawChat } from './helpers/sse.ts';
+import type { RawChatResponse } from './helpers/sse.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
@@ -221,6 +222,44 @@ for (const store of await testStores()) {
       );
     });
 
+    /** `count` messages sent at once: their answers as they come (`answered`), and all of them (`all`). */
+    function sentAtOnce(send: (text: string) => Promise<RawChatResponse>, count: number, prefix: string) {
+      const answered: RawChatResponse[] = [];
+      const all = Promise.all(
+        Array.from({ length: count }, (_, i) =>
+          send(`${prefix}${i}`).then((res) => {
+            answered.push(res);
+            return res;
+          }),
+        ),
+      );
+      return { answered, all };
+    }
+
+    /** Runs `work` while the store's `lock` statement holds in a transaction from outside; `release` commits it. */
+    async function lockedFromOutside(lock: string, work: (release: () => Promise<void>) => Promise<void>) {
+      const databaseUrl = t.settings.databaseUrl;
+      assert.ok(databaseUrl);
+      const locker = new pg.Client({ connectionString: databaseUrl });
+      await locker.connect();
+      try {
+        await locker.query('begin');
+        await locker.query(lock);
+        await work(async () => {
+          await locker.query('commit');
+        });
+      } finally {
+        await locker.query('rollback').catch(() => undefined);
+        await locker.end();
+      }
+    }
+
+    const allRefused = (answered: { status: number }[]) =>
+      assert.ok(
+        answered.every((res) => res.status === 429),
+        JSON.stringify(answered.map((a) => a.status)),
+      );
+
     test(
       'a flood waiting for the store is refused at the door, at once: only what may wait takes a connection',
       {
@@ -228,35 +267,19 @@ for (const store of await testStores()) {
       },
       async () => {
         const flooded = await visitorOfNewWorkspace('flooded');
-        const databaseUrl = t.settings.databaseUrl;
-        assert.ok(databaseUrl);
         // From outside, the conversations are locked for writes (reads go on): every message admitted holds
         // its connection, waiting, and the requests' part of the pool (7 of 10) is soon all taken.
-        const locker = new pg.Client({ connectionString: databaseUrl });
-        await locker.connect();
-        try {
-          await locker.query('begin');
-          await locker.query('lock table conversations in exclusive mode');
-          const answered: { status: number }[] = [];
-          const sends = Array.from({ length: BURST }, (_, i) =>
-            flooded.send(`f${i}`).then((res) => {
-              answered.push(res);
-              return res;
-            }),
-          );
+        await lockedFromOutside('lock table conversations in exclusive mode', async (release) => {
+          const { answered, all } = sentAtOnce(flooded.send, BURST, 'f');
           // Past the backlog each is refused as it comes, without a connection; none is stored meanwhile.
           await waitFor(
             'the flood past the backlog refused',
             async () => answered.length >= BURST - BACKLOG,
             10_000,
           );
-          assert.ok(
-            answered.every((res) => res.status === 429),
-            JSON.stringify(answered.map((a) => a.status)),
-          );
-          await locker.query('commit');
-          const all = await Promise.all(sends);
-          const acknowledged = all.filter((res) => res.status === 201);
+          allRefused(answered);
+          await release();
+          const acknowledged = (await all).filter((res) => res.status === 201);
           assert.equal(acknowledged.length, BACKLOG, `${acknowledged.length} acknowledged`);
           await waitFor(
             'the acknowledged messages answered',
@@ -266,10 +289,7 @@ for (const store of await testStores()) {
               2 * BACKLOG,
             60_000,
           );
-        } finally {
-          await locker.query('rollback').catch(() => undefined);
-          await locker.end();
-        }
+        });
       },
     );
 
@@ -280,39 +300,21 @@ for (const store of await testStores()) {
       },
       async () => {
         const locked = await visitorOfNewWorkspace('locked');
-        const burst = await Promise.all(Array.from({ length: BURST }, (_, i) => locked.send(`l${i}`)));
+        const burst = await sentAtOnce(locked.send, BURST, 'l').all;
         assert.ok(
           burst.some((res) => res.status === 429),
           'the queue is past its backlog',
         );
-        const databaseUrl = t.settings.databaseUrl;
-        assert.ok(databaseUrl);
         // From outside, the clients' ids (the users' among them) are locked even for reads: a request that
         // read its user first would wait for the lock, refused or not.
-        const locker = new pg.Client({ connectionString: databaseUrl });
-        await locker.connect();
-        try {
-          await locker.query('begin');
-          await locker.query('lock table chat_ids in access exclusive mode');
-          const answered: { status: number }[] = [];
-          const sends = Array.from({ length: 4 }, (_, i) =>
-            locked.send(`w${i}`).then((res) => {
-              answered.push(res);
-              return res;
-            }),
-          );
+        await lockedFromOutside('lock table chat_ids in access exclusive mode', async (release) => {
+          const { answered, all } = sentAtOnce(locked.send, 4, 'w');
           // A turn ending meanwhile may let one in, which then waits for the lock.
           await waitFor('the refusals answered', async () => answered.length >= 3, 5000);
-          assert.ok(
-            answered.every((res) => res.status === 429),
-            JSON.stringify(answered.map((a) => a.status)),
-          );
-          await locker.query('commit');
-          await Promise.all(sends);
-        } finally {
-          await locker.query('rollback').catch(() => undefined);
-          await locker.end();
-        }
+          allRefused(answered);
+          await release();
+          await all;
+        });
       },
     );
   });
