@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthenticateOptions, ChatSession } from '../domain/chat/chat.ts';
 import { unavailable } from './errors.ts';
 import { PAYLOAD_LIMITS } from './limits.ts';
 
@@ -30,4 +31,20 @@ export function channelRoutes(app: FastifyInstance, operationPrefix: string): vo
       Reflect.set(schema, 'operationId', `${operationPrefix}${id}`);
     }
   });
+}
+
+/**
+ * The session of a channel route's end user, by the API's `authenticate`. A route that queues a turn
+ * (`queuesTurn`) is decided by admission before the user is read; its entry is left when the response
+ * closes, whatever the request came to (its body refused, the client gone), if its insert did not.
+ */
+export async function channelSession(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  authenticate: (options: AuthenticateOptions) => Promise<ChatSession>,
+): Promise<ChatSession> {
+  const session = await authenticate({ queuesTurn: request.routeOptions.config.queuesTurn === true });
+  const { entry } = session;
+  if (entry) reply.raw.once('close', () => entry.leave());
+  return session;
 }

@@ -6,6 +6,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Whether the route only reads or also writes: what a role that may only read may call. */
     access?: 'read' | 'write';
+    /** It queues a turn of the bot (`OperationSpec.queuesTurn`): the channels' hooks let admission decide first. */
+    queuesTurn?: boolean;
   }
 }
 
@@ -27,7 +29,12 @@ export function routeOperations<Actor>(
     app.route({
       method: op.method,
       url: op.path,
-      config: { ...config, access: op.access, ...(op.botItself && { botItself: true }) },
+      config: {
+        ...config,
+        access: op.access,
+        ...(op.botItself && { botItself: true }),
+        ...(op.queuesTurn && { queuesTurn: true }),
+      },
       schema: {
         operationId: op.id,
         tags: [op.tag],

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastif
 import { CHAT_USER_HANDLERS, CHAT_VISITOR_HANDLERS } from '../../handlers/chat/index.ts';
 import { listenConversation } from '../../contract/chat/listen.ts';
 import type { ChatSession, ChatVisitor, ListenableConversation } from '../../domain/chat/chat.ts';
-import { channelRoutes, pathParam } from '../channel-routes.ts';
+import { channelRoutes, channelSession, pathParam } from '../channel-routes.ts';
 import { allowCors, BOT_CORS_SETTING } from '../cors.ts';
 import { unavailable } from '../errors.ts';
 import { userKeyOf } from '../headers.ts';
@@ -82,10 +82,10 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
   // End users: every route authenticates the user a key names.
   await app.register(async (users: FastifyInstance) => {
     documentSecurity(users, () => [{ userKey: [] }]);
-    users.addHook('onRequest', async (request) => {
-      request.chatSession = await chat.authenticate(
-        await chat.scope(webhookIdOf(request)),
-        userKeyOf(request),
+    users.addHook('onRequest', async (request, reply) => {
+      const scope = await chat.scope(webhookIdOf(request));
+      request.chatSession = await channelSession(request, reply, (options) =>
+        chat.authenticate(scope, userKeyOf(request), options),
       );
     });
     routeOperations(users, CHAT_USER_HANDLERS, sessionOf);

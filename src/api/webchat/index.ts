@@ -10,7 +10,7 @@ import { HEADERS } from '../../contract/headers.ts';
 import type { ChatSession } from '../../domain/chat/chat.ts';
 import type { WebchatVisitor } from '../../domain/webchat/webchat.ts';
 import { resumePoint } from '../chat/listen.ts';
-import { channelRoutes, pathParam } from '../channel-routes.ts';
+import { channelRoutes, channelSession, pathParam } from '../channel-routes.ts';
 import { allowCors, BOT_CORS_SETTING } from '../cors.ts';
 import { unavailable } from '../errors.ts';
 import { openEventStream } from '../event-stream.ts';
@@ -132,10 +132,10 @@ export const webchatApi: FastifyPluginAsync<WebchatApiOptions> = async (app, { p
   // End users: every route authenticates the user a key names.
   await app.register(async (users: FastifyInstance) => {
     documentSecurity(users, () => [{ userKey: [] }]);
-    users.addHook('onRequest', async (request) => {
-      request.webchatSession = await webchat.authenticate(
-        await webchat.scope(clientIdOf(request)),
-        headerValue(request.headers[HEADERS.userKey]),
+    users.addHook('onRequest', async (request, reply) => {
+      const scope = await webchat.scope(clientIdOf(request));
+      request.webchatSession = await channelSession(request, reply, (options) =>
+        webchat.authenticate(scope, headerValue(request.headers[HEADERS.userKey]), options),
       );
     });
     routeOperations(users, WEBCHAT_USER_HANDLERS, sessionOf);

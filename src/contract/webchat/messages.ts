@@ -24,6 +24,7 @@ export const webchatMessageOperations = [
     method: 'POST',
     path: '/messages',
     access: 'write',
+    queuesTurn: true,
     tag,
     summary: 'Send a message',
     description:

@@ -2,6 +2,7 @@ import { createHmac, webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import type { Store } from '../../store/index.ts';
 import { prepare } from '../../store/prepared.ts';
+import type { AdmissionEntry } from '../queue/admission.ts';
 import type { Caches } from '../shared/caches.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import type { ChatChannel, ChatChannels, ReachedChannel } from './channels.ts';
@@ -41,6 +42,12 @@ export interface ChatScope {
   bot: BotActor;
 }
 
+/** How a request authenticates (`Chat.authenticate`). */
+export interface AuthenticateOptions {
+  /** It queues a turn of the bot: admission decides it before the user is read. */
+  queuesTurn?: boolean;
+}
+
 /** Someone who reached a channel, with the user key they presented (if any). */
 export interface ChatVisitor extends ChatScope {
   key: string | undefined;
@@ -50,6 +57,11 @@ export interface ChatVisitor extends ChatScope {
 export interface ChatSession extends ChatScope {
   userId: string;
   foreignUserId: string;
+  /**
+   * What admission let in before the user was read, for the turn the request queues (`authenticate`'s
+   * `queuesTurn`): its caller leaves it when the request ends, if the turn's insert has not.
+   */
+  entry?: AdmissionEntry;
 }
 
 interface Services {
@@ -177,14 +189,30 @@ export class Chat {
     }
   }
 
-  async authenticate(scope: ChatScope, key: string | undefined): Promise<ChatSession> {
+  /**
+   * The user a key names. For a request that queues a turn (`queuesTurn`), admission decides once the
+   * key's signature is checked (no statement) and before the user is read: past capacity the refusal
+   * (`RetryLater`) then costs no connection, which on PostgreSQL the admitted turns wait for. A refused
+   * key naming no user is told 429, not 401: it learns nothing more.
+   */
+  async authenticate(
+    scope: ChatScope,
+    key: string | undefined,
+    { queuesTurn = false }: AuthenticateOptions = {},
+  ): Promise<ChatSession> {
     const foreignUserId = await this.verify(scope.channel, key);
-    const userId = await this.s.ids.internalOf(this.s.store.db, scope.bot.botId, 'user', foreignUserId);
-    if (!userId)
-      throw unauthorized(
-        `The user "${foreignUserId}" of this key does not exist: call getOrCreateUser first`,
-      );
-    return { ...scope, userId, foreignUserId };
+    const entry = queuesTurn ? this.s.events.enter(scope.bot) : undefined;
+    try {
+      const userId = await this.s.ids.internalOf(this.s.store.db, scope.bot.botId, 'user', foreignUserId);
+      if (!userId)
+        throw unauthorized(
+          `The user "${foreignUserId}" of this key does not exist: call getOrCreateUser first`,
+        );
+      return { ...scope, userId, foreignUserId, ...(entry && { entry }) };
+    } catch (err) {
+      entry?.leave();
+      throw err;
+    }
   }
 
   /**
@@ -371,16 +399,21 @@ export class Chat {
     payload: { type: string } & JsonObject,
     metadata: JsonObject | undefined,
   ): Promise<ChatMessage> {
-    // Admission decides before the participant's read waits for a connection: refused, it costs none.
-    const message = await this.s.events.entering(session.bot, async (entry) => {
-      const conversationId = await this.participantConversation(session, foreignConversationId);
-      const { type, payload: content } = messageForBot({ payload, ...(metadata && { metadata }) });
-      return this.s.messages.create(
-        session.bot,
-        { conversationId, userId: session.userId, type, payload: content, tags: {} },
-        { participant: true, ...(entry && { entry }) },
-      );
-    });
+    // Admission decides before the participant's read waits for a connection (or before the user's, in
+    // `authenticate`): refused, it costs none.
+    const message = await this.s.events.entering(
+      session.bot,
+      async (entry) => {
+        const conversationId = await this.participantConversation(session, foreignConversationId);
+        const { type, payload: content } = messageForBot({ payload, ...(metadata && { metadata }) });
+        return this.s.messages.create(
+          session.bot,
+          { conversationId, userId: session.userId, type, payload: content, tags: {} },
+          { participant: true, ...(entry && { entry }) },
+        );
+      },
+      session.entry,
+    );
     return {
       id: message.id,
       createdAt: message.createdAt,
@@ -421,14 +454,25 @@ export class Chat {
     foreignConversationId: string,
     payload: JsonObject,
   ): Promise<ChatEvent> {
-    const conversationId = await this.participantConversation(session, foreignConversationId);
-    const event = await this.s.events.createFrom(session.bot, {
-      type: CHAT_CUSTOM_EVENT,
-      payload: customEventForBot(session.userId, conversationId, payload),
-      conversationId,
-      userId: session.userId,
-      isBot: false,
-    });
+    // Decided by admission before its reads, as a message is (`createMessage`).
+    const event = await this.s.events.entering(
+      session.bot,
+      async (entry) => {
+        const conversationId = await this.participantConversation(session, foreignConversationId);
+        return this.s.events.createFrom(
+          session.bot,
+          {
+            type: CHAT_CUSTOM_EVENT,
+            payload: customEventForBot(session.userId, conversationId, payload),
+            conversationId,
+            userId: session.userId,
+            isBot: false,
+          },
+          entry,
+        );
+      },
+      session.entry,
+    );
     return {
       id: event.id,
       createdAt: event.createdAt,

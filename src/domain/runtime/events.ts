@@ -177,12 +177,25 @@ export class Events {
   }
 
   /**
-   * Runs the work of a request that will queue an event, decided by admission as it arrives, before it
-   * waits for a connection (`Admission.enter`): refused (`RetryLater`) at no cost to the store; let in,
-   * it counts as waiting until `work` ends, and `work` gives its entry to `admit`.
+   * Decides a request that will queue an event as it arrives, before it waits for a connection
+   * (`Admission.enter`): refused (`RetryLater`) at no cost to the store; let in, it counts as waiting
+   * until its entry leaves (undefined without admission control).
    */
-  async entering<T>(bot: BotRef, work: (entry: AdmissionEntry | undefined) => Promise<T>): Promise<T> {
-    const entry = this.admission?.enter(bot.workspaceId);
+  enter(bot: BotRef): AdmissionEntry | undefined {
+    return this.admission?.enter(bot.workspaceId);
+  }
+
+  /**
+   * Runs the work of a request that will queue an event, decided as it arrives (`enter`), unless its
+   * caller decided it earlier (`entered`, as the chat APIs do before their user read): it counts as
+   * waiting until `work` ends, and `work` gives its entry to `admit`.
+   */
+  async entering<T>(
+    bot: BotRef,
+    work: (entry: AdmissionEntry | undefined) => Promise<T>,
+    entered?: AdmissionEntry,
+  ): Promise<T> {
+    const entry = entered ?? this.enter(bot);
     try {
       return await work(entry);
     } finally {
@@ -287,11 +300,16 @@ export class Events {
    * Queues an event for the bot and, unless it waits for its schedule, shows it to the listeners of
    * its conversation as coming from the bot (`isBot`) or from the user.
    */
-  async createFrom(actor: BotActor, event: QueuedEvent & { isBot: boolean }): Promise<Event> {
+  async createFrom(
+    actor: BotActor,
+    event: QueuedEvent & { isBot: boolean },
+    /** What admission let in as the request arrived (`enter`). */
+    entry?: AdmissionEntry,
+  ): Promise<Event> {
     const { isBot, ...queued } = event;
     const { created, notices, signal } = await this.db.transaction().execute(async (trx) => {
       if (queued.scheduledFor) return { created: await this.queue(actor.botId, queued, trx), notices: [] };
-      const stored = await this.queueForTurn(actor, queued, trx);
+      const stored = await this.queueForTurn(actor, queued, trx, undefined, entry);
       const recorded = await this.recordSignal(trx, actor.botId, stored.event, isBot);
       const heard =
         queued.workflowId === undefined

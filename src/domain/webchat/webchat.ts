@@ -2,7 +2,13 @@ import { messageForBot } from '../chat/bot-format.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../../store/index.ts';
-import type { Chat, ChatScope, ChatSession, ListenableConversation } from '../chat/chat.ts';
+import type {
+  AuthenticateOptions,
+  Chat,
+  ChatScope,
+  ChatSession,
+  ListenableConversation,
+} from '../chat/chat.ts';
 import type { ForeignIds } from '../chat/foreign-ids.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
 import type { Events } from '../runtime/events.ts';
@@ -124,8 +130,12 @@ export class Webchat {
     this.checkAdminSecret(visitor, true);
   }
 
-  authenticate(scope: ChatScope, key: string | undefined): Promise<ChatSession> {
-    return this.s.chat.authenticate(scope, key);
+  authenticate(
+    scope: ChatScope,
+    key: string | undefined,
+    options?: AuthenticateOptions,
+  ): Promise<ChatSession> {
+    return this.s.chat.authenticate(scope, key, options);
   }
 
   async getUser(session: ChatSession): Promise<WebchatUser> {
