@@ -129,21 +129,22 @@ const countingsWith = (storeSql: StoreSql) => ({
   messageSignalAndEvent: countMessageIn(true, storeSql),
 });
 
-const insertMessage = prepare(
-  everyKey<Row<'messages'>>()([
-    'id',
-    'bot_id',
-    'conversation_id',
-    'user_id',
-    'type',
-    'payload',
-    'direction',
-    'origin',
-    'event_id',
-    'created_at',
-    'updated_at',
-  ]),
-  (db, row: Row<'messages'>) => db.insertInto('messages').values(row),
+const MESSAGE_COLUMNS = everyKey<Row<'messages'>>()([
+  'id',
+  'bot_id',
+  'conversation_id',
+  'user_id',
+  'type',
+  'payload',
+  'direction',
+  'origin',
+  'event_id',
+  'created_at',
+  'updated_at',
+]);
+
+const insertMessage = prepare(MESSAGE_COLUMNS, (db, row: Row<'messages'>) =>
+  db.insertInto('messages').values(row),
 );
 
 /** What a message stored by one statement of its own is made of (`insertChatReply`, `insertIncoming`). */
@@ -266,7 +267,12 @@ export class Messages {
     private readonly log: ConversationLog,
     private readonly channelOutbox: ChannelOutbox,
   ) {
-    this.resource = new TaggedResource(store, { table: 'messages', name: 'Message', toItem: toMessage });
+    this.resource = new TaggedResource(store, {
+      table: 'messages',
+      name: 'Message',
+      columns: MESSAGE_COLUMNS,
+      toItem: toMessage,
+    });
     this.insertIncoming = insertIncoming(store.sql);
     this.countings = countingsWith(store.sql);
   }

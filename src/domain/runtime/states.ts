@@ -123,7 +123,7 @@ export class States {
   readManyQuery(botId: string, keys: StateKey[]) {
     return this.db
       .selectFrom('states')
-      .select(['type', 'resource_id', 'name', 'payload', 'expires_at'])
+      .select(READ_STATE_COLUMNS)
       .where('bot_id', '=', botId)
       .where((eb) =>
         eb.or(
@@ -399,8 +399,11 @@ export class States {
   }
 }
 
+/** What `readManyQuery` reads of a state. */
+export const READ_STATE_COLUMNS = ['type', 'resource_id', 'name', 'payload', 'expires_at'] as const;
+
 /** A state as `readManyQuery` reads it. */
-export type ReadState = Pick<Row<'states'>, 'type' | 'resource_id' | 'name' | 'payload' | 'expires_at'>;
+export type ReadState = Pick<Row<'states'>, (typeof READ_STATE_COLUMNS)[number]>;
 
 /** The payloads of states read, keyed `type/id/name`, without the expired ones. */
 export function payloadsOf(rows: readonly ReadState[], now = nowIso()): Map<string, JsonObject> {

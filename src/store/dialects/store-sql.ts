@@ -92,6 +92,14 @@ interface SqlForms {
    * itself as the driver read it; null for none).
    */
   jsonArrayAggDistinct(value: RawBuilder<unknown>): RawBuilder<unknown>;
+  /**
+   * The row `alias` names (of a subquery in the FROM clause), as JSON text: an object of its `columns`,
+   * which are every column it has (PostgreSQL reads the row whole; SQLite has no such form, and names
+   * each). Each value as the column holds it: JSON documents and instants stay texts.
+   */
+  rowJson(alias: string, columns: readonly string[]): RawBuilder<string>;
+  /** An aggregate: the rows `alias` names as a JSON array of objects (as `rowJson`), JSON text (`[]` for none). */
+  rowsJson(alias: string, columns: readonly string[]): RawBuilder<string>;
   /** Whether the value at `path` in the JSON column is of `kind` (null when the path leads nowhere). */
   jsonIs(column: RawBuilder<unknown>, path: JsonPath, kind: JsonKind): RawBuilder<SqlBool>;
   /**
@@ -144,10 +152,6 @@ export interface InProcessSql extends SqlForms {
 export interface ServerSql extends SqlForms {
   readonly roundTrips: true;
   readonly writesInWith: true;
-  /** The row `alias` names (of a subquery in the FROM clause), as JSON text. */
-  rowJson(alias: string): RawBuilder<string>;
-  /** An aggregate: the rows `alias` names as a JSON array of objects, as JSON text (`[]` for none). */
-  rowsJson(alias: string): RawBuilder<string>;
   /**
    * The rows of parallel lists, as a FROM item `alias` with one column per list (the first values of
    * each make the first row, and so on).
