@@ -67,7 +67,20 @@ export class Conversations {
       table: 'conversations',
       name: 'Conversation',
       states: 'conversation',
-      columns: everyKey<Row<'conversations'>>()(['id', 'bot_id', 'channel', 'integration', 'properties', 'message_count', 'signal_seq', 'current_task_id', 'current_workflow_id', 'last_event_at', 'created_at', 'updated_at']),
+      columns: everyKey<Row<'conversations'>>()([
+        'id',
+        'bot_id',
+        'channel',
+        'integration',
+        'properties',
+        'message_count',
+        'signal_seq',
+        'current_task_id',
+        'current_workflow_id',
+        'last_event_at',
+        'created_at',
+        'updated_at',
+      ]),
       toItem: toConversation,
     });
   }

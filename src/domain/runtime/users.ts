@@ -48,7 +48,16 @@ export class Users {
       table: 'users',
       name: 'User',
       states: 'user',
-      columns: everyKey<Row<'users'>>()(['id', 'bot_id', 'name', 'picture_url', 'properties', 'attributes', 'created_at', 'updated_at']),
+      columns: everyKey<Row<'users'>>()([
+        'id',
+        'bot_id',
+        'name',
+        'picture_url',
+        'properties',
+        'attributes',
+        'created_at',
+        'updated_at',
+      ]),
       toItem: toUser,
     });
   }
