@@ -147,6 +147,12 @@ const insertMessage = prepare(MESSAGE_COLUMNS, (db, row: Row<'messages'>) =>
   db.insertInto('messages').values(row),
 );
 
+/** A message with its signal, one statement where the store has `message_writes` (`StoreSql.messageWrites`). */
+const insertMessageWithSignal = prepare(
+  [...MESSAGE_COLUMNS, 'signal_seq', 'signal_frame'],
+  (db, row: Row<'message_writes'>) => db.insertInto('message_writes').values(row),
+);
+
 /** What a message stored by one statement of its own is made of (`insertChatReply`, `insertIncoming`). */
 type MessageAtOnce = {
   conversationId: string;
@@ -652,9 +658,24 @@ export class Messages {
       created_at: options.createdAt ?? now,
       updated_at: now,
     };
-    await insertMessage.execute(trx, row);
-    await insertTags(trx, row.id, body.tags ?? {});
     const message = toMessage(row, body.tags ?? {});
+    const created = options.silent ? undefined : createdSignal(message, outgoing);
+    // Where the store writes a message and its signal in one statement, the signal is numbered by the count.
+    const withSignal =
+      created && numbersSignal && this.store.sql.messageWrites
+        ? {
+            seq: Number(counted.signal_seq),
+            frame: await this.log.frameOf(trx, body.conversationId, created),
+          }
+        : undefined;
+    if (withSignal)
+      await insertMessageWithSignal.execute(trx, {
+        ...row,
+        signal_seq: withSignal.seq,
+        signal_frame: withSignal.frame,
+      });
+    else await insertMessage.execute(trx, row);
+    await insertTags(trx, row.id, body.tags ?? {});
     // The bot's message in a conversation of an integration goes out through the integration's channel
     // (unless the integration wrote it itself). Parley's own chat channel needs no send.
     const toChannel =
@@ -685,11 +706,12 @@ export class Messages {
       queued = notice;
     }
     const extra = { ...(queued && { queued }), ...(toChannel && { toChannel }) };
-    if (options.silent) return { message, signals, ...extra };
-    const created = createdSignal(message, outgoing);
-    const signal = numbersSignal
-      ? await this.log.recordAt(trx, body.conversationId, Number(counted.signal_seq), created)
-      : await this.log.record(trx, body.conversationId, created);
+    if (!created) return { message, signals, ...extra };
+    const signal = withSignal
+      ? recorded(body.conversationId, withSignal.seq, withSignal.frame, created)
+      : numbersSignal
+        ? await this.log.recordAt(trx, body.conversationId, Number(counted.signal_seq), created)
+        : await this.log.record(trx, body.conversationId, created);
     return { message, signals: [...signals, signal], ...extra };
   }
 }

@@ -34,6 +34,12 @@ interface SqlForms {
    */
   readonly oneProcess: boolean;
 
+  /**
+   * The database has the view `message_writes` (migration 0039, SQLite): a row inserted into it is a
+   * message and its live signal, one statement where two would be (PostgreSQL writes both with CTEs).
+   */
+  readonly messageWrites: boolean;
+
   /** Full-text search with English stemming and relevance ranking, its entries in this database. */
   readonly textSearch: SearchEngine;
 
@@ -146,8 +152,7 @@ export interface InProcessSql extends SqlForms {
 /**
  * A database server (PostgreSQL): each statement is a round trip, so the hot path folds several into
  * one, with forms the in-process database lacks: statements whose WITH clauses write (data-modifying
- * CTEs, each seeing the snapshot its statement began with), rows read back as JSON, and a subquery run
- * for each row of a list.
+ * CTEs, each seeing the snapshot its statement began with), and a subquery run for each row of a list.
  */
 export interface ServerSql extends SqlForms {
   readonly roundTrips: true;
