@@ -147,7 +147,7 @@ const insertMessage = prepare(MESSAGE_COLUMNS, (db, row: Row<'messages'>) =>
   db.insertInto('messages').values(row),
 );
 
-/** A message with its signal, one statement where the store has `message_writes` (`StoreSql.messageWrites`). */
+/** A message with its signal, one statement where the store has `message_writes` (`StoreSql.writeViews`). */
 const insertMessageWithSignal = prepare(
   [...MESSAGE_COLUMNS, 'signal_seq', 'signal_frame'],
   (db, row: Row<'message_writes'>) => db.insertInto('message_writes').values(row),
@@ -662,7 +662,7 @@ export class Messages {
     const created = options.silent ? undefined : createdSignal(message, outgoing);
     // Where the store writes a message and its signal in one statement, the signal is numbered by the count.
     const withSignal =
-      created && numbersSignal && this.store.sql.messageWrites
+      created && numbersSignal && this.store.sql.writeViews
         ? {
             seq: Number(counted.signal_seq),
             frame: await this.log.frameOf(trx, body.conversationId, created),

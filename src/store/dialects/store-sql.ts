@@ -35,10 +35,11 @@ interface SqlForms {
   readonly oneProcess: boolean;
 
   /**
-   * The database has the view `message_writes` (migration 0039, SQLite): a row inserted into it is a
-   * message and its live signal, one statement where two would be (PostgreSQL writes both with CTEs).
+   * The database has the views of migration 0039 (SQLite), whose insert triggers write together what
+   * PostgreSQL writes with CTEs in one statement: `message_writes` (a message and its live signal) and
+   * `state_writes` (a turn's last states and the end of its event).
    */
-  readonly messageWrites: boolean;
+  readonly writeViews: boolean;
 
   /** Full-text search with English stemming and relevance ranking, its entries in this database. */
   readonly textSearch: SearchEngine;

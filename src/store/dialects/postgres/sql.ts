@@ -41,7 +41,7 @@ export function postgresSql(vectorIndex: VectorIndex): ServerSql {
   return {
     roundTrips: true,
     writesInWith: true,
-    messageWrites: false,
+    writeViews: false,
     oneProcess: false,
     vectorIndex,
     textSearch: new PostgresTextSearch(),

@@ -34,7 +34,7 @@ export function sqliteSql(vectorIndex: VectorIndex): InProcessSql {
   return {
     roundTrips: false,
     writesInWith: false,
-    messageWrites: true,
+    writeViews: true,
     // One server per data folder: the file is this process's alone.
     oneProcess: true,
     vectorIndex,
