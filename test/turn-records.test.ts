@@ -1,5 +1,5 @@
 // What a turn reads before it runs (src/domain/runtime/turn-records.ts): the event's records with their
-// tags and the states of its variables, the same on both stores; on PostgreSQL in one statement.
+// tags and the states of its variables, the same on both stores, in one statement.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createTestBot, statementsRun } from './helpers/runtime.ts';
@@ -62,7 +62,7 @@ for (const store of await testStores()) {
         assert.deepEqual(read.user, await domain.users.get(actor, user.id));
         assert.deepEqual([...read.states], [[`user/${user.id}/profile`, { likes: 'tea' }]]);
       }
-      if (store.name === 'postgres') assert.equal(Math.min(...costs), 1, `statements: ${costs.join(', ')}`);
+      assert.equal(Math.min(...costs), 1, `statements: ${costs.join(', ')}`);
 
       // Another bot's records are none of this bot's.
       const theirs = await domain.turnRecords.read(

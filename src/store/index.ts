@@ -43,6 +43,7 @@ import * as conversationEventStamps from './migrations/0035_conversation_event_s
 import * as signatureVersions from './migrations/0036_signature_versions.ts';
 import * as botDrafts from './migrations/0037_bot_drafts.ts';
 import * as draftTests from './migrations/0038_draft_tests.ts';
+import * as writeViews from './migrations/0039_write_views.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -104,6 +105,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0036_signature_versions': signatureVersions,
   '0037_bot_drafts': botDrafts,
   '0038_draft_tests': draftTests,
+  '0039_write_views': writeViews,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

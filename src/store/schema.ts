@@ -470,6 +470,26 @@ export interface ChatIdsTable {
   internal_id: string;
 }
 
+/**
+ * A view on SQLite only (migration 0039), written to, never read: a row inserted is the message and,
+ * with a frame, its live signal `signal_seq`, in one statement (PostgreSQL writes both with CTEs). It
+ * lists the columns of `messages`: a column added to that table is added to the view and its trigger.
+ */
+export interface MessageWritesView extends MessagesTable {
+  signal_seq: number | null;
+  signal_frame: string | null;
+}
+
+/**
+ * A view on SQLite only (migration 0039), written to, never read: a row inserted is a state a turn wrote
+ * last (upserted as `States.write` does) and, where `ends_event` is set, the end of that event. It lists
+ * the columns of `states`: a column added to that table is added to the view and its trigger.
+ */
+export interface StateWritesView extends StatesTable {
+  ends_event: string | null;
+  ends_status: 'processed' | 'ignored' | null;
+}
+
 export interface ConversationSignalsTable {
   conversation_id: string;
   seq: number;
@@ -768,6 +788,8 @@ export interface Database {
   channel_sends: ChannelSendsTable;
   chat_ids: ChatIdsTable;
   conversation_signals: ConversationSignalsTable;
+  message_writes: MessageWritesView;
+  state_writes: StateWritesView;
   bot_logs: BotLogsTable;
   action_cache: ActionCacheTable;
   llm_calls: LlmCallsTable;

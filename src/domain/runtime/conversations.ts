@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import type { Executor, Store } from '../../store/index.ts';
+import { everyKey } from '../../store/prepared.ts';
 import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { notFound } from '../shared/errors.ts';
@@ -66,6 +67,20 @@ export class Conversations {
       table: 'conversations',
       name: 'Conversation',
       states: 'conversation',
+      columns: everyKey<Row<'conversations'>>()([
+        'id',
+        'bot_id',
+        'channel',
+        'integration',
+        'properties',
+        'message_count',
+        'signal_seq',
+        'current_task_id',
+        'current_workflow_id',
+        'last_event_at',
+        'created_at',
+        'updated_at',
+      ]),
       toItem: toConversation,
     });
   }

@@ -129,21 +129,28 @@ const countingsWith = (storeSql: StoreSql) => ({
   messageSignalAndEvent: countMessageIn(true, storeSql),
 });
 
-const insertMessage = prepare(
-  everyKey<Row<'messages'>>()([
-    'id',
-    'bot_id',
-    'conversation_id',
-    'user_id',
-    'type',
-    'payload',
-    'direction',
-    'origin',
-    'event_id',
-    'created_at',
-    'updated_at',
-  ]),
-  (db, row: Row<'messages'>) => db.insertInto('messages').values(row),
+const MESSAGE_COLUMNS = everyKey<Row<'messages'>>()([
+  'id',
+  'bot_id',
+  'conversation_id',
+  'user_id',
+  'type',
+  'payload',
+  'direction',
+  'origin',
+  'event_id',
+  'created_at',
+  'updated_at',
+]);
+
+const insertMessage = prepare(MESSAGE_COLUMNS, (db, row: Row<'messages'>) =>
+  db.insertInto('messages').values(row),
+);
+
+/** A message with its signal, one statement where the store has `message_writes` (`StoreSql.writeViews`). */
+const insertMessageWithSignal = prepare(
+  [...MESSAGE_COLUMNS, 'signal_seq', 'signal_frame'],
+  (db, row: Row<'message_writes'>) => db.insertInto('message_writes').values(row),
 );
 
 /** What a message stored by one statement of its own is made of (`insertChatReply`, `insertIncoming`). */
@@ -266,7 +273,12 @@ export class Messages {
     private readonly log: ConversationLog,
     private readonly channelOutbox: ChannelOutbox,
   ) {
-    this.resource = new TaggedResource(store, { table: 'messages', name: 'Message', toItem: toMessage });
+    this.resource = new TaggedResource(store, {
+      table: 'messages',
+      name: 'Message',
+      columns: MESSAGE_COLUMNS,
+      toItem: toMessage,
+    });
     this.insertIncoming = insertIncoming(store.sql);
     this.countings = countingsWith(store.sql);
   }
@@ -646,9 +658,24 @@ export class Messages {
       created_at: options.createdAt ?? now,
       updated_at: now,
     };
-    await insertMessage.execute(trx, row);
-    await insertTags(trx, row.id, body.tags ?? {});
     const message = toMessage(row, body.tags ?? {});
+    const created = options.silent ? undefined : createdSignal(message, outgoing);
+    // Where the store writes a message and its signal in one statement, the signal is numbered by the count.
+    const withSignal =
+      created && numbersSignal && this.store.sql.writeViews
+        ? {
+            seq: Number(counted.signal_seq),
+            frame: await this.log.frameOf(trx, body.conversationId, created),
+          }
+        : undefined;
+    if (withSignal)
+      await insertMessageWithSignal.execute(trx, {
+        ...row,
+        signal_seq: withSignal.seq,
+        signal_frame: withSignal.frame,
+      });
+    else await insertMessage.execute(trx, row);
+    await insertTags(trx, row.id, body.tags ?? {});
     // The bot's message in a conversation of an integration goes out through the integration's channel
     // (unless the integration wrote it itself). Parley's own chat channel needs no send.
     const toChannel =
@@ -679,11 +706,12 @@ export class Messages {
       queued = notice;
     }
     const extra = { ...(queued && { queued }), ...(toChannel && { toChannel }) };
-    if (options.silent) return { message, signals, ...extra };
-    const created = createdSignal(message, outgoing);
-    const signal = numbersSignal
-      ? await this.log.recordAt(trx, body.conversationId, Number(counted.signal_seq), created)
-      : await this.log.record(trx, body.conversationId, created);
+    if (!created) return { message, signals, ...extra };
+    const signal = withSignal
+      ? recorded(body.conversationId, withSignal.seq, withSignal.frame, created)
+      : numbersSignal
+        ? await this.log.recordAt(trx, body.conversationId, Number(counted.signal_seq), created)
+        : await this.log.record(trx, body.conversationId, created);
     return { message, signals: [...signals, signal], ...extra };
   }
 }

@@ -123,7 +123,7 @@ export class States {
   readManyQuery(botId: string, keys: StateKey[]) {
     return this.db
       .selectFrom('states')
-      .select(['type', 'resource_id', 'name', 'payload', 'expires_at'])
+      .select(READ_STATE_COLUMNS)
       .where('bot_id', '=', botId)
       .where((eb) =>
         eb.or(
@@ -153,29 +153,42 @@ export class States {
     eventId: string,
     status: 'processed' | 'ignored',
   ): Promise<void> {
+    if (entries.length > 0 && this.store.sql.writeViews) {
+      // One statement where the store's view writes both (`StoreSql.writeViews`): the first row ends the event.
+      const rows = this.rows(actor, entries).map((row, i) => ({
+        ...row,
+        ends_event: i === 0 ? eventId : null,
+        ends_status: i === 0 ? status : null,
+      }));
+      await this.db.insertInto('state_writes').values(rows).execute();
+      return;
+    }
     const save = entries.length > 0 ? (db: Executor) => this.upsert(db, actor, entries) : undefined;
     await this.queue.finishWith(eventId, status, save);
   }
 
+  /** The rows of entries as `upsert` inserts them (a state already there keeps its expiry). */
+  private rows(actor: BotActor, entries: StateEntry[]): Row<'states'>[] {
+    const now = nowIso();
+    return entries.map(({ key, payload, text }) => ({
+      id: newId('state'),
+      bot_id: actor.botId,
+      type: key.type,
+      resource_id: key.id,
+      name: key.name,
+      payload: this.serialise(payload, text),
+      expiry: null,
+      expires_at: null,
+      created_at: now,
+      updated_at: now,
+    }));
+  }
+
   /** The upsert of `write`, to run on its own or with another statement. */
   private upsert(db: Executor, actor: BotActor, entries: StateEntry[]) {
-    const now = nowIso();
     return db
       .insertInto('states')
-      .values(
-        entries.map(({ key, payload, text }) => ({
-          id: newId('state'),
-          bot_id: actor.botId,
-          type: key.type,
-          resource_id: key.id,
-          name: key.name,
-          payload: this.serialise(payload, text),
-          expiry: null,
-          expires_at: null,
-          created_at: now,
-          updated_at: now,
-        })),
-      )
+      .values(this.rows(actor, entries))
       .onConflict((oc) =>
         oc.columns(['bot_id', 'type', 'resource_id', 'name']).doUpdateSet((eb) => ({
           payload: eb.ref('excluded.payload'),
@@ -399,8 +412,11 @@ export class States {
   }
 }
 
+/** What `readManyQuery` reads of a state. */
+export const READ_STATE_COLUMNS = ['type', 'resource_id', 'name', 'payload', 'expires_at'] as const;
+
 /** A state as `readManyQuery` reads it. */
-export type ReadState = Pick<Row<'states'>, 'type' | 'resource_id' | 'name' | 'payload' | 'expires_at'>;
+export type ReadState = Pick<Row<'states'>, (typeof READ_STATE_COLUMNS)[number]>;
 
 /** The payloads of states read, keyed `type/id/name`, without the expired ones. */
 export function payloadsOf(rows: readonly ReadState[], now = nowIso()): Map<string, JsonObject> {

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import type { Executor, Store } from '../../store/index.ts';
+import { everyKey } from '../../store/prepared.ts';
 import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { newId } from '../shared/ids.ts';
@@ -47,6 +48,16 @@ export class Users {
       table: 'users',
       name: 'User',
       states: 'user',
+      columns: everyKey<Row<'users'>>()([
+        'id',
+        'bot_id',
+        'name',
+        'picture_url',
+        'properties',
+        'attributes',
+        'created_at',
+        'updated_at',
+      ]),
       toItem: toUser,
     });
   }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Transaction } from 'kysely';
 import type { Executor, Store } from '../../store/index.ts';
+import { everyKey } from '../../store/prepared.ts';
 import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { invalidPayload } from '../shared/errors.ts';
@@ -75,6 +76,23 @@ export class Workflows implements WorkflowListener {
       table: 'workflows',
       name: 'Workflow',
       states: 'workflow',
+      columns: everyKey<Row<'workflows'>>()([
+        'id',
+        'bot_id',
+        'name',
+        'status',
+        'input',
+        'output',
+        'parent_workflow_id',
+        'conversation_id',
+        'user_id',
+        'event_id',
+        'failure_reason',
+        'timeout_at',
+        'completed_at',
+        'created_at',
+        'updated_at',
+      ]),
       toItem: toWorkflow,
     });
   }

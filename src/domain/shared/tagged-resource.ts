@@ -5,6 +5,7 @@ import { prepare } from '../../store/prepared.ts';
 import type { Database, Row } from '../../store/schema.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { notFound } from './errors.ts';
+import { fromJson } from './json.ts';
 import { withKeyLock } from './locks.ts';
 import { Keyset, pageSizeOf } from './pagination.ts';
 import type { Page, PageRequest, SortDirection } from './pagination.ts';
@@ -40,6 +41,8 @@ export interface TaggedResourceSpec<T extends TaggedTable, Item> {
   name: string;
   /** The type of the states that hang off a record and go with it. */
   states?: Extract<StateType, 'conversation' | 'user' | 'workflow'>;
+  /** Every column of the table (`everyKey`): what `withTagsJson` names, where the store must. */
+  columns: readonly (keyof Row<T> & string)[];
   toItem(row: Row<T>, tags: Tags): Item;
 }
 
@@ -79,9 +82,23 @@ export class TaggedResource<T extends TaggedTable, Item> {
       from ${sql.table(this.spec.table)} r where r.id = ${id} and r.bot_id = ${botId}`;
   }
 
+  /**
+   * `withTagsQuery` as a value for a caller that reads the record with others in one statement: its row
+   * as JSON text, or null where the bot has no such record (`itemOfJson` reads it).
+   */
+  withTagsJson(id: string, botId: string): RawBuilder<string | null> {
+    const json = this.store.sql.rowJson('r', [...this.spec.columns, 'tag_pairs']);
+    return sql<string | null>`(select ${json} from (${this.withTagsQuery(id, botId)}) r)`;
+  }
+
   /** The item of a row `withTagsQuery` read. */
   itemOf(row: RowWithTags<T>): Item {
     return this.spec.toItem(row, tagsFromPairs(row.tag_pairs));
+  }
+
+  /** The item of the JSON `withTagsJson` read, or none. */
+  itemOfJson(json: string | null): Item | undefined {
+    return json === null ? undefined : this.itemOf(fromJson<RowWithTags<T>>(json));
   }
 
   /** The row of a record of this bot; another bot's record does not exist for it. */

@@ -34,6 +34,13 @@ interface SqlForms {
    */
   readonly oneProcess: boolean;
 
+  /**
+   * The database has the views of migration 0039 (SQLite), whose insert triggers write together what
+   * PostgreSQL writes with CTEs in one statement: `message_writes` (a message and its live signal) and
+   * `state_writes` (a turn's last states and the end of its event).
+   */
+  readonly writeViews: boolean;
+
   /** Full-text search with English stemming and relevance ranking, its entries in this database. */
   readonly textSearch: SearchEngine;
 
@@ -92,6 +99,14 @@ interface SqlForms {
    * itself as the driver read it; null for none).
    */
   jsonArrayAggDistinct(value: RawBuilder<unknown>): RawBuilder<unknown>;
+  /**
+   * The row `alias` names (of a subquery in the FROM clause), as JSON text: an object of its `columns`,
+   * which are every column it has (PostgreSQL reads the row whole; SQLite has no such form, and names
+   * each). Each value as the column holds it: JSON documents and instants stay texts.
+   */
+  rowJson(alias: string, columns: readonly string[]): RawBuilder<string>;
+  /** An aggregate: the rows `alias` names as a JSON array of objects (as `rowJson`), JSON text (`[]` for none). */
+  rowsJson(alias: string, columns: readonly string[]): RawBuilder<string>;
   /** Whether the value at `path` in the JSON column is of `kind` (null when the path leads nowhere). */
   jsonIs(column: RawBuilder<unknown>, path: JsonPath, kind: JsonKind): RawBuilder<SqlBool>;
   /**
@@ -138,16 +153,11 @@ export interface InProcessSql extends SqlForms {
 /**
  * A database server (PostgreSQL): each statement is a round trip, so the hot path folds several into
  * one, with forms the in-process database lacks: statements whose WITH clauses write (data-modifying
- * CTEs, each seeing the snapshot its statement began with), rows read back as JSON, and a subquery run
- * for each row of a list.
+ * CTEs, each seeing the snapshot its statement began with), and a subquery run for each row of a list.
  */
 export interface ServerSql extends SqlForms {
   readonly roundTrips: true;
   readonly writesInWith: true;
-  /** The row `alias` names (of a subquery in the FROM clause), as JSON text. */
-  rowJson(alias: string): RawBuilder<string>;
-  /** An aggregate: the rows `alias` names as a JSON array of objects, as JSON text (`[]` for none). */
-  rowsJson(alias: string): RawBuilder<string>;
   /**
    * The rows of parallel lists, as a FROM item `alias` with one column per list (the first values of
    * each make the first row, and so on).

@@ -41,6 +41,7 @@ export function postgresSql(vectorIndex: VectorIndex): ServerSql {
   return {
     roundTrips: true,
     writesInWith: true,
+    writeViews: false,
     oneProcess: false,
     vectorIndex,
     textSearch: new PostgresTextSearch(),

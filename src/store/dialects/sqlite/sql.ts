@@ -25,11 +25,16 @@ const JSON_TYPE_NAMES: Record<JsonKind, string[]> = {
 /** A path as SQLite's JSON functions take it: `$."a"."b"` (keys hold neither `"` nor `\`). */
 const pathText = (path: JsonPath): string => `$${path.map((key) => `."${key}"`).join('')}`;
 
+/** The row `alias` names as a JSON object of its `columns`. */
+const rowObject = (alias: string, columns: readonly string[]) =>
+  sql<string>`json_object(${sql.join(columns.map((c) => sql`${sql.lit(c)}, ${sql.ref(`${alias}.${c}`)}`))})`;
+
 /** SQLite's SQL: the embedded store, in this process (`better-sqlite3`, store/sqlite-group-commit.ts). */
 export function sqliteSql(vectorIndex: VectorIndex): InProcessSql {
   return {
     roundTrips: false,
     writesInWith: false,
+    writeViews: true,
     // One server per data folder: the file is this process's alone.
     oneProcess: true,
     vectorIndex,
@@ -55,6 +60,10 @@ export function sqliteSql(vectorIndex: VectorIndex): InProcessSql {
     jsonArray: (items) => sql<string>`json_array(${sql.join(items)})`,
     jsonArrayAgg: (value) => sql<string>`json_group_array(${value})`,
     jsonArrayAggDistinct: (value) => sql`json_group_array(distinct ${value})`,
+    // A text whose value is JSON (a JSON column, the tags' pairs) stays a text: a subquery's column
+    // carries no JSON subtype, so json_object embeds none of them as JSON.
+    rowJson: (alias, columns) => rowObject(alias, columns),
+    rowsJson: (alias, columns) => sql<string>`json_group_array(${rowObject(alias, columns)})`,
     jsonIs: (column, path, kind) =>
       sql<SqlBool>`json_type(${column}, ${pathText(path)}) in (${sql.join(JSON_TYPE_NAMES[kind])})`,
     // Booleans come out as 1 and 0, as `booleanValue` writes them.
