@@ -12,11 +12,11 @@ import { parseArgs } from 'node:util';
 import { JobProcess } from './lib/job-process.ts';
 import type { LlmStreamsJob, LlmStreamsResult } from './lib/llm-load.ts';
 import { REPLY_TOKENS } from './lib/llm-prompt.ts';
-import type { ProviderReady } from './lib/model-provider.ts';
+import { startModelProvider } from './lib/provider-process.ts';
 import { APIS, mountOf } from './lib/api.ts';
 import { generateTextStream } from '../src/contract/cognitive/index.ts';
 import { botApiKey, botHeadersOf, llmSettings, ownerAdmin, ROOT, startParley } from './lib/parley.ts';
-import { cpuSplitMs, LOAD_CPU, start, stopAll } from './lib/procs.ts';
+import { cpuSplitMs, stopAll } from './lib/procs.ts';
 import { summarizeProfiles } from './lib/profile.ts';
 import { median, summarize } from './lib/stats.ts';
 
@@ -34,14 +34,7 @@ const rounds = Number(options.rounds);
 
 let server: Awaited<ReturnType<typeof startParley>> | undefined;
 try {
-  const providerProc = start(
-    'model provider',
-    process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'bench', 'lib', 'model-provider.ts')],
-    { cwd: ROOT, cpu: LOAD_CPU },
-  );
-  const [line] = await providerProc.waitFor(/^\{"ready":true.*\}$/m, 60_000);
-  const provider = JSON.parse(line) as ProviderReady;
+  const provider = await startModelProvider();
   const profileDir = options.profile ? await mkdtemp(path.join(os.tmpdir(), 'parley-llm-cpu-')) : '';
   server = await startParley(
     'sqlite',

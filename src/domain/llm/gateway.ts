@@ -149,11 +149,17 @@ export class LlmGateway {
     };
   }
 
+  /**
+   * The answer kept for the request id, else for the content. Both are read at once: on PostgreSQL a
+   * request with an id and a new content waited for two round trips, one after the other, before its
+   * provider was asked.
+   */
   private async remembered(botId: string, keys: { byRequestId?: string; byContent?: string }) {
-    for (const key of [keys.byRequestId, keys.byContent]) {
-      if (key === undefined) continue;
-      const kept = await this.outputs.get(botId, key);
-      const response = kept && asCached(kept);
+    const read = async (key: string | undefined) =>
+      key === undefined ? undefined : this.outputs.get(botId, key);
+    const kept = await Promise.all([read(keys.byRequestId), read(keys.byContent)]);
+    for (const output of kept) {
+      const response = output && asCached(output);
       if (response) return response;
     }
     return undefined;
