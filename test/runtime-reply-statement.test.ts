@@ -33,7 +33,9 @@ for (const store of await testStores()) {
       const before = await t.server.domain.log.lastSeq(conversation.id);
       const costs: number[] = [];
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) {
+      // Other work of the server (its polls and sweeps) may run statements meanwhile: the least of the
+      // messages is the cost. At least five are sent, and more (up to 20) while none has cost only its own.
+      for (let i = 0; i < 20 && (i < 5 || Math.min(...costs) > REPLY_STATEMENTS[store.name]); i++) {
         const start = await statementsRun(t);
         const { message } = await bot.client.createMessage({
           conversationId: conversation.id,
@@ -42,7 +44,6 @@ for (const store of await testStores()) {
           payload: { text: `reply ${i}` },
           tags: {},
         });
-        // The /metrics read itself runs none; other work of the server may: the least of five is the cost.
         costs.push((await statementsRun(t)) - start);
         ids.push(message.id);
         assert.equal(message.direction, 'outgoing');
@@ -66,11 +67,11 @@ for (const store of await testStores()) {
       );
       assert.deepEqual(
         signals.map((s) => s.seq),
-        [1, 2, 3, 4, 5].map((n) => before + n),
+        ids.map((_, i) => before + i + 1),
       );
       assert.deepEqual(
         signals.map((s) => (JSON.parse(s.frame) as { data: { payload: unknown } }).data.payload),
-        [0, 1, 2, 3, 4].map((i) => ({ type: 'text', text: `reply ${i}` })),
+        ids.map((_, i) => ({ type: 'text', text: `reply ${i}` })),
       );
       // A user's message after them takes the next number.
       await bot.client.createMessage({
@@ -82,7 +83,7 @@ for (const store of await testStores()) {
       });
       assert.equal(
         await t.server.domain.log.lastSeq(conversation.id),
-        before + 7,
+        before + ids.length + 2,
         'joined, then the message',
       );
     });
