@@ -99,6 +99,34 @@ for (const store of await testStores()) {
     });
     after(() => t.close());
 
+    // Their user is read with the conversation and the participant (Chat.admit, then one statement): each
+    // refusal as when the user was read first, on both APIs that queue a turn.
+    test('a message or event: a gone user 401, an unknown conversation 404, a non-participant 403', async () => {
+      const webchatUrl = bot.webhookUrl.replace(/\/chat\/([^/]+)$/, '/webchat/$1');
+      const carol = await chat.Client.connect({ apiUrl: bot.webhookUrl, userId: 'carol' });
+      const gone = await chat.Client.connect({ apiUrl: bot.webhookUrl, userId: 'gone' });
+      await gone.deleteUser({});
+      const text = { type: 'text', text: 'x' };
+      const sends = [
+        (key: string, to: string) =>
+          rawChat(bot.webhookUrl, 'POST', '/messages', { key, body: { conversationId: to, payload: text } }),
+        (key: string, to: string) =>
+          rawChat(bot.webhookUrl, 'POST', '/events', { key, body: { conversationId: to, payload: {} } }),
+        (key: string, to: string) =>
+          rawChat(webchatUrl, 'POST', '/messages', { key, body: { conversationId: to, payload: text } }),
+      ];
+      for (const send of sends) {
+        const unknownUser = await send(gone.user.key, conversationId);
+        assert.equal(unknownUser.status, 401, JSON.stringify(unknownUser.body));
+        assert.match(
+          (unknownUser.body as { message: string }).message,
+          /The user "gone" of this key does not exist: call getOrCreateUser first/,
+        );
+        assertChatError(await send(alice.user.key, 'no-such-conversation'), 404, 'ResourceNotFound');
+        assertChatError(await send(carol.user.key, conversationId), 403, 'Forbidden');
+      }
+    });
+
     test('createMessage answers 201 for each of the 12 payload types, and keeps payload and metadata', async () => {
       for (const [i, payload] of PAYLOADS.entries()) {
         const metadata = { index: i, nested: { ok: true }, list: [1, 'two'] };

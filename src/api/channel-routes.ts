@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthenticateOptions, ChatSession } from '../domain/chat/chat.ts';
+import type { ChatKeySession, ChatScope, ChatSession } from '../domain/chat/chat.ts';
 import { unavailable } from './errors.ts';
 import { PAYLOAD_LIMITS } from './limits.ts';
 
@@ -33,18 +33,29 @@ export function channelRoutes(app: FastifyInstance, operationPrefix: string): vo
   });
 }
 
+/** How a channel API (Chat, webchat) finds who calls: `Chat.authenticate` and `Chat.admit`. */
+export interface ChannelAuth {
+  authenticate(scope: ChatScope, key: string | undefined): Promise<ChatSession>;
+  admit(scope: ChatScope, key: string | undefined): Promise<ChatKeySession>;
+}
+
 /**
- * The session of a channel route's end user, by the API's `authenticate`. A route that queues a turn
- * (`queuesTurn`) is decided by admission before the user is read; its entry is left when the response
- * closes, whatever the request came to (its body refused, the client gone), if its insert did not.
+ * Who calls a channel route: a route that queues a turn (`queuesTurn`) is decided by admission before
+ * its user is read (`admit`), with its turn's conversation; its entry is left when the response closes,
+ * whatever the request came to (its body refused, the client gone), if its insert did not. Any other
+ * route reads its user (`authenticate`).
  */
-export async function channelSession(
+export async function channelCaller(
   request: FastifyRequest,
   reply: FastifyReply,
-  authenticate: (options: AuthenticateOptions) => Promise<ChatSession>,
-): Promise<ChatSession> {
-  const session = await authenticate({ queuesTurn: request.routeOptions.config.queuesTurn === true });
-  const { entry } = session;
+  auth: ChannelAuth,
+  scope: ChatScope,
+  key: string | undefined,
+): Promise<{ session: ChatSession } | { turn: ChatKeySession }> {
+  if (request.routeOptions.config.queuesTurn !== true)
+    return { session: await auth.authenticate(scope, key) };
+  const turn = await auth.admit(scope, key);
+  const { entry } = turn;
   if (entry) reply.raw.once('close', () => entry.leave());
-  return session;
+  return { turn };
 }

@@ -52,9 +52,12 @@ const COUNTINGS = {
     },
   }),
   chat: (): Counting => ({
+    // By the key's user as the bot knows it (its foreign id), which a route that queues a turn has
+    // before its user is read (`channelCaller`): the same key for every route of both channel APIs.
     principal: (request) => {
-      const userId = request.chatSession?.userId ?? request.webchatSession?.userId;
-      return userId === undefined ? undefined : `user:${userId}`;
+      const caller =
+        request.chatSession ?? request.chatTurn ?? request.webchatSession ?? request.webchatTurn;
+      return caller && `user:${caller.bot.botId}:${caller.foreignUserId}`;
     },
     principalPerMinute: (limits) => limits.chatPerMinute,
   }),

@@ -1,5 +1,5 @@
 import { ADMIN_ACCOUNT_OPERATIONS, ADMIN_MEMBER_OPERATIONS, ADMIN_TOKEN_OPERATIONS } from './admin/index.ts';
-import { CHAT_USER_OPERATIONS, CHAT_VISITOR_OPERATIONS } from './chat/index.ts';
+import { CHAT_TURN_OPERATIONS, CHAT_USER_OPERATIONS, CHAT_VISITOR_OPERATIONS } from './chat/index.ts';
 import { COGNITIVE_OPERATIONS } from './cognitive/index.ts';
 import { FILES_OPERATIONS } from './files/index.ts';
 import type { OperationSpec } from './operation.ts';
@@ -8,6 +8,7 @@ import { RUNTIME_OPERATIONS } from './runtime/index.ts';
 import { TABLES_OPERATIONS } from './tables/index.ts';
 import {
   WEBCHAT_SITE_OPERATIONS,
+  WEBCHAT_TURN_OPERATIONS,
   WEBCHAT_USER_OPERATIONS,
   WEBCHAT_VISITOR_OPERATIONS,
 } from './webchat/index.ts';
@@ -32,10 +33,18 @@ export const APIS = {
   cognitive: { prefix: '/v2/cognitive', operations: COGNITIVE_OPERATIONS },
   files: { prefix: '/v1', operations: FILES_OPERATIONS },
   tables: { prefix: '/v1', operations: TABLES_OPERATIONS },
-  chat: { prefix: '/chat/:webhookId', operations: [...CHAT_VISITOR_OPERATIONS, ...CHAT_USER_OPERATIONS] },
+  chat: {
+    prefix: '/chat/:webhookId',
+    operations: [...CHAT_VISITOR_OPERATIONS, ...CHAT_USER_OPERATIONS, ...CHAT_TURN_OPERATIONS],
+  },
   webchat: {
     prefix: '/webchat/:clientId',
-    operations: [...WEBCHAT_VISITOR_OPERATIONS, ...WEBCHAT_SITE_OPERATIONS, ...WEBCHAT_USER_OPERATIONS],
+    operations: [
+      ...WEBCHAT_VISITOR_OPERATIONS,
+      ...WEBCHAT_SITE_OPERATIONS,
+      ...WEBCHAT_USER_OPERATIONS,
+      ...WEBCHAT_TURN_OPERATIONS,
+    ],
   },
 } as const satisfies Record<string, Api>;
 

@@ -2,10 +2,15 @@ import websocket from '@fastify/websocket';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { CHAT_USER_HANDLERS, CHAT_VISITOR_HANDLERS } from '../../handlers/chat/index.ts';
+import { CHAT_TURN_HANDLERS, CHAT_USER_HANDLERS, CHAT_VISITOR_HANDLERS } from '../../handlers/chat/index.ts';
 import { listenConversation } from '../../contract/chat/listen.ts';
-import type { ChatSession, ChatVisitor, ListenableConversation } from '../../domain/chat/chat.ts';
-import { channelRoutes, channelSession, pathParam } from '../channel-routes.ts';
+import type {
+  ChatKeySession,
+  ChatSession,
+  ChatVisitor,
+  ListenableConversation,
+} from '../../domain/chat/chat.ts';
+import { channelCaller, channelRoutes, pathParam } from '../channel-routes.ts';
 import { allowCors, BOT_CORS_SETTING } from '../cors.ts';
 import { unavailable } from '../errors.ts';
 import { userKeyOf } from '../headers.ts';
@@ -17,6 +22,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     chatVisitor?: ChatVisitor;
     chatSession?: ChatSession;
+    /** On a route that queues a turn, in place of `chatSession`: see `channelCaller`. */
+    chatTurn?: ChatKeySession;
     /** The conversation a listener opens, once its participation is checked, and where its signals stood. */
     listened?: ListenableConversation;
   }
@@ -31,6 +38,7 @@ const Params = Type.Object({ webhookId: Type.String() });
 
 const visitorOf = (r: FastifyRequest): ChatVisitor => r.chatVisitor ?? unavailable('chat visitor');
 const sessionOf = (r: FastifyRequest): ChatSession => r.chatSession ?? unavailable('chat session');
+const turnOf = (r: FastifyRequest): ChatKeySession => r.chatTurn ?? unavailable('chat turn');
 const webhookIdOf = (r: FastifyRequest): string => pathParam(r, 'webhookId');
 
 /**
@@ -45,6 +53,7 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
   channelRoutes(app, 'chat_');
   app.decorateRequest('chatVisitor', undefined);
   app.decorateRequest('chatSession', undefined);
+  app.decorateRequest('chatTurn', undefined);
   app.decorateRequest('listened', undefined);
   // Open streams would keep the server from closing: end them first (SSE and WebSocket), saying why.
   app.addHook('preClose', async () => {
@@ -84,11 +93,12 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
     documentSecurity(users, () => [{ userKey: [] }]);
     users.addHook('onRequest', async (request, reply) => {
       const scope = await chat.scope(webhookIdOf(request));
-      request.chatSession = await channelSession(request, reply, (options) =>
-        chat.authenticate(scope, userKeyOf(request), options),
-      );
+      const caller = await channelCaller(request, reply, chat, scope, userKeyOf(request));
+      if ('turn' in caller) request.chatTurn = caller.turn;
+      else request.chatSession = caller.session;
     });
     routeOperations(users, CHAT_USER_HANDLERS, sessionOf);
+    routeOperations(users, CHAT_TURN_HANDLERS, turnOf);
     const listenOptions = (request: FastifyRequest) => ({
       log,
       listened: request.listened ?? unavailable('listened conversation'),

@@ -3,14 +3,15 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import {
   WEBCHAT_SITE_HANDLERS,
+  WEBCHAT_TURN_HANDLERS,
   WEBCHAT_USER_HANDLERS,
   WEBCHAT_VISITOR_HANDLERS,
 } from '../../handlers/webchat/index.ts';
 import { HEADERS } from '../../contract/headers.ts';
-import type { ChatSession } from '../../domain/chat/chat.ts';
+import type { ChatKeySession, ChatSession } from '../../domain/chat/chat.ts';
 import type { WebchatVisitor } from '../../domain/webchat/webchat.ts';
 import { resumePoint } from '../chat/listen.ts';
-import { channelRoutes, channelSession, pathParam } from '../channel-routes.ts';
+import { channelCaller, channelRoutes, pathParam } from '../channel-routes.ts';
 import { allowCors, BOT_CORS_SETTING } from '../cors.ts';
 import { unavailable } from '../errors.ts';
 import { openEventStream } from '../event-stream.ts';
@@ -24,6 +25,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     webchatVisitor?: WebchatVisitor;
     webchatSession?: ChatSession;
+    /** On a route that queues a turn, in place of `webchatSession`: see `channelCaller`. */
+    webchatTurn?: ChatKeySession;
   }
 }
 
@@ -35,6 +38,7 @@ const tags = ['Webchat'];
 
 const visitorOf = (r: FastifyRequest): WebchatVisitor => r.webchatVisitor ?? unavailable('webchat visitor');
 const sessionOf = (r: FastifyRequest): ChatSession => r.webchatSession ?? unavailable('webchat session');
+const turnOf = (r: FastifyRequest): ChatKeySession => r.webchatTurn ?? unavailable('webchat turn');
 const clientIdOf = (r: FastifyRequest): string => pathParam(r, 'clientId');
 
 /**
@@ -51,6 +55,7 @@ export const webchatApi: FastifyPluginAsync<WebchatApiOptions> = async (app, { p
   channelRoutes(app, 'webchat_');
   app.decorateRequest('webchatVisitor', undefined);
   app.decorateRequest('webchatSession', undefined);
+  app.decorateRequest('webchatTurn', undefined);
   app.addHook('preClose', async () => {
     for (const close of [...streams]) close();
   });
@@ -134,11 +139,13 @@ export const webchatApi: FastifyPluginAsync<WebchatApiOptions> = async (app, { p
     documentSecurity(users, () => [{ userKey: [] }]);
     users.addHook('onRequest', async (request, reply) => {
       const scope = await webchat.scope(clientIdOf(request));
-      request.webchatSession = await channelSession(request, reply, (options) =>
-        webchat.authenticate(scope, headerValue(request.headers[HEADERS.userKey]), options),
-      );
+      const key = headerValue(request.headers[HEADERS.userKey]);
+      const caller = await channelCaller(request, reply, webchat, scope, key);
+      if ('turn' in caller) request.webchatTurn = caller.turn;
+      else request.webchatSession = caller.session;
     });
     routeOperations(users, WEBCHAT_USER_HANDLERS, sessionOf);
+    routeOperations(users, WEBCHAT_TURN_HANDLERS, turnOf);
     users.withTypeProvider<TypeBoxTypeProvider>().get(
       '/conversations/:id/listen',
       {

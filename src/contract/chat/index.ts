@@ -1,5 +1,5 @@
 import { chatConversationOperations } from './conversations.ts';
-import { chatMessageOperations } from './messages.ts';
+import { chatMessageOperations, chatTurnOperations } from './messages.ts';
 import { chatUserOperations, chatVisitorOperations } from './users.ts';
 
 /**
@@ -14,6 +14,9 @@ export const CHAT_USER_OPERATIONS = [
   ...chatConversationOperations,
   ...chatMessageOperations,
 ] as const;
+
+/** The Chat API operations of an end user that queue a turn: admission decides before the user is read. */
+export const CHAT_TURN_OPERATIONS = chatTurnOperations;
 
 /** The Chat API's stream, declared as an operation but routed by hand: see listen.ts. */
 export { listenConversation } from './listen.ts';

@@ -11,18 +11,6 @@ const EventAnswer = Type.Object({ event: Model.ChatEvent });
 
 export const chatMessageOperations = [
   operation({
-    id: 'createMessage',
-    method: 'POST',
-    path: '/messages',
-    access: 'write',
-    queuesTurn: true,
-    tag,
-    summary: 'Send a message',
-    status: 201,
-    body: { payload: ChatPayloadSchema, conversationId: Type.String(), metadata: Type.Optional(JsonObject) },
-    response: MessageAnswer,
-  }),
-  operation({
     id: 'getMessage',
     method: 'GET',
     path: '/messages/:id',
@@ -44,6 +32,32 @@ export const chatMessageOperations = [
     item: Model.ChatMessage,
   }),
   operation({
+    id: 'getEvent',
+    method: 'GET',
+    path: '/events/:id',
+    access: 'read',
+    tag,
+    summary: 'Get an event',
+    params: { id: Type.String() },
+    response: EventAnswer,
+  }),
+] as const;
+
+/** The operations that queue a turn of the bot: their callers' keys are verified, their users read with the turn (`Chat.admit`). */
+export const chatTurnOperations = [
+  operation({
+    id: 'createMessage',
+    method: 'POST',
+    path: '/messages',
+    access: 'write',
+    queuesTurn: true,
+    tag,
+    summary: 'Send a message',
+    status: 201,
+    body: { payload: ChatPayloadSchema, conversationId: Type.String(), metadata: Type.Optional(JsonObject) },
+    response: MessageAnswer,
+  }),
+  operation({
     id: 'createEvent',
     method: 'POST',
     path: '/events',
@@ -54,16 +68,6 @@ export const chatMessageOperations = [
     description: 'A custom event for the bot (`chat:custom`), shown to the conversation’s listeners.',
     status: 201,
     body: { payload: JsonObject, conversationId: Type.String() },
-    response: EventAnswer,
-  }),
-  operation({
-    id: 'getEvent',
-    method: 'GET',
-    path: '/events/:id',
-    access: 'read',
-    tag,
-    summary: 'Get an event',
-    params: { id: Type.String() },
     response: EventAnswer,
   }),
 ] as const;

@@ -1,5 +1,5 @@
 import { webchatConversationOperations } from './conversations.ts';
-import { webchatMessageOperations } from './messages.ts';
+import { webchatMessageOperations, webchatTurnOperations } from './messages.ts';
 import { webchatSiteOperations, webchatUserOperations, webchatVisitorOperations } from './users.ts';
 
 /** The webchat API operations of a visitor (no user key needed). */
@@ -14,3 +14,6 @@ export const WEBCHAT_USER_OPERATIONS = [
   ...webchatConversationOperations,
   ...webchatMessageOperations,
 ] as const;
+
+/** The webchat API operations of an end user that queue a turn: admission decides before the user is read. */
+export const WEBCHAT_TURN_OPERATIONS = webchatTurnOperations;

@@ -20,25 +20,6 @@ const IdParams = { id: Type.String() };
 
 export const webchatMessageOperations = [
   operation({
-    id: 'createMessage',
-    method: 'POST',
-    path: '/messages',
-    access: 'write',
-    queuesTurn: true,
-    tag,
-    summary: 'Send a message',
-    description:
-      'The message reaches the bot as a Chat API message would. `metadata` comes back on the message and its `message_created` signal (the webchat matches its `clientMessageId`).',
-    status: 201,
-    body: {
-      payload: WebchatPayloadSchema,
-      conversationId: Type.String(),
-      metadata: Type.Optional(JsonObject),
-      replyTo: Type.Optional(Type.String({ description: 'Accepted and not kept' })),
-    },
-    response: MessageAnswer,
-  }),
-  operation({
     id: 'getMessage',
     method: 'GET',
     path: '/messages/:id',
@@ -122,5 +103,28 @@ export const webchatMessageOperations = [
     status: 201,
     body: CreateFileBodySchema.properties,
     response: Type.Object({ file: WebchatFileSchema }),
+  }),
+] as const;
+
+/** The operations that queue a turn of the bot: their callers' keys are verified, their users read with the turn (`Chat.admit`). */
+export const webchatTurnOperations = [
+  operation({
+    id: 'createMessage',
+    method: 'POST',
+    path: '/messages',
+    access: 'write',
+    queuesTurn: true,
+    tag,
+    summary: 'Send a message',
+    description:
+      'The message reaches the bot as a Chat API message would. `metadata` comes back on the message and its `message_created` signal (the webchat matches its `clientMessageId`).',
+    status: 201,
+    body: {
+      payload: WebchatPayloadSchema,
+      conversationId: Type.String(),
+      metadata: Type.Optional(JsonObject),
+      replyTo: Type.Optional(Type.String({ description: 'Accepted and not kept' })),
+    },
+    response: MessageAnswer,
   }),
 ] as const;

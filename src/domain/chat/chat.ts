@@ -42,26 +42,27 @@ export interface ChatScope {
   bot: BotActor;
 }
 
-/** How a request authenticates (`Chat.authenticate`). */
-export interface AuthenticateOptions {
-  /** It queues a turn of the bot: admission decides it before the user is read. */
-  queuesTurn?: boolean;
-}
-
 /** Someone who reached a channel, with the user key they presented (if any). */
 export interface ChatVisitor extends ChatScope {
   key: string | undefined;
 }
 
-/** An authenticated end user of a channel. */
-export interface ChatSession extends ChatScope {
-  userId: string;
+/**
+ * An end user of a channel whose key is verified, for a request that queues a turn (`Chat.admit`): its
+ * user is read with the turn's conversation, in one statement (`turnParticipant`).
+ */
+export interface ChatKeySession extends ChatScope {
   foreignUserId: string;
   /**
-   * What admission let in before the user was read, for the turn the request queues (`authenticate`'s
-   * `queuesTurn`): its caller leaves it when the request ends, if the turn's insert has not.
+   * What admission let in before anything was read, for the turn the request queues: its caller leaves
+   * it when the request ends, if the turn's insert has not.
    */
   entry?: AdmissionEntry;
+}
+
+/** An authenticated end user of a channel: the user the key names exists. */
+export interface ChatSession extends ChatKeySession {
+  userId: string;
 }
 
 interface Services {
@@ -107,6 +108,34 @@ const participantConversation = prepare(
       .where('c.foreign_id', '=', foreignId),
 );
 
+/**
+ * On every message or event a channel queues: the user a key names, the conversation a client-chosen id
+ * names, and whether that user takes part in it, where `participantConversation` needed the user's read
+ * first. No row: the user does not exist.
+ */
+const turnParticipant = prepare(
+  ['botId', 'foreignUserId', 'foreignId'],
+  (
+    db,
+    { botId, foreignUserId, foreignId }: { botId: string; foreignUserId: string; foreignId: string },
+  ) =>
+    db
+      .selectFrom('chat_ids as u')
+      .leftJoin('chat_ids as c', (join) =>
+        join
+          .onRef('c.bot_id', '=', 'u.bot_id')
+          .on('c.kind', '=', 'conversation')
+          .on('c.foreign_id', '=', foreignId),
+      )
+      .leftJoin('participants as p', (join) =>
+        join.onRef('p.conversation_id', '=', 'c.internal_id').onRef('p.user_id', '=', 'u.internal_id'),
+      )
+      .select(['u.internal_id as user_internal_id', 'c.internal_id', 'p.user_id'])
+      .where('u.bot_id', '=', botId)
+      .where('u.kind', '=', 'user')
+      .where('u.foreign_id', '=', foreignUserId),
+);
+
 /** `participantConversation`, and where the conversation's signals stand: a listener starts there. */
 const listenableConversation = prepare(
   ['botId', 'userId', 'foreignId'],
@@ -122,6 +151,11 @@ const listenableConversation = prepare(
       .where('c.kind', '=', 'conversation')
       .where('c.foreign_id', '=', foreignId),
 );
+
+/** A verified key whose user does not exist (or no longer does). */
+function unknownUser(foreignUserId: string): ApiError {
+  return unauthorized(`The user "${foreignUserId}" of this key does not exist: call getOrCreateUser first`);
+}
 
 /** The row of a conversation the user takes part in: refused when there is none, or the user is not in it. */
 function participantRow<R extends { user_id: string | null }>(row: R | undefined, foreignId: string): R {
@@ -189,30 +223,24 @@ export class Chat {
     }
   }
 
-  /**
-   * The user a key names. For a request that queues a turn (`queuesTurn`), admission decides once the
-   * key's signature is checked (no statement) and before the user is read: past capacity the refusal
-   * (`RetryLater`) then costs no connection, which on PostgreSQL the admitted turns wait for. A refused
-   * key naming no user is told 429, not 401: it learns nothing more.
-   */
-  async authenticate(
-    scope: ChatScope,
-    key: string | undefined,
-    { queuesTurn = false }: AuthenticateOptions = {},
-  ): Promise<ChatSession> {
+  /** The user a key names: a key whose user does not exist is refused (401). */
+  async authenticate(scope: ChatScope, key: string | undefined): Promise<ChatSession> {
     const foreignUserId = await this.verify(scope.channel, key);
-    const entry = queuesTurn ? this.s.events.enter(scope.bot) : undefined;
-    try {
-      const userId = await this.s.ids.internalOf(this.s.store.db, scope.bot.botId, 'user', foreignUserId);
-      if (!userId)
-        throw unauthorized(
-          `The user "${foreignUserId}" of this key does not exist: call getOrCreateUser first`,
-        );
-      return { ...scope, userId, foreignUserId, ...(entry && { entry }) };
-    } catch (err) {
-      entry?.leave();
-      throw err;
-    }
+    const userId = await this.s.ids.internalOf(this.s.store.db, scope.bot.botId, 'user', foreignUserId);
+    if (!userId) throw unknownUser(foreignUserId);
+    return { ...scope, userId, foreignUserId };
+  }
+
+  /**
+   * For a request that queues a turn: admission decides once the key's signature is checked (no
+   * statement), and its user is read later with the turn's conversation (`createMessage`,
+   * `createEvent`). Past capacity the refusal (`RetryLater`) then costs no connection, which on
+   * PostgreSQL the admitted turns wait for; a refused key naming no user is told 429, not 401: it
+   * learns nothing more.
+   */
+  async admit(scope: ChatScope, key: string | undefined): Promise<ChatKeySession> {
+    const foreignUserId = await this.verify(scope.channel, key);
+    return { ...scope, foreignUserId, entry: this.s.events.enter(scope.bot) };
   }
 
   /**
@@ -394,21 +422,21 @@ export class Chat {
   // Messages and events
 
   async createMessage(
-    session: ChatSession,
+    session: ChatKeySession,
     foreignConversationId: string,
     payload: { type: string } & JsonObject,
     metadata: JsonObject | undefined,
   ): Promise<ChatMessage> {
-    // Admission decides before the participant's read waits for a connection (or before the user's, in
-    // `authenticate`): refused, it costs none.
+    // Admission decides before the user's and participant's read waits for a connection: refused, it
+    // costs none.
     const message = await this.s.events.entering(
       session.bot,
       async (entry) => {
-        const conversationId = await this.participantConversation(session, foreignConversationId);
+        const { conversationId, userId } = await this.turnParticipant(session, foreignConversationId);
         const { type, payload: content } = messageForBot({ payload, ...(metadata && { metadata }) });
         return this.s.messages.create(
           session.bot,
-          { conversationId, userId: session.userId, type, payload: content, tags: {} },
+          { conversationId, userId, type, payload: content, tags: {} },
           { participant: true, ...(entry && { entry }) },
         );
       },
@@ -450,7 +478,7 @@ export class Chat {
 
   /** A custom event for the bot: it receives `chat:custom` with who sent it and where (see bot-format.ts). */
   async createEvent(
-    session: ChatSession,
+    session: ChatKeySession,
     foreignConversationId: string,
     payload: JsonObject,
   ): Promise<ChatEvent> {
@@ -458,14 +486,14 @@ export class Chat {
     const event = await this.s.events.entering(
       session.bot,
       async (entry) => {
-        const conversationId = await this.participantConversation(session, foreignConversationId);
+        const { conversationId, userId } = await this.turnParticipant(session, foreignConversationId);
         return this.s.events.createFrom(
           session.bot,
           {
             type: CHAT_CUSTOM_EVENT,
-            payload: customEventForBot(session.userId, conversationId, payload),
+            payload: customEventForBot(userId, conversationId, payload),
             conversationId,
-            userId: session.userId,
+            userId,
             isBot: false,
           },
           entry,
@@ -557,6 +585,27 @@ export class Chat {
       foreignId,
     });
     return participantRow(rows[0], foreignId).internal_id;
+  }
+
+  /**
+   * The user of a verified key and the conversation a foreign id names, if that user takes part in it:
+   * one query, on every message or event a channel queues. Refused as `authenticate` and
+   * `participantConversation` would refuse them, in that order.
+   */
+  private async turnParticipant(
+    session: ChatKeySession,
+    foreignId: string,
+  ): Promise<{ userId: string; conversationId: string }> {
+    const { rows } = await turnParticipant.execute(this.s.store.db, {
+      botId: session.bot.botId,
+      foreignUserId: session.foreignUserId,
+      foreignId,
+    });
+    const row = rows[0];
+    if (!row) throw unknownUser(session.foreignUserId);
+    if (row.internal_id === null) throw notFound('Conversation', foreignId);
+    if (row.user_id === null) throw forbidden(NOT_A_PARTICIPANT);
+    return { userId: row.user_internal_id, conversationId: row.internal_id };
   }
 
   private async ownedConversation(session: ChatSession, foreignId: string): Promise<string> {

@@ -3,8 +3,8 @@ import type { JsonObject } from '../shared/json.ts';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../../store/index.ts';
 import type {
-  AuthenticateOptions,
   Chat,
+  ChatKeySession,
   ChatScope,
   ChatSession,
   ListenableConversation,
@@ -130,12 +130,13 @@ export class Webchat {
     this.checkAdminSecret(visitor, true);
   }
 
-  authenticate(
-    scope: ChatScope,
-    key: string | undefined,
-    options?: AuthenticateOptions,
-  ): Promise<ChatSession> {
-    return this.s.chat.authenticate(scope, key, options);
+  authenticate(scope: ChatScope, key: string | undefined): Promise<ChatSession> {
+    return this.s.chat.authenticate(scope, key);
+  }
+
+  /** For a request that queues a turn: see `Chat.admit`. */
+  admit(scope: ChatScope, key: string | undefined): Promise<ChatKeySession> {
+    return this.s.chat.admit(scope, key);
   }
 
   async getUser(session: ChatSession): Promise<WebchatUser> {
@@ -290,7 +291,7 @@ export class Webchat {
 
   /** A message from the user: the Chat API's, so the bot answers it the same way. */
   async createMessage(
-    session: ChatSession,
+    session: ChatKeySession,
     conversationId: string,
     payload: WebchatPayload,
     metadata: JsonObject | undefined,

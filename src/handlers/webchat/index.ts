@@ -1,13 +1,14 @@
 import {
   WEBCHAT_SITE_OPERATIONS,
+  WEBCHAT_TURN_OPERATIONS,
   WEBCHAT_USER_OPERATIONS,
   WEBCHAT_VISITOR_OPERATIONS,
 } from '../../contract/webchat/index.ts';
-import type { ChatSession } from '../../domain/chat/chat.ts';
+import type { ChatKeySession, ChatSession } from '../../domain/chat/chat.ts';
 import type { WebchatVisitor } from '../../domain/webchat/webchat.ts';
 import { implement } from '../operation.ts';
 import { webchatConversationHandlers } from './conversations.ts';
-import { webchatMessageHandlers } from './messages.ts';
+import { webchatMessageHandlers, webchatTurnHandlers } from './messages.ts';
 import { webchatSiteHandlers, webchatUserHandlers, webchatVisitorHandlers } from './users.ts';
 
 // The webchat API's tables (contract/webchat/index.ts) bound to the domain, for the actor of each.
@@ -27,3 +28,5 @@ export const WEBCHAT_USER_HANDLERS = implement<ChatSession>()(WEBCHAT_USER_OPERA
   ...webchatConversationHandlers,
   ...webchatMessageHandlers,
 });
+
+export const WEBCHAT_TURN_HANDLERS = implement<ChatKeySession>()(WEBCHAT_TURN_OPERATIONS, webchatTurnHandlers);

@@ -1,12 +1,9 @@
-import type { ChatSession } from '../../domain/chat/chat.ts';
-import type { webchatMessageOperations } from '../../contract/webchat/messages.ts';
+import type { ChatKeySession, ChatSession } from '../../domain/chat/chat.ts';
+import type { webchatMessageOperations, webchatTurnOperations } from '../../contract/webchat/messages.ts';
 import type { Handlers } from '../operation.ts';
 import { sharedHandlers } from '../chat/shared.ts';
 
 export const webchatMessageHandlers = {
-  createMessage: async (d, session, { payload, conversationId, metadata }) => ({
-    message: await d.webchat.createMessage(session, conversationId, payload, metadata),
-  }),
   getMessage: async (d, session, { id }) => ({ message: await d.webchat.getMessage(session, id) }),
   updateMessage: async (d, session, { id, payload }) => ({
     message: await d.webchat.updateMessage(session, id, payload),
@@ -26,3 +23,9 @@ export const webchatMessageHandlers = {
   getEvent: async (d, session, { id }) => ({ event: await d.webchat.getEvent(session, id) }),
   createFile: async (d, session, body) => ({ file: await d.webchat.createFile(session, body) }),
 } satisfies Handlers<ChatSession, typeof webchatMessageOperations>;
+
+export const webchatTurnHandlers = {
+  createMessage: async (d, session, { payload, conversationId, metadata }) => ({
+    message: await d.webchat.createMessage(session, conversationId, payload, metadata),
+  }),
+} satisfies Handlers<ChatKeySession, typeof webchatTurnOperations>;
