@@ -173,8 +173,11 @@ for (const store of await testStores()) {
       // While the turns work the queue off (800 ms each, one at a time), each refusal is counted alone; the
       // least of them: the server's polls, its turns and admission's own reading run statements meanwhile
       // (before, each ran the user's read at least).
+      // Nine at least, and more (up to 30) while none has cost nothing: a loaded machine's turns overlap more.
       const costs: number[] = [];
-      for (const [i, kind] of [...kinds, ...kinds, ...kinds].entries()) {
+      for (let i = 0; i < 30 && (i < 9 || Math.min(...costs) > 0); i++) {
+        const kind = kinds[i % kinds.length];
+        assert.ok(kind);
         const start = await statementsRun(t);
         const res = await kind(i);
         const cost = (await statementsRun(t)) - start;
@@ -184,7 +187,7 @@ for (const store of await testStores()) {
         assert.ok(Number(res.headers.get('retry-after')) >= 1);
         costs.push(cost);
       }
-      assert.ok(costs.length >= 4, `${costs.length} of 9 refused`);
+      assert.ok(costs.length >= 4, `${costs.length} refused`);
       assert.equal(Math.min(...costs), 0, `statements per refusal: ${costs.join(', ')}`);
 
       // Requests let in at the door that end before their insert leave it all the same: a body the schema

@@ -53,7 +53,9 @@ for (const store of await testStores()) {
         ],
       };
       const costs: number[] = [];
-      for (let i = 0; i < 5; i++) {
+      // The server's polls may run statements meanwhile: the least is the cost. Five reads at least, up to
+      // 20 while none cost only its own.
+      for (let i = 0; i < 20 && (i < 5 || Math.min(...costs) > 1); i++) {
         const start = await statementsRun(t);
         const read = await domain.turnRecords.read(actor, ids);
         costs.push((await statementsRun(t)) - start);
