@@ -55,8 +55,7 @@ const COUNTINGS = {
     // By the key's user as the bot knows it (its foreign id), which a route that queues a turn has
     // before its user is read (`channelCaller`): the same key for every route of both channel APIs.
     principal: (request) => {
-      const caller =
-        request.chatSession ?? request.chatTurn ?? request.webchatSession ?? request.webchatTurn;
+      const caller = request.chatSession ?? request.chatTurn ?? request.webchatSession ?? request.webchatTurn;
       return caller && `user:${caller.bot.botId}:${caller.foreignUserId}`;
     },
     principalPerMinute: (limits) => limits.chatPerMinute,

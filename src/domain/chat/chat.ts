@@ -115,10 +115,7 @@ const participantConversation = prepare(
  */
 const turnParticipant = prepare(
   ['botId', 'foreignUserId', 'foreignId'],
-  (
-    db,
-    { botId, foreignUserId, foreignId }: { botId: string; foreignUserId: string; foreignId: string },
-  ) =>
+  (db, { botId, foreignUserId, foreignId }: { botId: string; foreignUserId: string; foreignId: string }) =>
     db
       .selectFrom('chat_ids as u')
       .leftJoin('chat_ids as c', (join) =>

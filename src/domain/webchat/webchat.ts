@@ -2,13 +2,7 @@ import { messageForBot } from '../chat/bot-format.ts';
 import type { JsonObject } from '../shared/json.ts';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../../store/index.ts';
-import type {
-  Chat,
-  ChatKeySession,
-  ChatScope,
-  ChatSession,
-  ListenableConversation,
-} from '../chat/chat.ts';
+import type { Chat, ChatKeySession, ChatScope, ChatSession, ListenableConversation } from '../chat/chat.ts';
 import type { ForeignIds } from '../chat/foreign-ids.ts';
 import type { ConversationLog, RecordedSignal } from '../live/conversation-log.ts';
 import type { Events } from '../runtime/events.ts';

@@ -1,4 +1,8 @@
-import { CHAT_TURN_OPERATIONS, CHAT_USER_OPERATIONS, CHAT_VISITOR_OPERATIONS } from '../../contract/chat/index.ts';
+import {
+  CHAT_TURN_OPERATIONS,
+  CHAT_USER_OPERATIONS,
+  CHAT_VISITOR_OPERATIONS,
+} from '../../contract/chat/index.ts';
 import type { ChatKeySession, ChatSession, ChatVisitor } from '../../domain/chat/chat.ts';
 import { implement } from '../operation.ts';
 import { chatConversationHandlers } from './conversations.ts';

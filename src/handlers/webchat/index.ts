@@ -29,4 +29,7 @@ export const WEBCHAT_USER_HANDLERS = implement<ChatSession>()(WEBCHAT_USER_OPERA
   ...webchatMessageHandlers,
 });
 
-export const WEBCHAT_TURN_HANDLERS = implement<ChatKeySession>()(WEBCHAT_TURN_OPERATIONS, webchatTurnHandlers);
+export const WEBCHAT_TURN_HANDLERS = implement<ChatKeySession>()(
+  WEBCHAT_TURN_OPERATIONS,
+  webchatTurnHandlers,
+);
