@@ -6,7 +6,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Whether the route only reads or also writes: what a role that may only read may call. */
     access?: 'read' | 'write';
-    /** It queues a turn of the bot (`OperationSpec.queuesTurn`): the channels' hooks let admission decide first. */
+    /** It queues a turn of the bot (a channel's turn table, `channelCaller`): admission decides before its user is read. */
     queuesTurn?: boolean;
   }
 }
@@ -33,7 +33,6 @@ export function routeOperations<Actor>(
         ...config,
         access: op.access,
         ...(op.botItself && { botItself: true }),
-        ...(op.queuesTurn && { queuesTurn: true }),
       },
       schema: {
         operationId: op.id,

@@ -42,11 +42,6 @@ interface Declaration<
    * rights: what bot code reads of itself (`@botpress/cognitive` reads its bot's integrations).
    */
   botItself?: boolean;
-  /**
-   * It queues a turn of the bot from outside (a visitor's message or event): admission decides it as it
-   * arrives, before its authentication reads the store (`Chat.authenticate`).
-   */
-  queuesTurn?: boolean;
 }
 
 /**
@@ -73,8 +68,6 @@ export interface OperationSpec<
   readonly status: 200 | 201;
   /** See the declaration's. */
   readonly botItself: boolean;
-  /** See the declaration's. */
-  readonly queuesTurn: boolean;
   readonly params: TObject<P>;
   readonly query: TObject<Q>;
   /** Undefined: the operation reads no body (GET, DELETE). */
@@ -137,7 +130,6 @@ function spec<
     description: declaration.description,
     status: declaration.status ?? 200,
     botItself: declaration.botItself ?? false,
-    queuesTurn: declaration.queuesTurn ?? false,
     params: Type.Object(params),
     query: Type.Object(query),
     body: hasBody

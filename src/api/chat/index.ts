@@ -98,7 +98,7 @@ export const chatApi: FastifyPluginAsync<ChatApiOptions> = async (app, { pingInt
       else request.chatSession = caller.session;
     });
     routeOperations(users, CHAT_USER_HANDLERS, sessionOf);
-    routeOperations(users, CHAT_TURN_HANDLERS, turnOf);
+    routeOperations(users, CHAT_TURN_HANDLERS, turnOf, { queuesTurn: true });
     const listenOptions = (request: FastifyRequest) => ({
       log,
       listened: request.listened ?? unavailable('listened conversation'),

@@ -145,7 +145,7 @@ export const webchatApi: FastifyPluginAsync<WebchatApiOptions> = async (app, { p
       else request.webchatSession = caller.session;
     });
     routeOperations(users, WEBCHAT_USER_HANDLERS, sessionOf);
-    routeOperations(users, WEBCHAT_TURN_HANDLERS, turnOf);
+    routeOperations(users, WEBCHAT_TURN_HANDLERS, turnOf, { queuesTurn: true });
     users.withTypeProvider<TypeBoxTypeProvider>().get(
       '/conversations/:id/listen',
       {

@@ -113,7 +113,6 @@ export const webchatTurnOperations = [
     method: 'POST',
     path: '/messages',
     access: 'write',
-    queuesTurn: true,
     tag,
     summary: 'Send a message',
     description:
