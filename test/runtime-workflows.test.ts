@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import { InvalidPayloadError, ResourceNotFoundError } from '@botpress/client';
 import {
   assertId,
@@ -13,6 +14,7 @@ import {
   sleep,
   unique,
   unknownId,
+  waitFor,
   walkPages,
 } from './helpers/runtime.ts';
 import type { TestBot } from './helpers/runtime.ts';
@@ -158,6 +160,41 @@ for (const store of await testStores()) {
         assert.equal(got.status, end, `a ${end} workflow stays ${end}`);
       }
     });
+
+    test(
+      'an update never overwrites a status changed while it waited (a workflow timed out meanwhile stays timed out)',
+      { skip: store.name === 'postgres' ? false : 'the row is held from outside with PostgreSQL' },
+      async () => {
+        const { workflow } = await bot.client.createWorkflow({ name: 'raced', status: 'listening' });
+        assert.ok(t.settings.databaseUrl);
+        const sweeper = new pg.Client({ connectionString: t.settings.databaseUrl });
+        await sweeper.connect();
+        try {
+          // As the sweeper does: the workflow timed out in a transaction not yet committed.
+          await sweeper.query('begin');
+          await sweeper.query(
+            "update workflows set status = 'timedout', completed_at = updated_at where id = $1",
+            [workflow.id],
+          );
+          const update = bot.client.updateWorkflow({ id: workflow.id, status: 'in_progress' });
+          update.catch(() => undefined); // awaited below, once the row is released
+          await waitFor('the update waiting for the row', async () => {
+            // A transaction sees one snapshot of the activity unless told to take a new one.
+            await sweeper.query('select pg_stat_clear_snapshot()');
+            const { rows } = await sweeper.query<{ waiting: number }>(
+              'select count(*)::int as waiting from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))',
+            );
+            return rows[0]?.waiting === 1;
+          });
+          await sweeper.query('commit');
+          await rejectsWith(update, InvalidPayloadError, /timedout/);
+        } finally {
+          await sweeper.end();
+        }
+        const { workflow: got } = await bot.client.getWorkflow({ id: workflow.id });
+        assert.equal(got.status, 'timedout');
+      },
+    );
 
     test('updateWorkflow sets tags (null deletes), output, timeoutAt and userId', async () => {
       const { workflow } = await bot.client.createWorkflow({

@@ -182,9 +182,25 @@ export class Workflows implements WorkflowListener {
     return { workflow: item, created };
   }
 
-  /** A waiting workflow (listening, paused) set back `in_progress` continues: `workflow_continued`. */
+  /**
+   * A waiting workflow (listening, paused) set back `in_progress` continues: `workflow_continued`. The
+   * row is written only if its status is still the one read, so a change made meanwhile (the sweeper
+   * timing it out, an event continuing it) is never overwritten: the update is decided again on the
+   * status that change left.
+   */
   async update(actor: BotActor, workflowId: string, body: UpdateWorkflowBody): Promise<Workflow> {
-    const { workflow, notice } = await this.db.transaction().execute(async (trx) => {
+    for (;;) {
+      const updated = await this.updateIfUnchanged(actor, workflowId, body);
+      if (updated) return updated;
+    }
+  }
+
+  private async updateIfUnchanged(
+    actor: BotActor,
+    workflowId: string,
+    body: UpdateWorkflowBody,
+  ): Promise<Workflow | undefined> {
+    const outcome = await this.db.transaction().execute(async (trx) => {
       const row = await this.resource.requireRow(actor, workflowId, trx);
       const current = row.status;
       if (body.status !== undefined && body.status !== current && FINISHED_STATUSES.includes(current)) {
@@ -203,7 +219,13 @@ export class Workflows implements WorkflowListener {
         completed_at: finishing && row.completed_at === null ? now : row.completed_at,
         updated_at: now,
       };
-      await trx.updateTable('workflows').set(next).where('id', '=', workflowId).execute();
+      const written = await trx
+        .updateTable('workflows')
+        .set(next)
+        .where('id', '=', workflowId)
+        .where('status', '=', current)
+        .executeTakeFirst();
+      if (Number(written.numUpdatedRows) === 0) return undefined;
       const updated = await this.resource.withUpdatedTags(next, body.tags ?? {}, trx);
       const continues = next.status === 'in_progress' && WAITING_STATUSES.includes(current);
       return {
@@ -213,8 +235,9 @@ export class Workflows implements WorkflowListener {
           : undefined,
       };
     });
-    this.updates.notify([notice]);
-    return workflow;
+    if (!outcome) return undefined;
+    this.updates.notify([outcome.notice]);
+    return outcome.workflow;
   }
 
   /**
