@@ -12,6 +12,7 @@ import {
   waitFor,
 } from './helpers/runtime.ts';
 import type { TestBot } from './helpers/runtime.ts';
+import { whileChangedOutside } from './helpers/held-rows.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
@@ -214,6 +215,28 @@ for (const store of await testStores()) {
         nested: { y: 2 },
       });
     });
+
+    test(
+      'a patch never loses a change committed while it ran',
+      { skip: store.name === 'postgres' ? false : 'the row is changed from outside with PostgreSQL' },
+      async () => {
+        const name = unique('st');
+        await bot.client.setState({ type: 'bot', id: bot.botId, name, payload: { a: 1 } });
+        assert.ok(t.settings.databaseUrl);
+        // Another replica's patch, committed while this one runs.
+        await whileChangedOutside(
+          t.settings.databaseUrl,
+          `update states set payload = '{"a":1,"outside":true}' where bot_id = $1 and name = $2`,
+          [bot.botId, name],
+          () => bot.client.patchState({ type: 'bot', id: bot.botId, name, payload: { inside: true } }),
+        );
+        assert.deepEqual((await bot.client.getState({ type: 'bot', id: bot.botId, name })).state.payload, {
+          a: 1,
+          outside: true,
+          inside: true,
+        });
+      },
+    );
 
     test('expiry: setState with expiry gives expiresAt; setStateExpiry changes and clears it', async () => {
       const name = unique('st');

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
 import { InvalidPayloadError, ResourceNotFoundError } from '@botpress/client';
 import {
   assertId,
@@ -14,10 +13,10 @@ import {
   sleep,
   unique,
   unknownId,
-  waitFor,
   walkPages,
 } from './helpers/runtime.ts';
 import type { TestBot } from './helpers/runtime.ts';
+import { whileChangedOutside } from './helpers/held-rows.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
@@ -162,35 +161,22 @@ for (const store of await testStores()) {
     });
 
     test(
-      'an update never overwrites a status changed while it waited (a workflow timed out meanwhile stays timed out)',
-      { skip: store.name === 'postgres' ? false : 'the row is held from outside with PostgreSQL' },
+      'an update never overwrites a status changed while it ran (a workflow timed out meanwhile stays timed out)',
+      { skip: store.name === 'postgres' ? false : 'the row is changed from outside with PostgreSQL' },
       async () => {
         const { workflow } = await bot.client.createWorkflow({ name: 'raced', status: 'listening' });
         assert.ok(t.settings.databaseUrl);
-        const sweeper = new pg.Client({ connectionString: t.settings.databaseUrl });
-        await sweeper.connect();
-        try {
-          // As the sweeper does: the workflow timed out in a transaction not yet committed.
-          await sweeper.query('begin');
-          await sweeper.query(
+        // As the sweeper does: the workflow timed out in a transaction committed while the update runs.
+        await rejectsWith(
+          whileChangedOutside(
+            t.settings.databaseUrl,
             "update workflows set status = 'timedout', completed_at = updated_at where id = $1",
             [workflow.id],
-          );
-          const update = bot.client.updateWorkflow({ id: workflow.id, status: 'in_progress' });
-          update.catch(() => undefined); // awaited below, once the row is released
-          await waitFor('the update waiting for the row', async () => {
-            // A transaction sees one snapshot of the activity unless told to take a new one.
-            await sweeper.query('select pg_stat_clear_snapshot()');
-            const { rows } = await sweeper.query<{ waiting: number }>(
-              'select count(*)::int as waiting from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))',
-            );
-            return rows[0]?.waiting === 1;
-          });
-          await sweeper.query('commit');
-          await rejectsWith(update, InvalidPayloadError, /timedout/);
-        } finally {
-          await sweeper.end();
-        }
+            () => bot.client.updateWorkflow({ id: workflow.id, status: 'in_progress' }),
+          ),
+          InvalidPayloadError,
+          /timedout/,
+        );
         const { workflow: got } = await bot.client.getWorkflow({ id: workflow.id });
         assert.equal(got.status, 'timedout');
       },

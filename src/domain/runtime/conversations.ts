@@ -144,7 +144,7 @@ export class Conversations {
 
   async update(actor: BotActor, conversationId: string, body: UpdateConversationBody): Promise<Conversation> {
     return this.db.transaction().execute(async (trx) => {
-      const row = await this.resource.requireRow(actor, conversationId, trx);
+      const row = await this.resource.heldRow(actor, conversationId, trx);
       const next: Row<'conversations'> = {
         ...row,
         current_task_id: body.currentTaskId ?? row.current_task_id,

@@ -396,7 +396,7 @@ export class Messages {
 
   async update(actor: BotActor, messageId: string, body: UpdateMessageBody): Promise<Message> {
     return this.db.transaction().execute(async (trx) => {
-      const row = await this.resource.requireRow(actor, messageId, trx);
+      const row = await this.resource.heldRow(actor, messageId, trx);
       const next: Row<'messages'> = {
         ...row,
         payload: body.payload === undefined ? row.payload : toJson(body.payload),

@@ -222,7 +222,7 @@ export class States {
     }
     const text = this.serialise(payload);
     return this.db.transaction().execute(async (trx) => {
-      const current = await this.findRow(actor, key, trx);
+      const current = await this.findRow(actor, key, trx, true);
       const now = nowIso();
       if (current) {
         const next: Row<'states'> = {
@@ -275,7 +275,7 @@ export class States {
   ): Promise<State> {
     await this.requireOwner(actor, key);
     return this.db.transaction().execute(async (trx) => {
-      const current = await this.findRow(actor, key, trx);
+      const current = await this.findRow(actor, key, trx, true);
       if (!current) throw notFound('State', `${key.type}/${key.id}/${key.name}`);
       const next: Row<'states'> = {
         ...current,
@@ -290,7 +290,7 @@ export class States {
 
   async setExpiry(actor: BotActor, key: StateKey, expiry: number | null): Promise<State> {
     return this.db.transaction().execute(async (trx) => {
-      const current = await this.findRow(actor, key, trx);
+      const current = await this.findRow(actor, key, trx, true);
       if (!current) throw notFound('State', `${key.type}/${key.id}/${key.name}`);
       const next: Row<'states'> = { ...current, expiry, expires_at: expiresAt(expiry), updated_at: nowIso() };
       await trx.updateTable('states').set(next).where('id', '=', current.id).execute();
@@ -388,7 +388,16 @@ export class States {
     return text;
   }
 
-  private async findRow(actor: BotActor, key: StateKey, db: Executor): Promise<Row<'states'> | undefined> {
+  /**
+   * The state's row, unless it expired. `held`: the transaction rewrites it, so it is held until that
+   * ends (a patch or expiry set meanwhile is waited for and kept, never overwritten).
+   */
+  private async findRow(
+    actor: BotActor,
+    key: StateKey,
+    db: Executor,
+    held = false,
+  ): Promise<Row<'states'> | undefined> {
     const row = await db
       .selectFrom('states')
       .selectAll()
@@ -396,6 +405,7 @@ export class States {
       .where('type', '=', key.type)
       .where('resource_id', '=', key.id)
       .where('name', '=', key.name)
+      .$if(held, (q) => q.modifyEnd(this.store.sql.heldRows))
       .executeTakeFirst();
     if (!row || (row.expires_at !== null && row.expires_at <= nowIso())) return undefined;
     return row;

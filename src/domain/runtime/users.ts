@@ -124,7 +124,7 @@ export class Users {
 
   async update(actor: BotActor, userId: string, body: UpdateUserBody): Promise<User> {
     return this.store.db.transaction().execute(async (trx) => {
-      const row = await this.resource.requireRow(actor, userId, trx);
+      const row = await this.resource.heldRow(actor, userId, trx);
       const next: Row<'users'> = {
         ...row,
         name: body.name === undefined ? row.name : body.name,

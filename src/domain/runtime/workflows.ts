@@ -184,24 +184,12 @@ export class Workflows implements WorkflowListener {
 
   /**
    * A waiting workflow (listening, paused) set back `in_progress` continues: `workflow_continued`. The
-   * row is written only if its status is still the one read, so a change made meanwhile (the sweeper
-   * timing it out, an event continuing it) is never overwritten: the update is decided again on the
-   * status that change left.
+   * row is held from its read, so a status changed meanwhile (the sweeper timing it out, an event
+   * continuing it) is the one this update is decided on, never overwritten.
    */
   async update(actor: BotActor, workflowId: string, body: UpdateWorkflowBody): Promise<Workflow> {
-    for (;;) {
-      const updated = await this.updateIfUnchanged(actor, workflowId, body);
-      if (updated) return updated;
-    }
-  }
-
-  private async updateIfUnchanged(
-    actor: BotActor,
-    workflowId: string,
-    body: UpdateWorkflowBody,
-  ): Promise<Workflow | undefined> {
-    const outcome = await this.db.transaction().execute(async (trx) => {
-      const row = await this.resource.requireRow(actor, workflowId, trx);
+    const { workflow, notice } = await this.db.transaction().execute(async (trx) => {
+      const row = await this.resource.heldRow(actor, workflowId, trx);
       const current = row.status;
       if (body.status !== undefined && body.status !== current && FINISHED_STATUSES.includes(current)) {
         throw invalidPayload(`Workflow "${workflowId}" is ${current}: its status can no longer change`);
@@ -219,13 +207,7 @@ export class Workflows implements WorkflowListener {
         completed_at: finishing && row.completed_at === null ? now : row.completed_at,
         updated_at: now,
       };
-      const written = await trx
-        .updateTable('workflows')
-        .set(next)
-        .where('id', '=', workflowId)
-        .where('status', '=', current)
-        .executeTakeFirst();
-      if (Number(written.numUpdatedRows) === 0) return undefined;
+      await trx.updateTable('workflows').set(next).where('id', '=', workflowId).execute();
       const updated = await this.resource.withUpdatedTags(next, body.tags ?? {}, trx);
       const continues = next.status === 'in_progress' && WAITING_STATUSES.includes(current);
       return {
@@ -235,9 +217,8 @@ export class Workflows implements WorkflowListener {
           : undefined,
       };
     });
-    if (!outcome) return undefined;
-    this.updates.notify([outcome.notice]);
-    return outcome.workflow;
+    this.updates.notify([notice]);
+    return workflow;
   }
 
   /**

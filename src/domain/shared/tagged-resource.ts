@@ -101,6 +101,18 @@ export class TaggedResource<T extends TaggedTable, Item> {
     return json === null ? undefined : this.itemOf(fromJson<RowWithTags<T>>(json));
   }
 
+  /**
+   * The row of a record of this bot that `trx` is about to rewrite, held until it ends: an update made
+   * meanwhile by another (a sweeper, another replica) is waited for and read, never overwritten.
+   */
+  async heldRow(actor: BotActor, id: string, trx: Transaction<Database>): Promise<TaggedRow<T>> {
+    const { rows } = await sql<TaggedRow<T>>`select * from ${sql.table(this.spec.table)}
+      where id = ${id} and bot_id = ${actor.botId} ${this.store.sql.heldRows}`.execute(trx);
+    const row = rows[0];
+    if (!row) throw notFound(this.spec.name, id);
+    return row;
+  }
+
   /** The row of a record of this bot; another bot's record does not exist for it. */
   async requireRow(actor: BotActor, id: string, db: Executor = this.store.db): Promise<TaggedRow<T>> {
     const { rows } = await sql<TaggedRow<T>>`select * from ${sql.table(this.spec.table)}

@@ -53,6 +53,12 @@ interface SqlForms {
    */
   lockKey(trx: Transaction<Database>, key: string): Promise<void>;
 
+  /**
+   * What ends a select whose rows its transaction then rewrites: they are held until it ends, so a
+   * change committed meanwhile by another is read, never overwritten.
+   */
+  readonly heldRows: RawBuilder<unknown>;
+
   // Values
 
   /** A boolean as a column stores it, and as `jsonValue` reads one: what it is compared with. */

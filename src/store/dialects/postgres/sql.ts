@@ -49,6 +49,7 @@ export function postgresSql(vectorIndex: VectorIndex): ServerSql {
     lockKey: async (trx, key) => {
       await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(trx);
     },
+    heldRows: sql`for update`,
 
     booleanValue: (value) => value,
     // An integer column takes no fraction, nor a number past 32 bits: such a number is compared as a double.

@@ -41,6 +41,7 @@ export function sqliteSql(vectorIndex: VectorIndex): InProcessSql {
     textSearch: new SqliteTextSearch(),
     // Transactions run one at a time on the one connection: each already holds every key.
     lockKey: async () => undefined,
+    heldRows: sql``,
 
     booleanValue: (value) => (value ? 1 : 0),
     // A column of integer affinity compares with any number.
