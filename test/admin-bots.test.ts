@@ -6,6 +6,7 @@ import type { Client } from '@botpress/client';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { rejectsWith } from './helpers/runtime.ts';
+import { whileChangedOutside } from './helpers/held-rows.ts';
 import { testStores } from './helpers/stores.ts';
 import { sandboxSkip } from './helpers/sandbox.ts';
 import { loadPackage } from '../src/package/load.ts';
@@ -96,6 +97,30 @@ for (const store of await testStores()) {
       assert.deepEqual((await c.listBots({})).bots, []);
       await assert.rejects(c.deleteBot({ id: bot.id }), ResourceNotFoundError);
     });
+
+    test(
+      'an update never overwrites what another committed while it ran',
+      { skip: store.name === 'postgres' ? false : 'the row is changed from outside with PostgreSQL' },
+      async () => {
+        const ws = await t.client().createWorkspace({ name: 'raced' });
+        const c = t.client({ workspaceId: ws.id });
+        const { bot } = await c.createBot({ name: 'raced', secrets: { A: 'x' } });
+        assert.ok(t.settings.databaseUrl);
+        // Another server's update of the bot, committed while this one runs.
+        const { bot: updated } = await whileChangedOutside(
+          t.settings.databaseUrl,
+          `update bots set secrets = '{"A":"x","OUTSIDE":"o"}', updated_at = $2 where id = $1`,
+          [bot.id, new Date().toISOString()],
+          () => c.updateBot({ id: bot.id, secrets: { INSIDE: 'i' } }),
+        );
+        assert.deepEqual([...updated.secrets].sort(), ['A', 'INSIDE', 'OUTSIDE']);
+        assert.deepEqual([...(await c.getBot({ id: bot.id })).bot.secrets].sort(), [
+          'A',
+          'INSIDE',
+          'OUTSIDE',
+        ]);
+      },
+    );
 
     test('secrets are returned as names only, never as values', async () => {
       const ws = await t.client().createWorkspace({ name: 'secrets' });

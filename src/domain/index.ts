@@ -248,7 +248,16 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     { store, caches, channels, ids: foreignIds, users, conversations, messages, events, log },
     options.chatSecret,
   );
-  const bots = new Bots(db, channels, botWebhooks, links, caches, installations, sdkRuntime, llmIntegration);
+  const bots = new Bots(
+    store,
+    channels,
+    botWebhooks,
+    links,
+    caches,
+    installations,
+    sdkRuntime,
+    llmIntegration,
+  );
   llmIntegration.useAliases((botId) => bots.llmAliases(botId));
   const handoffs = new Handoffs(store, events, messages, users, conversations, members, log);
   const hitlIntegration = new HitlIntegration(store, users, conversations, handoffs);

@@ -1,5 +1,5 @@
 import type { Static } from 'typebox';
-import type { Db, Executor } from '../../store/index.ts';
+import type { Db, Executor, Store } from '../../store/index.ts';
 import type { Caches } from '../shared/caches.ts';
 import type { Flag, Row } from '../../store/schema.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
@@ -216,8 +216,10 @@ export class Bots {
   private readonly deployListeners = new Set<(botId: string) => void>();
   private readonly deleteListeners = new Set<(botId: string) => void>();
 
+  private readonly db: Db;
+
   constructor(
-    private readonly db: Db,
+    private readonly store: Store,
     private readonly channels: ChatChannels,
     private readonly webhooks: BotWebhooks,
     private readonly links: Links,
@@ -225,7 +227,9 @@ export class Bots {
     private readonly installations: Installations,
     private readonly sdkRuntime: SdkRuntimeSlot,
     private readonly llm: LlmIntegration,
-  ) {}
+  ) {
+    this.db = store.db;
+  }
 
   async list(actor: WorkspaceActor, query: ListBotsQuery): Promise<Page<BotSummary>> {
     const pageSize = pageSizeOf(query);
@@ -347,6 +351,22 @@ export class Bots {
   ): Promise<Bot> {
     if (actor.itself !== undefined) return this.updateItself(actor, botId, body, keyedBy);
     requireRole(actor.role, 'bots.write');
+    for (;;) {
+      const updated = await this.updateAsRead(actor, botId, body, keyedBy);
+      if (updated) return updated;
+    }
+  }
+
+  /**
+   * The update decided on the bot's row as read, written if the row is still that one once held (none
+   * otherwise: another update committed meanwhile, and this one is decided again on what it left).
+   */
+  private async updateAsRead(
+    actor: WorkspaceActor,
+    botId: string,
+    body: UpdateBotBody,
+    keyedBy: IntegrationsKeyedBy,
+  ): Promise<Bot | undefined> {
     const current = await this.requireRow(actor, botId);
     const def = JSON.parse(current.definition) as Definition;
     const now = nowIso();
@@ -412,8 +432,10 @@ export class Bots {
       updated_at: now,
     };
     const installed = await this.db.transaction().execute(async (trx) => {
-      // The bot's row first: it is locked until the commit, so a deploy beside this one waits and numbers
+      // The bot's row first: it is held until the commit, so a deploy beside this one waits and numbers
       // its version after this one's.
+      const held = await this.requireRow(actor, botId, trx, true);
+      if (!sameRow(held, current)) return undefined;
       await trx.updateTable('bots').set(row).where('id', '=', botId).execute();
       if (body.code !== undefined) {
         row.version_id = await this.recordDeploy(trx, actor, row, body.versionDescription);
@@ -425,6 +447,7 @@ export class Bots {
         keyedBy,
       });
     });
+    if (!installed) return undefined;
     this.caches.botChanged(botId);
     // A dev bot's new `url` is a deploy of its code too: its handler is sent `register` there.
     if (body.code !== undefined || devDeploy) this.deployed(botId);
@@ -463,7 +486,7 @@ export class Bots {
   async deployVersion(actor: WorkspaceActor, botId: string, versionId: string): Promise<void> {
     requireRole(actor.role, 'bots.write');
     await this.db.transaction().execute(async (trx) => {
-      const current = await this.requireRow(actor, botId, trx);
+      const current = await this.requireRow(actor, botId, trx, true);
       const version = await requireVersion(trx, botId, versionId);
       const def = JSON.parse(current.definition) as Definition;
       const kept = JSON.parse(version.definition) as Definition;
@@ -670,17 +693,22 @@ export class Bots {
     };
   }
 
-  /** A bot of another workspace does not exist for this actor. */
+  /**
+   * A bot of another workspace does not exist for this actor. `held`: the transaction rewrites the row,
+   * which is held until it ends.
+   */
   private async requireRow(
     actor: WorkspaceActor,
     botId: string,
     db: Executor = this.db,
+    held = false,
   ): Promise<Row<'bots'>> {
     const row = await db
       .selectFrom('bots')
       .selectAll()
       .where('id', '=', botId)
       .where('workspace_id', '=', actor.workspaceId)
+      .$if(held, (q) => q.modifyEnd(this.store.sql.heldRows))
       .executeTakeFirst();
     if (!row) throw notFound('Bot', botId);
     return row;
@@ -751,4 +779,9 @@ export class Bots {
 /** 1 when the bot's code takes `workflow_update` events (runtime/workflow-updates.ts): read at each deploy. */
 function workflowUpdatesOf(code: string | null, runtime: BotRuntime | null): Flag {
   return runtime === SDK_RUNTIME && code !== null && takesWorkflowUpdates(code) ? 1 : 0;
+}
+
+/** Whether a row read again is the one read before: no column of it changed meanwhile. */
+function sameRow(row: Row<'bots'>, before: Row<'bots'>): boolean {
+  return (Object.keys(before) as (keyof Row<'bots'>)[]).every((column) => row[column] === before[column]);
 }
