@@ -35,16 +35,20 @@ for (const store of await testStores()) {
     /** `parley serve` on the suite's data folder (and PostgreSQL schema). */
     const serve = () => servers.serve();
 
+    async function kill(server: ServedProcess): Promise<void> {
+      server.proc.child.kill('SIGKILL');
+      await server.proc.exited;
+    }
+
     /** Waits until the server has made `calls` calls into bot code (turns are running), then kills it. */
-    async function killMidTurn(server: ServedProcess, calls = 1): Promise<void> {
+    async function killMidTurn(server: ServedProcess, calls: number): Promise<void> {
       await waitFor(
         'the turn to run on this server',
         async () => (await sandboxCalls(server.url)) >= calls,
         DELIVERY_WITHIN_MS,
         50,
       );
-      server.proc.child.kill('SIGKILL');
-      await server.proc.exited;
+      await kill(server);
     }
 
     test(`is run ${MAX_INTERRUPTED_DELIVERIES} times, then marked failed with the reason, in the bot's logs; the server answers others`, async () => {
@@ -84,8 +88,7 @@ for (const store of await testStores()) {
         );
         // Given up as it was claimed, before anything after it began.
         if ((await statusOf(runtime)) === 'failed') break;
-        server.proc.child.kill('SIGKILL');
-        await server.proc.exited;
+        await kill(server);
       }
 
       // The delivery past the last is not run: the event is marked failed with the reason.

@@ -105,18 +105,23 @@ export class TaggedResource<T extends TaggedTable, Item> {
    * The row of a record of this bot that `trx` is about to rewrite, held until it ends: an update made
    * meanwhile by another (a sweeper, another replica) is waited for and read, never overwritten.
    */
-  async heldRow(actor: BotActor, id: string, trx: Transaction<Database>): Promise<TaggedRow<T>> {
-    const { rows } = await sql<TaggedRow<T>>`select * from ${sql.table(this.spec.table)}
-      where id = ${id} and bot_id = ${actor.botId} ${this.store.sql.heldRows}`.execute(trx);
-    const row = rows[0];
-    if (!row) throw notFound(this.spec.name, id);
-    return row;
+  heldRow(actor: BotActor, id: string, trx: Transaction<Database>): Promise<TaggedRow<T>> {
+    return this.rowOf(actor, id, trx, this.store.sql.heldRows);
   }
 
   /** The row of a record of this bot; another bot's record does not exist for it. */
-  async requireRow(actor: BotActor, id: string, db: Executor = this.store.db): Promise<TaggedRow<T>> {
+  requireRow(actor: BotActor, id: string, db: Executor = this.store.db): Promise<TaggedRow<T>> {
+    return this.rowOf(actor, id, db, sql``);
+  }
+
+  private async rowOf(
+    actor: BotActor,
+    id: string,
+    db: Executor,
+    ending: RawBuilder<unknown>,
+  ): Promise<TaggedRow<T>> {
     const { rows } = await sql<TaggedRow<T>>`select * from ${sql.table(this.spec.table)}
-      where id = ${id} and bot_id = ${actor.botId}`.execute(db);
+      where id = ${id} and bot_id = ${actor.botId} ${ending}`.execute(db);
     const row = rows[0];
     if (!row) throw notFound(this.spec.name, id);
     return row;
