@@ -1,7 +1,7 @@
-// A bot's message in a conversation of the chat channel (a turn's reply) is, on PostgreSQL, one
-// statement (src/domain/runtime/messages.ts, insertChatReply); any other message takes the general
-// path, where SQLite writes the message and its signal in one statement. Both stores: the message is
-// stored, counted and signalled the same either way.
+// A bot's message in a conversation of the chat channel (a turn's reply) is one statement
+// (src/domain/runtime/messages.ts: insertChatReply's CTEs on PostgreSQL, insertChatReplyWritten's view
+// on SQLite); any other message takes the general path. Both stores: the message is stored, counted and
+// signalled the same either way.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ResourceNotFoundError } from '@botpress/client';
@@ -12,10 +12,10 @@ import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
 
 /**
- * PostgreSQL: one statement (insertChatReply). SQLite: the group's begin and commit around the
- * conversation's count and the message with its signal (one insert into the view `message_writes`).
+ * PostgreSQL: one statement (insertChatReply). SQLite: the group's begin and commit around one insert
+ * into the view `chat_reply_writes` (the conversation's count, the message and its signal).
  */
-const REPLY_STATEMENTS = { postgres: 1, sqlite: 4 };
+const REPLY_STATEMENTS = { postgres: 1, sqlite: 3 };
 
 for (const store of await testStores()) {
   describe(`a bot's message in a chat conversation (${store.name})`, { skip: store.skip }, () => {
@@ -27,7 +27,7 @@ for (const store of await testStores()) {
     });
     after(() => t.close());
 
-    test('is stored, counted and signalled, in order, in one statement on PostgreSQL and four on SQLite', async () => {
+    test('is stored, counted and signalled, in order, in one statement (on SQLite, with its group’s begin and commit)', async () => {
       const { conversation } = await bot.client.createConversation({ channel: 'channel', tags: {} });
       const { user } = await bot.client.createUser({ tags: {} });
       const before = await t.server.domain.log.lastSeq(conversation.id);

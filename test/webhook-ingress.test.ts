@@ -256,9 +256,9 @@ for (const store of await testStores()) {
         'integrations',
         'webhook_sends',
       ];
-      // SQLite's views written to (0039) name the columns dropped below; their triggers go with them.
+      // SQLite's views written to (0039, 0040) name the columns dropped below; their triggers go with them.
       if (store.name === 'sqlite')
-        for (const view of ['message_writes', 'state_writes'])
+        for (const view of ['message_writes', 'state_writes', 'chat_reply_writes'])
           await sql`drop view ${sql.table(view)}`.execute(db);
       for (const table of [...tables, 'webhook_subscriptions', 'webhook_deliveries', 'bot_webhooks'])
         await sql`drop table ${sql.table(table)}`.execute(db);

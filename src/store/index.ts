@@ -44,6 +44,7 @@ import * as signatureVersions from './migrations/0036_signature_versions.ts';
 import * as botDrafts from './migrations/0037_bot_drafts.ts';
 import * as draftTests from './migrations/0038_draft_tests.ts';
 import * as writeViews from './migrations/0039_write_views.ts';
+import * as chatReplyWrites from './migrations/0040_chat_reply_writes.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -106,6 +107,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0037_bot_drafts': botDrafts,
   '0038_draft_tests': draftTests,
   '0039_write_views': writeViews,
+  '0040_chat_reply_writes': chatReplyWrites,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -481,6 +481,18 @@ export interface MessageWritesView extends MessagesTable {
 }
 
 /**
+ * A view on SQLite only (migration 0040), written to, never read: a row inserted is a bot's reply in a
+ * conversation of `integration`, counted in it, stored and signalled (numbered by the count) in one
+ * statement, as PostgreSQL's CTEs write it; nothing when the conversation is another's. It lists the
+ * columns of `messages`: a column added to that table is added to the view and its trigger.
+ */
+export interface ChatReplyWritesView extends MessagesTable {
+  /** The integration whose conversation it must be (the bot's reply is written only there). */
+  integration: string;
+  signal_frame: string;
+}
+
+/**
  * A view on SQLite only (migration 0039), written to, never read: a row inserted is a state a turn wrote
  * last (upserted as `States.write` does) and, where `ends_event` is set, the end of that event. It lists
  * the columns of `states`: a column added to that table is added to the view and its trigger.
@@ -789,6 +801,7 @@ export interface Database {
   chat_ids: ChatIdsTable;
   conversation_signals: ConversationSignalsTable;
   message_writes: MessageWritesView;
+  chat_reply_writes: ChatReplyWritesView;
   state_writes: StateWritesView;
   bot_logs: BotLogsTable;
   action_cache: ActionCacheTable;

@@ -153,6 +153,25 @@ const insertMessageWithSignal = prepare(
   (db, row: Row<'message_writes'>) => db.insertInto('message_writes').values(row),
 );
 
+/**
+ * A bot's reply in a conversation of the chat channel on SQLite, as `insertChatReply` writes it on
+ * PostgreSQL, in one statement: by the insert trigger of the view `chat_reply_writes` (migration 0040,
+ * `StoreSql.writeViews`). The signal's number is read back by the insert's RETURNING, which SQLite
+ * evaluates after the trigger; null when the conversation is not found, or is another integration's.
+ */
+const insertChatReplyWritten = prepare(
+  [...MESSAGE_COLUMNS, 'integration', 'signal_frame'],
+  (db, row: Row<'chat_reply_writes'>) =>
+    db
+      .insertInto('chat_reply_writes')
+      .values(row)
+      .returning(
+        sql<number | null>`(select c.signal_seq from conversations c
+          where c.id = chat_reply_writes.conversation_id and c.bot_id = chat_reply_writes.bot_id
+            and c.integration = chat_reply_writes.integration)`.as('signal_seq'),
+      ),
+);
+
 /** What a message stored by one statement of its own is made of (`insertChatReply`, `insertIncoming`). */
 type MessageAtOnce = {
   conversationId: string;
@@ -161,7 +180,7 @@ type MessageAtOnce = {
   userId: string;
   type: string;
   payload: string;
-  origin: string | null;
+  origin: Row<'messages'>['origin'];
   /** The event whose turn sends it (a bot's reply), if a turn does. */
   turnEventId: string | null;
   now: string;
@@ -465,9 +484,8 @@ export class Messages {
   }
 
   /**
-   * A message that one statement of its own stores (`insertChatReply`, `insertIncoming`), as it will read
-   * back; undefined when it is not plain (silent, dated or tagged) or the store's statements cannot write
-   * in their WITH clauses.
+   * A message that one statement of its own stores (`insertChatReply`, `insertChatReplyWritten`,
+   * `insertIncoming`), as it will read back; undefined when it is not plain (silent, dated or tagged).
    */
   private plainMessage(
     actor: BotActor,
@@ -476,10 +494,7 @@ export class Messages {
     direction: Message['direction'],
   ): { message: Message; stored: Omit<MessageAtOnce, 'frame'> } | undefined {
     const plain =
-      this.store.sql.writesInWith &&
-      !options.silent &&
-      options.createdAt === undefined &&
-      Object.keys(body.tags ?? {}).length === 0;
+      !options.silent && options.createdAt === undefined && Object.keys(body.tags ?? {}).length === 0;
     if (!plain) return undefined;
     const now = nowIso();
     const payload = toJson(body.payload);
@@ -513,27 +528,48 @@ export class Messages {
   }
 
   /**
-   * Where statements write in their WITH clauses, a bot's message without tags in a conversation of the
-   * chat channel, in one statement (`insertChatReply`); undefined when the message is not that (or the conversation not found), for
-   * the general path to create it or say why not.
+   * A bot's message without tags in a conversation of the chat channel, in one statement
+   * (`insertChatReply` where statements write in their WITH clauses, `insertChatReplyWritten` where the
+   * store has its write views); undefined when the message is not that (or the conversation not found),
+   * for the general path to create it or say why not.
    */
   private async createChatReply(
     actor: BotActor,
     body: CreateMessageBody,
     options: CreateOptions,
   ): Promise<Message | undefined> {
+    const { writesInWith, writeViews } = this.store.sql;
     const plain =
-      body.userId === actor.botId ? this.plainMessage(actor, body, options, 'outgoing') : undefined;
+      body.userId === actor.botId && (writesInWith || writeViews)
+        ? this.plainMessage(actor, body, options, 'outgoing')
+        : undefined;
     if (!plain) return undefined;
     const { message, stored } = plain;
     const signal = createdSignal(message, true);
     // A reply answers work already queued: it takes the turns' connections, not the requests'.
     const db = this.store.turnDb;
     const frame = await this.log.frameOf(db, body.conversationId, signal);
-    const [counted] = (
-      await insertChatReply.execute(db, { ...stored, frame, integration: DEFAULT_INTEGRATION })
-    ).rows;
-    if (!counted) return undefined;
+    const integration = DEFAULT_INTEGRATION;
+    const [counted] = writesInWith
+      ? (await insertChatReply.execute(db, { ...stored, frame, integration })).rows
+      : (
+          await insertChatReplyWritten.execute(db, {
+            id: stored.id,
+            bot_id: stored.botId,
+            conversation_id: stored.conversationId,
+            user_id: stored.userId,
+            type: stored.type,
+            payload: stored.payload,
+            direction: 'outgoing',
+            origin: stored.origin,
+            event_id: stored.turnEventId,
+            created_at: stored.now,
+            updated_at: stored.now,
+            integration,
+            signal_frame: frame,
+          })
+        ).rows;
+    if (counted?.signal_seq == null) return undefined;
     this.log.publish([recorded(body.conversationId, Number(counted.signal_seq), frame, signal)]);
     return message;
   }
@@ -549,7 +585,7 @@ export class Messages {
     options: CreateOptions,
   ): Promise<Message | undefined> {
     const plain =
-      body.userId !== actor.botId && options.participant === true
+      body.userId !== actor.botId && options.participant === true && this.store.sql.writesInWith
         ? this.plainMessage(actor, body, options, 'incoming')
         : undefined;
     if (!plain) return undefined;

@@ -35,9 +35,10 @@ interface SqlForms {
   readonly oneProcess: boolean;
 
   /**
-   * The database has the views of migration 0039 (SQLite), whose insert triggers write together what
-   * PostgreSQL writes with CTEs in one statement: `message_writes` (a message and its live signal) and
-   * `state_writes` (a turn's last states and the end of its event).
+   * The database has the views of migrations 0039 and 0040 (SQLite), whose insert triggers write
+   * together what PostgreSQL writes with CTEs in one statement: `message_writes` (a message and its live
+   * signal), `state_writes` (a turn's last states and the end of its event) and `chat_reply_writes` (a
+   * bot's reply, counted, stored and signalled).
    */
   readonly writeViews: boolean;
 

@@ -41,7 +41,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
  * runs `body` (given the columns and the inserted row's values of them). A migration that adds a column
  * to the table makes both again.
  */
-async function writeView(
+export async function writeView(
   db: Kysely<unknown>,
   name: string,
   table: string,
