@@ -66,17 +66,25 @@ for (const store of await testStores()) {
       }
       assert.equal(Math.min(...costs), 1, `statements: ${costs.join(', ')}`);
 
-      // Another bot's records are none of this bot's.
-      const theirs = await domain.turnRecords.read(
-        { botId: other.botId, workspaceId: t.workspaceId },
-        { ...ids, stateKeys: [] },
-      );
-      assert.deepEqual(theirs, {
-        message: undefined,
-        conversation: undefined,
-        user: undefined,
-        states: new Map(),
-      });
+      // Another bot's records are none of this bot's, read by a statement of either shape.
+      const none = { message: undefined, conversation: undefined, user: undefined, states: new Map() };
+      const otherActor = { botId: other.botId, workspaceId: t.workspaceId };
+      assert.deepEqual(await domain.turnRecords.read(otherActor, { ...ids, stateKeys: [] }), none);
+      assert.deepEqual(await domain.turnRecords.read(otherActor, ids), none);
+      // A statement kept for a shape reads what each turn names: another user, and the first one again.
+      const { user: second } = await client.createUser({ tags: {}, name: 'Grace' });
+      await client.setState({ type: 'user', id: second.id, name: 'profile', payload: { likes: 'milk' } });
+      const secondIds = {
+        ...ids,
+        userId: second.id,
+        stateKeys: [{ type: 'user' as const, id: second.id, name: 'profile' }, ...ids.stateKeys.slice(1)],
+      };
+      const read = await domain.turnRecords.read(actor, secondIds);
+      assert.deepEqual(read.user, await domain.users.get(actor, second.id));
+      assert.deepEqual([...read.states], [[`user/${second.id}/profile`, { likes: 'milk' }]]);
+      const again = await domain.turnRecords.read(actor, { ...ids, stateKeys: [] });
+      assert.deepEqual(again.user, await domain.users.get(actor, user.id));
+      assert.deepEqual(await domain.turnRecords.read(actor, { stateKeys: [] }), none);
     });
   });
 }
