@@ -112,3 +112,27 @@ export function everyKey<Row>() {
         : { missing: Exclude<keyof Row, Keys[number]> }),
   ): Keys => keys;
 }
+
+/**
+ * The prepared queries of a query whose shape varies (how many rows it writes, which of its parts it
+ * has): one for each shape, named by the caller, of which the first `limit` are kept; past them, a
+ * shape is built again for each run.
+ */
+export class PreparedShapes<Args extends Record<string, Scalar>, Result> {
+  private readonly kept = new Map<string, PreparedQuery<Args, Result>>();
+
+  constructor(private readonly limit: number) {}
+
+  /** The query of `shape`, built by `build` with arguments `names` when it is not kept. */
+  of(
+    shape: string,
+    names: readonly (keyof Args & string)[],
+    build: (db: Executor, args: Args) => Buildable<Result>,
+  ): PreparedQuery<Args, Result> {
+    const kept = this.kept.get(shape);
+    if (kept) return kept;
+    const query = prepare(names, build);
+    if (this.kept.size < this.limit) this.kept.set(shape, query);
+    return query;
+  }
+}

@@ -1,6 +1,7 @@
 import type { Executor, Store } from '../../store/index.ts';
 import { isUniqueViolation } from '../../store/index.ts';
 import type { Row } from '../../store/schema.ts';
+import { PreparedShapes } from '../../store/prepared.ts';
 import type { EventQueue } from '../queue/event-queue.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { notFound, payloadTooLarge } from '../shared/errors.ts';
@@ -72,8 +73,48 @@ export async function deleteStatesOf(
     .execute();
 }
 
+/** The arguments of a write of states: the bot, the instant, and each row's id, resource, name and payload. */
+type WriteArgs = Record<string, string>;
+
+/** The rows of a write of states of `types` (a state already there keeps its expiry: see `upsertOf`). */
+function rowsOf(a: WriteArgs, types: StateType[]): Row<'states'>[] {
+  const now = a.now ?? '';
+  return types.map((type, i) => ({
+    id: a[`id${i}`] ?? '',
+    bot_id: a.botId ?? '',
+    type,
+    resource_id: a[`resource${i}`] ?? '',
+    name: a[`name${i}`] ?? '',
+    payload: a[`payload${i}`] ?? '',
+    expiry: null,
+    expires_at: null,
+    created_at: now,
+    updated_at: now,
+  }));
+}
+
+/** The upsert of `States.write`, to run on its own or with another statement. */
+function upsertOf(db: Executor, rows: Row<'states'>[]) {
+  return db
+    .insertInto('states')
+    .values(rows)
+    .onConflict((oc) =>
+      oc.columns(['bot_id', 'type', 'resource_id', 'name']).doUpdateSet((eb) => ({
+        payload: eb.ref('excluded.payload'),
+        updated_at: eb.ref('excluded.updated_at'),
+      })),
+    );
+}
+
 /** Named JSON documents attached to a conversation, user, workflow, the bot itself, ... */
 export class States {
+  /**
+   * The statements writing a turn's states, one for each shape (how many, of which types; and how the
+   * turn ended), built and compiled once instead of through the query builder every time.
+   */
+  private readonly upserts = new PreparedShapes<WriteArgs, unknown>(64);
+  private readonly turnEnds = new PreparedShapes<WriteArgs, unknown>(64);
+
   constructor(
     private readonly store: Store,
     private readonly events: Events,
@@ -140,7 +181,11 @@ export class States {
    */
   async write(actor: BotActor, entries: StateEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.upsert(this.db, actor, entries).execute();
+    const { args, types } = this.writeArgs(actor, entries);
+    const upsert = this.upserts.of(types.join(','), Object.keys(args), (db, a) =>
+      upsertOf(db, rowsOf(a, types)),
+    );
+    await upsert.execute(this.db, args);
   }
 
   /**
@@ -153,48 +198,38 @@ export class States {
     eventId: string,
     status: 'processed' | 'ignored',
   ): Promise<void> {
-    if (entries.length > 0 && this.store.sql.writeViews) {
+    if (entries.length === 0) return this.queue.finishWith(eventId, status, undefined);
+    const { args, types } = this.writeArgs(actor, entries);
+    if (this.store.sql.writeViews) {
       // One statement where the store's view writes both (`StoreSql.writeViews`): the first row ends the event.
-      const rows = this.rows(actor, entries).map((row, i) => ({
-        ...row,
-        ends_event: i === 0 ? eventId : null,
-        ends_status: i === 0 ? status : null,
-      }));
-      await this.db.insertInto('state_writes').values(rows).execute();
+      const ending = this.turnEnds.of(
+        `${status}:${types.join(',')}`,
+        [...Object.keys(args), 'eventId'],
+        (db, a) =>
+          db.insertInto('state_writes').values(
+            rowsOf(a, types).map((row, i) => ({
+              ...row,
+              ends_event: i === 0 ? (a.eventId ?? '') : null,
+              ends_status: i === 0 ? status : null,
+            })),
+          ),
+      );
+      await ending.execute(this.db, { ...args, eventId });
       return;
     }
-    const save = entries.length > 0 ? (db: Executor) => this.upsert(db, actor, entries) : undefined;
-    await this.queue.finishWith(eventId, status, save);
+    await this.queue.finishWith(eventId, status, (db) => upsertOf(db, rowsOf(args, types)));
   }
 
-  /** The rows of entries as `upsert` inserts them (a state already there keeps its expiry). */
-  private rows(actor: BotActor, entries: StateEntry[]): Row<'states'>[] {
-    const now = nowIso();
-    return entries.map(({ key, payload, text }) => ({
-      id: newId('state'),
-      bot_id: actor.botId,
-      type: key.type,
-      resource_id: key.id,
-      name: key.name,
-      payload: this.serialise(payload, text),
-      expiry: null,
-      expires_at: null,
-      created_at: now,
-      updated_at: now,
-    }));
-  }
-
-  /** The upsert of `write`, to run on its own or with another statement. */
-  private upsert(db: Executor, actor: BotActor, entries: StateEntry[]) {
-    return db
-      .insertInto('states')
-      .values(this.rows(actor, entries))
-      .onConflict((oc) =>
-        oc.columns(['bot_id', 'type', 'resource_id', 'name']).doUpdateSet((eb) => ({
-          payload: eb.ref('excluded.payload'),
-          updated_at: eb.ref('excluded.updated_at'),
-        })),
-      );
+  /** The arguments of a write of entries as `rowsOf` makes their rows, and their types (its shape). */
+  private writeArgs(actor: BotActor, entries: StateEntry[]): { args: WriteArgs; types: StateType[] } {
+    const args: WriteArgs = { botId: actor.botId, now: nowIso() };
+    entries.forEach(({ key, payload, text }, i) => {
+      args[`id${i}`] = newId('state');
+      args[`resource${i}`] = key.id;
+      args[`name${i}`] = key.name;
+      args[`payload${i}`] = this.serialise(payload, text);
+    });
+    return { args, types: entries.map((entry) => entry.key.type) };
   }
 
   /** A state past its expiry is gone, whether or not the sweeper has removed it yet. */

@@ -6,7 +6,7 @@
  */
 import { sql } from 'kysely';
 import type { Store } from '../../store/index.ts';
-import { prepare } from '../../store/prepared.ts';
+import { PreparedShapes } from '../../store/prepared.ts';
 import type { PreparedQuery } from '../../store/prepared.ts';
 import { ApiError } from '../shared/errors.ts';
 import { fromJson } from '../shared/json.ts';
@@ -48,19 +48,13 @@ interface RecordsRow {
 /** The arguments of a turn's statement: the bot, the ids it has, and each state's id and name. */
 type RecordsArgs = Record<string, string>;
 
-/**
- * How many shapes of the statement are kept prepared (which records a turn has, and the types of its
- * states, in order): a bot's turns take a few; past this many, a shape is built for each read.
- */
-const PREPARED_SHAPES = 64;
-
 export class TurnRecordsReader {
   /**
-   * The statement of each shape, built and compiled once (`prepare`): built through the query builder
-   * for every turn, it was most of the builder's CPU in a profile of AI turns on SQLite (about 0.25 ms a
-   * turn).
+   * The statement of each shape (which records a turn has, and its states' types in order), built and
+   * compiled once: built through the query builder for every turn, it was most of the builder's CPU in a
+   * profile of AI turns on SQLite (about 0.25 ms a turn). A bot's turns take a few shapes.
    */
-  private readonly shapes = new Map<string, PreparedQuery<RecordsArgs, RecordsRow>>();
+  private readonly shapes = new PreparedShapes<RecordsArgs, RecordsRow>(64);
 
   constructor(
     private readonly store: Store,
@@ -99,12 +93,7 @@ export class TurnRecordsReader {
   private statementOf(ids: TurnRecordIds, args: RecordsArgs): PreparedQuery<RecordsArgs, RecordsRow> {
     const names = Object.keys(args);
     const types = ids.stateKeys.map((key) => key.type);
-    const shape = `${names.join(',')}:${types.join(',')}`;
-    const kept = this.shapes.get(shape);
-    if (kept) return kept;
-    const statement = prepare<RecordsArgs, RecordsRow>(names, (_db, a) => this.query(a, types));
-    if (this.shapes.size < PREPARED_SHAPES) this.shapes.set(shape, statement);
-    return statement;
+    return this.shapes.of(`${names.join(',')}:${types.join(',')}`, names, (_db, a) => this.query(a, types));
   }
 
   /** The statement reading the records `a` names, and the states of these types (their ids and names in `a`). */
