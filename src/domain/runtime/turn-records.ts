@@ -2,7 +2,7 @@
  * What a turn reads before it runs: the event's message, conversation and user, each with its tags, and
  * the states of its variables and dialog, in one statement (each a subquery whose row comes back as
  * JSON), where four took a round trip each on a database server, and four statements in this process;
- * prepared once for each shape (`prepare`: on PostgreSQL a named statement, parsed once a connection).
+ * prepared once for each shape (`PreparedShapes`: on PostgreSQL a named statement, parsed once a connection).
  */
 import { sql } from 'kysely';
 import type { Store } from '../../store/index.ts';
