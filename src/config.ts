@@ -436,6 +436,13 @@ export const SETTINGS = {
     description:
       "How searches by meaning find the vectors they rank: `auto` (the store's index: sqlite-vec on SQLite, a scan of binary signatures on PostgreSQL; then the nearest few hundred ranked exactly) or `exact` (every vector of the search compared: slower past a few thousand, for checking the index). docs/files.md says which runs where.",
   },
+  vectorCacheMb: {
+    env: 'PARLEY_VECTOR_CACHE_MB',
+    flag: 'vector-cache-mb',
+    default: '256',
+    description:
+      'PostgreSQL: the megabytes of stored vectors a server keeps in memory for searches by meaning, the least recently searched files let go first (256 hold 170,000 vectors of 384 dimensions). A search whose vectors are not held reads them from the database, a few milliseconds more. `0` holds none.',
+  },
   llmTimeoutSeconds: {
     env: 'PARLEY_LLM_TIMEOUT_SECONDS',
     flag: 'llm-timeout-seconds',
@@ -471,6 +478,8 @@ export type StoreConfig =
       poolSize: number;
       statementTimeoutMs: number;
       vectorIndex?: VectorIndexChoice;
+      /** The bytes of vectors kept in memory for searches (vectors/signature-cache.ts's default if absent). */
+      vectorCacheBytes?: number;
     };
 
 export interface Config {
@@ -667,6 +676,7 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
         poolSize: positiveInteger(values, 'postgresPoolSize'),
         statementTimeoutMs: positiveInteger(values, 'postgresStatementTimeoutMs'),
         vectorIndex: oneOf(values, 'vectorIndex', VECTOR_INDEX_CHOICES),
+        vectorCacheBytes: wholeNumber(values, 'vectorCacheMb') * 1024 * 1024,
       },
     ),
     logLevel,
@@ -972,6 +982,14 @@ function positiveInteger(values: Partial<Record<SettingName, string>>, name: Set
   return value;
 }
 
+function wholeNumber(values: Partial<Record<SettingName, string>>, name: SettingName): number {
+  const raw = required(values, name);
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0)
+    throw new ConfigError(`${SETTINGS[name].env} must be 0 or a positive integer, got "${raw}"`);
+  return value;
+}
+
 /** A share of the machine's CPU, in cores: above 0, at most 64. */
 function cores(values: Partial<Record<SettingName, string>>, name: SettingName): number {
   const raw = required(values, name);
@@ -1029,7 +1047,12 @@ function storeFrom(
   databaseUrl: string | undefined,
   dataDir: string,
   sqlite: { regexTimeoutMs: number; vectorIndex: VectorIndexChoice; vectorExtension?: string },
-  postgres: { poolSize: number; statementTimeoutMs: number; vectorIndex: VectorIndexChoice },
+  postgres: {
+    poolSize: number;
+    statementTimeoutMs: number;
+    vectorIndex: VectorIndexChoice;
+    vectorCacheBytes: number;
+  },
 ): StoreConfig {
   if (!databaseUrl) return { kind: 'sqlite', file: path.join(dataDir, 'parley.db'), ...sqlite };
   if (/^postgres(ql)?:\/\//.test(databaseUrl)) return { kind: 'postgres', url: databaseUrl, ...postgres };

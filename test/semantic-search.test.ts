@@ -371,6 +371,19 @@ for (const store of await testStores()) {
         const meaning = await ask();
         assert.match(meaning.passages[0]?.content ?? '', /^Vehicles may be left in the north lot/);
         cosine = meaning.passages[0]?.score ?? 0;
+        // The knowledge card's search asks for answers alone: every passage ranked by meaning but the
+        // headings (which the search's vector index leaves out, in memory on PostgreSQL).
+        const subtypes = async (answersOnly: boolean) =>
+          (
+            await semantic.server.domain.fileSearch.search(
+              { botId: bot.botId, workspaceId: semantic.workspaceId },
+              { query: QUESTION, tags: { kbId }, contextDepth: 0, limit: 50, answersOnly },
+            )
+          ).passages.map((p) => p.meta.subtype);
+        const heading = (subtype: string | undefined) => subtype === 'title' || subtype === 'subtitle';
+        assert.ok((await subtypes(false)).some(heading));
+        const answers = await subtypes(true);
+        assert.ok(answers.length > 0 && !answers.some(heading), answers.join());
       } finally {
         await semantic.restart({ searchRanking: 'hybrid' });
       }

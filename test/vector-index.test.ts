@@ -224,6 +224,23 @@ for (const store of await testStores()) {
       assert.deepEqual(await indexCounts(indexed, 'rows'), { vectors: 0, indexed: 0 });
     });
 
+    test(
+      'vectors held in memory answer as the ones read from the database (PARLEY_VECTOR_CACHE_MB=0)',
+      { skip: store.name !== 'postgres' && 'PostgreSQL only' },
+      async () => {
+        // Twice: the first search reads the files into memory, the second answers from there.
+        await topTens(bot.client, { corpus: 'yes' });
+        const held = await topTens(bot.client, { corpus: 'yes' });
+        await indexed.restart({ vectorCacheMb: '0' });
+        try {
+          assert.deepEqual(await topTens(bot.client, { corpus: 'yes' }), held);
+        } finally {
+          await indexed.restart({});
+        }
+        assert.deepEqual(await topTens(bot.client, { corpus: 'yes' }), held);
+      },
+    );
+
     test('a file whose passages are replaced is searched by its new ones, its signatures kept in step', async () => {
       // Searched once: on Postgres the server holds the file's signatures in memory from now on.
       await topTens(bot.client, { part: '2' });

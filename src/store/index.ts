@@ -304,7 +304,8 @@ function openPostgres(
   return {
     db: kysely(cappedPool(named, requestConnections(config.poolSize))),
     turnDb: kysely(sharedPool(named)),
-    vectorIndex: config.vectorIndex === 'exact' ? EXACT_VECTORS : postgresVectorIndex(),
+    vectorIndex:
+      config.vectorIndex === 'exact' ? EXACT_VECTORS : postgresVectorIndex(config.vectorCacheBytes),
   };
 }
 

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../executor.ts';
 import type { VectorCandidate, VectorIndex, VectorRequest } from '../dialects/vector-index.ts';
+import type { PassageType } from '../../value-sets.ts';
 import { SIGNATURE_BITS } from './signature.ts';
 import { withVectorBytes } from './vector-column.ts';
 import type { VectorColumn } from './vector-column.ts';
@@ -8,95 +9,175 @@ import type { VectorColumn } from './vector-column.ts';
 /** The signatures a server keeps in memory at most (64 bytes each, and their passage's id: about 60 MB). */
 export const CACHED_SIGNATURES = 500_000;
 
+/**
+ * The bytes of vectors a server keeps in memory at most, beside their signatures: 256 MiB hold 170,000
+ * vectors of 384 dimensions, 43,000 of 1,536. Past it, the least recently searched files' vectors are
+ * let go (their signatures kept), and their candidates read from the database again.
+ */
+export const CACHED_VECTOR_BYTES = 256 * 1024 * 1024;
+
+/** Signatures (and their vectors) read from the database in one statement at most, files whole. */
+const SIGNATURES_READ_AT_ONCE = 20_000;
+
 /** 32-bit words of a signature. */
 const WORDS = SIGNATURE_BITS / 32;
 
-/** One file's signatures of one model, as of `version`: the passages' ids and their signatures' words. */
+/**
+ * One file's signatures of one model, as of `version`: the passages' ids, their types and their
+ * signatures' words, and their vectors while the memory holds them (`dimension` floats each, in the order
+ * of the ids; none when they differ in length).
+ */
 interface FileSignatures {
   version: string;
   ids: string[];
+  types: PassageType[];
   words: Uint32Array;
+  vectors?: { dimension: number; floats: Float32Array };
+}
+
+/** A candidate found by its signature: its file's copy, and its place in it. */
+interface Nearest {
+  file: FileSignatures;
+  at: number;
 }
 
 /**
  * PostgreSQL's vector index for files' passages: their signatures (vectors/signature.ts) scanned in the
- * server's memory, each file's read once from `passage_signatures` and again only when its version
- * (`passage_signature_versions`, kept by triggers in the transaction of every write: migration 0036)
- * is not the one the copy was read at, whichever server wrote it. Each search reads the versions of its
- * files first, so it never ranks signatures older than its own statement sees; a passage whose signature
- * the copy still holds, deleted since, is not answered either (its vector is read with the candidates).
+ * server's memory, and the nearest ones' vectors taken from there too, each file's read once from
+ * `passage_signatures` and `passage_vectors` and again only when its version
+ * (`passage_signature_versions`, kept by triggers in the transaction of every write: migration 0036; a
+ * vector is never rewritten, only added or removed) is not the one the copy was read at, whichever server
+ * wrote it. Each search reads the versions of its files first, so it never ranks vectors older than its
+ * own statement sees; a passage deleted after that statement may be a candidate, and is not answered
+ * either: the search reads the passages of its hits afterwards (files/search.ts).
  *
  * Why not in the database: at 100,000 passages `bit_count(signature # query)` over every signature takes
  * 40 ms, the row by row work of the executor, where the same scan here takes a few; and neither an index
  * of bands of the signatures (LSH) nor one of lists by nearest centroid (IVF) kept 0.95 of the exact top
- * 10 on the bench's corpus at a fraction of the rows (bench/results/2026-11-27-pg-retrieval.md). A search
- * whose files hold more than `capacity` signatures, and a table's rows, are scanned by `inDatabase`.
+ * 10 on the bench's corpus at a fraction of the rows (bench/results/2026-11-27-pg-retrieval.md). Why the
+ * vectors too: reading the 500 candidates' vectors back took 7 ms more than their ids alone (at 384
+ * dimensions, 1 MB of text to send, receive and decode), and their text and buffers made the engine
+ * collect its whole heap every few dozen searches, the slowest of them. A search whose files hold more
+ * than `capacity` signatures, and a table's rows, are scanned by `inDatabase`; the candidates of a file
+ * whose vectors the memory does not hold (past `vectorBytes`) are read from the database.
  */
 export function cachedSignatureScan<Selected>(
   inDatabase: VectorIndex,
   vectors: VectorColumn<Selected>,
-  capacity = CACHED_SIGNATURES,
+  { capacity = CACHED_SIGNATURES, vectorBytes = CACHED_VECTOR_BYTES } = {},
 ): VectorIndex {
   /** By file and model, least recently searched first. */
   const cached = new Map<string, FileSignatures>();
   let held = 0;
+  let heldBytes = 0;
   const keyOf = (fileId: string, model: string) => `${model}\n${fileId}`;
+  const dropVectors = (entry: FileSignatures) => {
+    heldBytes -= entry.vectors?.floats.byteLength ?? 0;
+    delete entry.vectors;
+  };
   const forget = (key: string) => {
     const entry = cached.get(key);
     if (entry === undefined) return;
     held -= entry.ids.length;
+    dropVectors(entry);
     cached.delete(key);
   };
+
+  /** Reads these files' signatures, types and vectors (as of the same statement) into the copy. */
+  async function read(db: Executor, model: string, fileIds: string[]): Promise<void> {
+    const withVectors = vectorBytes > 0;
+    // The signatures' bytes: their bit strings' binary form, after its 4-byte length.
+    const { rows } = await sql<{
+      file_id: string;
+      version: string;
+      passage_id: string;
+      type: PassageType;
+      signature: Uint8Array;
+      vector?: Selected;
+    }>`
+      select s.file_id, v.version, s.passage_id, p.type,
+        substring(varbit_send(s.signature) from 5) as signature
+        ${withVectors ? sql`, ${vectors.select(sql.ref('pv.vector'))} as vector` : sql``}
+      from passage_signatures s
+        join passage_signature_versions v on v.file_id = s.file_id and v.model = s.model
+        join file_passages p on p.id = s.passage_id
+        ${withVectors ? sql`join passage_vectors pv on pv.passage_id = s.passage_id and pv.model = s.model` : sql``}
+      where s.model = ${model} and s.file_id = any(${fileIds})`.execute(db);
+    for (const fileId of fileIds) forget(keyOf(fileId, model));
+    // Every row's, or none.
+    const vectorBytesOf = vectors.bytes(
+      rows.flatMap((row) => (row.vector === undefined ? [] : [row.vector])),
+    );
+    const byFile = new Map<string, { version: string; rows: number[] }>();
+    rows.forEach((row, i) => {
+      const file = byFile.get(row.file_id) ?? { version: String(row.version), rows: [] };
+      byFile.set(row.file_id, file);
+      file.rows.push(i);
+    });
+    for (const [fileId, file] of byFile) {
+      const words = new Uint32Array(file.rows.length * WORDS);
+      const ids: string[] = [];
+      const types: PassageType[] = [];
+      file.rows.forEach((r, i) => {
+        const row = rows[r] as (typeof rows)[number];
+        ids.push(row.passage_id);
+        types.push(row.type);
+        wordsInto(row.signature, words, i * WORDS);
+      });
+      const entry: FileSignatures = { version: file.version, ids, types, words };
+      const own = file.rows.map((r) => vectorBytesOf[r]);
+      const length = own[0]?.byteLength ?? 0;
+      if (length > 0 && length % 4 === 0 && own.every((bytes) => bytes?.byteLength === length)) {
+        const floats = new Float32Array((own.length * length) / 4);
+        const bytes = new Uint8Array(floats.buffer);
+        own.forEach((vector, i) => bytes.set(vector ?? [], i * length));
+        entry.vectors = { dimension: length / 4, floats };
+        heldBytes += floats.byteLength;
+      }
+      cached.set(keyOf(fileId, model), entry);
+      held += ids.length;
+    }
+  }
 
   /** The files' signatures as of their versions (or newer), read where the copy is older. */
   async function signaturesOf(
     db: Executor,
     model: string,
-    versions: Map<string, string>,
+    versions: { file_id: string; version: string; signatures: number }[],
   ): Promise<FileSignatures[]> {
-    const stale = [...versions].filter(
-      ([fileId, version]) => cached.get(keyOf(fileId, model))?.version !== version,
+    const stale = versions.filter(
+      (file) => cached.get(keyOf(file.file_id, model))?.version !== String(file.version),
     );
-    if (stale.length > 0) {
-      // The bytes of the bit strings (their binary form, after its 4-byte length), with each file's
-      // version as of the same statement: a copy is never labelled newer than what it holds.
-      const { rows } = await sql<{
-        file_id: string;
-        version: string;
-        passage_id: string;
-        signature: Uint8Array;
-      }>`
-        select s.file_id, v.version, s.passage_id, substring(varbit_send(s.signature) from 5) as signature
-        from passage_signatures s join passage_signature_versions v on v.file_id = s.file_id and v.model = s.model
-        where s.model = ${model} and s.file_id = any(${stale.map(([fileId]) => fileId)})`.execute(db);
-      for (const [fileId] of stale) forget(keyOf(fileId, model));
-      const read = new Map<string, { version: string; ids: string[]; signatures: Uint8Array[] }>();
-      for (const row of rows) {
-        const file = read.get(row.file_id) ?? { version: String(row.version), ids: [], signatures: [] };
-        read.set(row.file_id, file);
-        file.ids.push(row.passage_id);
-        file.signatures.push(row.signature);
-      }
-      for (const [fileId, { version, ids, signatures }] of read) {
-        const words = new Uint32Array(ids.length * WORDS);
-        signatures.forEach((signature, i) => wordsInto(signature, words, i * WORDS));
-        cached.set(keyOf(fileId, model), { version, ids, words });
-        held += ids.length;
-      }
+    // A few statements of whole files, rather than one that would hold every vector's text at once.
+    for (let from = 0; from < stale.length;) {
+      let signatures = 0;
+      let to = from;
+      while (
+        to < stale.length &&
+        (to === from || signatures + (stale[to]?.signatures ?? 0) <= SIGNATURES_READ_AT_ONCE)
+      )
+        signatures += stale[to++]?.signatures ?? 0;
+      await read(
+        db,
+        model,
+        stale.slice(from, to).map((file) => file.file_id),
+      );
+      from = to;
     }
     const found: FileSignatures[] = [];
-    for (const fileId of versions.keys()) {
+    for (const { file_id: fileId } of versions) {
       const key = keyOf(fileId, model);
       const entry = cached.get(key);
       if (entry === undefined) continue;
-      // Searched now: the last to be evicted.
+      // Searched now: the last to be let go.
       cached.delete(key);
       cached.set(key, entry);
       found.push(entry);
     }
-    for (const key of cached.keys()) {
-      if (held <= capacity) break;
-      forget(key);
+    for (const [key, entry] of cached) {
+      if (held <= capacity && heldBytes <= vectorBytes) break;
+      if (held > capacity) forget(key);
+      else dropVectors(entry);
     }
     return found;
   }
@@ -112,29 +193,36 @@ export function cachedSignatureScan<Selected>(
       const total = versionRows.reduce((sum, row) => sum + row.signatures, 0);
       if (total > capacity) return inDatabase.candidates(db, request);
       if (total === 0) return [];
-      const files = await signaturesOf(
-        db,
-        request.model,
-        new Map(versionRows.map((row) => [row.file_id, String(row.version)])),
-      );
-      const ids = nearest(files, request.signature, request.limit);
-      if (ids.length === 0) return [];
+      const files = await signaturesOf(db, request.model, versionRows);
+      const excluded = new Set<string>(request.excludedTypes);
+      const inMemory: VectorCandidate[] = [];
+      const elsewhere: string[] = [];
+      for (const { file, at } of nearest(files, request.signature, request.limit)) {
+        const id = file.ids[at] as string;
+        if (file.vectors === undefined) elsewhere.push(id);
+        else if (!excluded.has(file.types[at] as string)) {
+          const { dimension, floats } = file.vectors;
+          const vector = new Uint8Array(floats.buffer, at * dimension * 4, dimension * 4);
+          inMemory.push({ id, vector });
+        }
+      }
+      if (elsewhere.length === 0) return inMemory;
       // Headings left out after the scan, as in the database (few of the nearest).
-      const excluded =
+      const excludedHere =
         request.excludedTypes.length > 0
           ? sql`and not exists (select 1 from file_passages p where p.id = v.passage_id
               and p.type = any(${request.excludedTypes}))`
           : sql``;
       const { rows } = await sql<{ id: string; vector: Selected }>`select v.passage_id as id,
           ${vectors.select(sql.ref('v.vector'))} as vector from passage_vectors v
-        where v.model = ${request.model} and v.passage_id = any(${ids}) ${excluded}`.execute(db);
-      return withVectorBytes(vectors, rows);
+        where v.model = ${request.model} and v.passage_id = any(${elsewhere}) ${excludedHere}`.execute(db);
+      return [...inMemory, ...withVectorBytes(vectors, rows)];
     },
   };
 }
 
-/** The ids of the `limit` signatures nearest the query's (Hamming distance), in no particular order. */
-function nearest(files: FileSignatures[], signature: Uint8Array, limit: number): string[] {
+/** The `limit` signatures nearest the query's (Hamming distance), in no particular order. */
+function nearest(files: FileSignatures[], signature: Uint8Array, limit: number): Nearest[] {
   const query = new Uint32Array(WORDS);
   wordsInto(signature, query, 0);
   const distances = files.map((file) => {
@@ -158,15 +246,15 @@ function nearest(files: FileSignatures[], signature: Uint8Array, limit: number):
     threshold++;
   }
   let atThreshold = limit - below;
-  const ids: string[] = [];
+  const found: Nearest[] = [];
   files.forEach((file, f) => {
     const own = distances[f] as Uint16Array;
-    for (let i = 0; i < own.length; i++) {
-      const d = own[i] as number;
-      if (d < threshold || (d === threshold && atThreshold-- > 0)) ids.push(file.ids[i] as string);
+    for (let at = 0; at < own.length; at++) {
+      const d = own[at] as number;
+      if (d < threshold || (d === threshold && atThreshold-- > 0)) found.push({ file, at });
     }
   });
-  return ids;
+  return found;
 }
 
 /** A signature's bytes as 32-bit words (big-endian: any order does, the same for every signature). */

@@ -19,10 +19,13 @@ export const POSTGRES_SIGNATURE_SCAN: VectorIndex = signatureScan(
 );
 
 /**
- * PostgreSQL's vector index: files' passages by their signatures in the server's memory, checked against
- * the versions the database keeps (vectors/signature-cache.ts); a table's rows, and searches of more
- * signatures than the memory holds, by the scan in the database.
+ * PostgreSQL's vector index: files' passages by their signatures and vectors in the server's memory
+ * (`vectorBytes` of vectors at most), checked against the versions the database keeps
+ * (vectors/signature-cache.ts); a table's rows, and searches of more signatures than the memory holds, by
+ * the scan in the database.
  */
-export function postgresVectorIndex(): VectorIndex {
-  return cachedSignatureScan(POSTGRES_SIGNATURE_SCAN, VECTOR_BASE64);
+export function postgresVectorIndex(vectorBytes?: number): VectorIndex {
+  return cachedSignatureScan(POSTGRES_SIGNATURE_SCAN, VECTOR_BASE64, {
+    ...(vectorBytes !== undefined && { vectorBytes }),
+  });
 }
