@@ -267,6 +267,10 @@ describe('connections: timeouts (sqlite)', { skip: sqlite.skip }, () => {
     assert.equal(put.status, 200);
     const { url } = (await bot.client.getFile({ id: file.id })).file;
     const { pathname, search } = new URL(url);
+    // The server's end of the connection, told from the others by the client's port.
+    const accepted: net.Socket[] = [];
+    const onConnection = (socket: net.Socket) => accepted.push(socket);
+    t.server.app.server.on('connection', onConnection);
     const client = rawClient(t.url, `GET ${pathname}${search} HTTP/1.1\r\nHost: parley\r\n\r\n`);
     // Paused at its first chunk: a client polled later may have read the whole answer by then, and a
     // connection between requests is kept for Fastify's keep-alive time, not the idle timeout.
@@ -277,8 +281,19 @@ describe('connections: timeouts (sqlite)', { skip: sqlite.skip }, () => {
       }),
     );
     await begun;
-    // A paused client sees nothing of the close until it reads again: it reads once the server had time.
-    await sleep((IDLE_TIMEOUT_S + 3) * 1000);
+    t.server.app.server.off('connection', onConnection);
+    const serverEnd = accepted.find((socket) => socket.remotePort === client.socket.localPort);
+    assert.ok(serverEnd, 'the server accepted the connection');
+    // A paused client sees nothing of the close until it reads again: it reads once the server closed its
+    // end. The idle time counts from when the answer stopped moving, once the sockets' buffers were full,
+    // which on a busy machine can take longer than the idle timeout itself.
+    const serverClosed = serverEnd.destroyed
+      ? Promise.resolve(true)
+      : new Promise<boolean>((resolve) => serverEnd.once('close', () => resolve(true)));
+    assert.ok(
+      await Promise.race([serverClosed, sleep(CUT_WITHIN_MS).then(() => false)]),
+      `the server still held the connection ${CUT_WITHIN_MS} ms after its client stopped reading`,
+    );
     client.socket.resume();
     await cutWithin(client, CUT_WITHIN_MS);
     assert.ok(
