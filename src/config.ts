@@ -659,7 +659,7 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
     throw new ConfigError('PARLEY_ADMIN_TOKEN must be at least 24 characters long');
   }
   const dataDir = path.resolve(required(values, 'dataDir'));
-  const engineConcurrency = positiveInteger(values, 'engineConcurrency');
+  const engineConcurrency = integerSetting(values, 'engineConcurrency');
   return {
     port,
     host: required(values, 'host'),
@@ -668,15 +668,15 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
       values.databaseUrl,
       dataDir,
       {
-        regexTimeoutMs: positiveInteger(values, 'sqliteRegexTimeoutMs'),
+        regexTimeoutMs: integerSetting(values, 'sqliteRegexTimeoutMs'),
         vectorIndex: oneOf(values, 'vectorIndex', VECTOR_INDEX_CHOICES),
         ...(values.sqliteVecPath !== undefined && { vectorExtension: values.sqliteVecPath }),
       },
       {
-        poolSize: positiveInteger(values, 'postgresPoolSize'),
-        statementTimeoutMs: positiveInteger(values, 'postgresStatementTimeoutMs'),
+        poolSize: integerSetting(values, 'postgresPoolSize'),
+        statementTimeoutMs: integerSetting(values, 'postgresStatementTimeoutMs'),
         vectorIndex: oneOf(values, 'vectorIndex', VECTOR_INDEX_CHOICES),
-        vectorCacheBytes: wholeNumber(values, 'vectorCacheMb') * 1024 * 1024,
+        vectorCacheBytes: integerSetting(values, 'vectorCacheMb', 0) * 1024 * 1024,
       },
     ),
     logLevel,
@@ -684,18 +684,18 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
     publicUrl: values.publicUrl?.replace(/\/+$/, ''),
     contentUrl: contentOriginFrom(values.contentUrl, values.publicUrl),
     chatEncryptionKey: values.chatEncryptionKey,
-    chatPingIntervalMs: positiveInteger(values, 'chatPingIntervalMs'),
+    chatPingIntervalMs: integerSetting(values, 'chatPingIntervalMs'),
     redisUrl: redisFrom(values.redisUrl),
     busSecret: busSecretFrom(values.busSecret),
-    sandboxProcesses: positiveInteger(values, 'sandboxProcesses'),
-    sandboxMaxMemoryMb: positiveInteger(values, 'sandboxMaxMemoryMb'),
+    sandboxProcesses: integerSetting(values, 'sandboxProcesses'),
+    sandboxMaxMemoryMb: integerSetting(values, 'sandboxMaxMemoryMb'),
     sdkBots: {
-      maxProcesses: positiveInteger(values, 'sdkBotProcesses'),
-      maxProcessesPerWorkspace: positiveInteger(values, 'sdkBotProcessesPerWorkspace'),
-      idleMs: positiveInteger(values, 'sdkBotIdleSeconds') * 1000,
-      memoryMb: positiveInteger(values, 'sdkBotMemoryMb'),
+      maxProcesses: integerSetting(values, 'sdkBotProcesses'),
+      maxProcessesPerWorkspace: integerSetting(values, 'sdkBotProcessesPerWorkspace'),
+      idleMs: integerSetting(values, 'sdkBotIdleSeconds') * 1000,
+      memoryMb: integerSetting(values, 'sdkBotMemoryMb'),
       cpuCores: cores(values, 'sdkBotCpu'),
-      callTimeoutMs: positiveInteger(values, 'sdkBotTimeoutSeconds') * 1000,
+      callTimeoutMs: integerSetting(values, 'sdkBotTimeoutSeconds') * 1000,
       internet: onOff(values, 'sdkBotInternet'),
       privateTargets: addressList(values, 'sdkBotPrivateTargets'),
     },
@@ -708,23 +708,23 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
       allowed: addressList(values, 'botFetchPrivateTargets'),
     },
     retention: {
-      signalsMs: positiveInteger(values, 'signalRetentionHours') * 3600_000,
-      botLogsMs: positiveInteger(values, 'botLogRetentionDays') * 86_400_000,
-      botLogLines: positiveInteger(values, 'botLogMaxLines'),
+      signalsMs: integerSetting(values, 'signalRetentionHours') * 3600_000,
+      botLogsMs: integerSetting(values, 'botLogRetentionDays') * 86_400_000,
+      botLogLines: integerSetting(values, 'botLogMaxLines'),
     },
     rateLimits: rateLimitsFrom(values),
-    connections: connectionsFrom(values, positiveInteger(values, 'chatPingIntervalMs')),
+    connections: connectionsFrom(values, integerSetting(values, 'chatPingIntervalMs')),
     trustProxy: trustProxyFrom(required(values, 'trustProxy')),
     webhookPrivateTargets: onOff(values, 'webhookPrivateTargets'),
     llmPrivateTargets: onOff(values, 'llmPrivateTargets'),
     engineConcurrency,
     engineWorkspaceConcurrency: workspaceConcurrency(values, engineConcurrency),
-    engineWaitingTurns: positiveInteger(values, 'engineWaitingTurns'),
-    engineWorkspaceBacklog: positiveInteger(values, 'engineWorkspaceBacklog'),
+    engineWaitingTurns: integerSetting(values, 'engineWaitingTurns'),
+    engineWorkspaceBacklog: integerSetting(values, 'engineWorkspaceBacklog'),
     admission: onOff(values, 'admission')
       ? {
-          backlog: positiveInteger(values, 'admissionBacklog'),
-          waitMs: positiveInteger(values, 'admissionWaitMs'),
+          backlog: integerSetting(values, 'admissionBacklog'),
+          waitMs: integerSetting(values, 'admissionWaitMs'),
         }
       : undefined,
     corsOrigins: originsFrom(values.corsOrigins),
@@ -752,7 +752,7 @@ function oneOf<T extends string>(
 
 /** The server's model provider (none without a base URL) and what its calls may take and cost. */
 function llmFrom(values: Partial<Record<SettingName, string>>): LlmOptions {
-  const deadlineMs = positiveInteger(values, 'llmTimeoutSeconds') * 1000;
+  const deadlineMs = integerSetting(values, 'llmTimeoutSeconds') * 1000;
   const prices = pricesFrom(values.llmPrices);
   const baseUrl = values.llmBaseUrl?.replace(/\/+$/, '');
   const embeddingsModel = embeddingsModelFrom(values.embeddingsModel);
@@ -894,7 +894,7 @@ function contentOriginFrom(raw: string | undefined, publicUrl: string | undefine
 /** Turns of one workspace at once: as set (at most all of them), or three quarters of them. */
 function workspaceConcurrency(values: Partial<Record<SettingName, string>>, concurrency: number): number {
   if (values.engineWorkspaceConcurrency === undefined) return Math.ceil((concurrency * 3) / 4);
-  const perWorkspace = positiveInteger(values, 'engineWorkspaceConcurrency');
+  const perWorkspace = integerSetting(values, 'engineWorkspaceConcurrency');
   if (perWorkspace > concurrency) {
     throw new ConfigError(
       `${SETTINGS.engineWorkspaceConcurrency.env} (${perWorkspace}) may not be more than ${SETTINGS.engineConcurrency.env} (${concurrency})`,
@@ -913,9 +913,9 @@ function onOff(values: Partial<Record<SettingName, string>>, name: SettingName):
 function rateLimitsFrom(values: Partial<Record<SettingName, string>>): Config['rateLimits'] {
   if (!onOff(values, 'rateLimits')) return undefined;
   return {
-    chatPerMinute: positiveInteger(values, 'rateLimitChatPerMinute'),
-    apiPerMinute: positiveInteger(values, 'rateLimitApiPerMinute'),
-    addressPerMinute: positiveInteger(values, 'rateLimitAddressPerMinute'),
+    chatPerMinute: integerSetting(values, 'rateLimitChatPerMinute'),
+    apiPerMinute: integerSetting(values, 'rateLimitApiPerMinute'),
+    addressPerMinute: integerSetting(values, 'rateLimitAddressPerMinute'),
   };
 }
 
@@ -923,7 +923,7 @@ function connectionsFrom(
   values: Partial<Record<SettingName, string>>,
   pingIntervalMs: number,
 ): ConnectionSettings {
-  const idleTimeoutMs = positiveInteger(values, 'idleTimeoutSeconds') * 1000;
+  const idleTimeoutMs = integerSetting(values, 'idleTimeoutSeconds') * 1000;
   // An event stream is kept moving by its pings: one idle longer than the timeout would be closed.
   if (idleTimeoutMs <= pingIntervalMs) {
     throw new ConfigError(
@@ -932,12 +932,12 @@ function connectionsFrom(
   }
   const maxConnections = required(values, 'maxConnections');
   return {
-    headersTimeoutMs: positiveInteger(values, 'headersTimeoutSeconds') * 1000,
-    bodyTimeoutMs: positiveInteger(values, 'bodyTimeoutSeconds') * 1000,
-    bodyMinBytesPerSecond: positiveInteger(values, 'bodyMinBytesPerSecond'),
+    headersTimeoutMs: integerSetting(values, 'headersTimeoutSeconds') * 1000,
+    bodyTimeoutMs: integerSetting(values, 'bodyTimeoutSeconds') * 1000,
+    bodyMinBytesPerSecond: integerSetting(values, 'bodyMinBytesPerSecond'),
     idleTimeoutMs,
-    maxConnections: maxConnections === 'auto' ? 'auto' : positiveInteger(values, 'maxConnections'),
-    maxConnectionsPerAddress: positiveInteger(values, 'maxConnectionsPerAddress'),
+    maxConnections: maxConnections === 'auto' ? 'auto' : integerSetting(values, 'maxConnections'),
+    maxConnectionsPerAddress: integerSetting(values, 'maxConnectionsPerAddress'),
   };
 }
 
@@ -974,19 +974,18 @@ function subnetOf(text: string): Subnet {
   return { network, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
 }
 
-function positiveInteger(values: Partial<Record<SettingName, string>>, name: SettingName): number {
+/** A setting's whole number: at least 1, or at least 0 where `least` is 0 (0 meaning none). */
+function integerSetting(
+  values: Partial<Record<SettingName, string>>,
+  name: SettingName,
+  least: 0 | 1 = 1,
+): number {
   const raw = required(values, name);
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1)
-    throw new ConfigError(`${SETTINGS[name].env} must be a positive integer, got "${raw}"`);
-  return value;
-}
-
-function wholeNumber(values: Partial<Record<SettingName, string>>, name: SettingName): number {
-  const raw = required(values, name);
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0)
-    throw new ConfigError(`${SETTINGS[name].env} must be 0 or a positive integer, got "${raw}"`);
+  if (!Number.isInteger(value) || value < least)
+    throw new ConfigError(
+      `${SETTINGS[name].env} must be ${least === 0 ? '0 or ' : ''}a positive integer, got "${raw}"`,
+    );
   return value;
 }
 
