@@ -108,34 +108,34 @@ export function cachedSignatureScan<Selected>(
     const vectorBytesOf = vectors.bytes(
       rows.flatMap((row) => (row.vector === undefined ? [] : [row.vector])),
     );
-    const byFile = new Map<string, { version: string; rows: number[] }>();
+    const byFile = new Map<
+      string,
+      { version: string; rows: ((typeof rows)[number] & { bytes?: Uint8Array })[] }
+    >();
     rows.forEach((row, i) => {
       const file = byFile.get(row.file_id) ?? { version: String(row.version), rows: [] };
       byFile.set(row.file_id, file);
-      file.rows.push(i);
+      file.rows.push({ ...row, bytes: vectorBytesOf[i] });
     });
     for (const [fileId, file] of byFile) {
       const words = new Uint32Array(file.rows.length * WORDS);
-      const ids: string[] = [];
-      const types: PassageType[] = [];
-      file.rows.forEach((r, i) => {
-        const row = rows[r] as (typeof rows)[number];
-        ids.push(row.passage_id);
-        types.push(row.type);
-        wordsInto(row.signature, words, i * WORDS);
-      });
-      const entry: FileSignatures = { version: file.version, ids, types, words };
-      const own = file.rows.map((r) => vectorBytesOf[r]);
-      const length = own[0]?.byteLength ?? 0;
-      if (length > 0 && length % 4 === 0 && own.every((bytes) => bytes?.byteLength === length)) {
-        const floats = new Float32Array((own.length * length) / 4);
+      file.rows.forEach((row, i) => wordsInto(row.signature, words, i * WORDS));
+      const entry: FileSignatures = {
+        version: file.version,
+        ids: file.rows.map((row) => row.passage_id),
+        types: file.rows.map((row) => row.type),
+        words,
+      };
+      const length = file.rows[0]?.bytes?.byteLength ?? 0;
+      if (length > 0 && length % 4 === 0 && file.rows.every((row) => row.bytes?.byteLength === length)) {
+        const floats = new Float32Array((file.rows.length * length) / 4);
         const bytes = new Uint8Array(floats.buffer);
-        own.forEach((vector, i) => bytes.set(vector ?? [], i * length));
+        file.rows.forEach((row, i) => bytes.set(row.bytes ?? [], i * length));
         entry.vectors = { dimension: length / 4, floats };
         heldBytes += floats.byteLength;
       }
       cached.set(keyOf(fileId, model), entry);
-      held += ids.length;
+      held += entry.ids.length;
     }
   }
 
@@ -194,13 +194,13 @@ export function cachedSignatureScan<Selected>(
       if (total > capacity) return inDatabase.candidates(db, request);
       if (total === 0) return [];
       const files = await signaturesOf(db, request.model, versionRows);
-      const excluded = new Set<string>(request.excludedTypes);
+      const excluded = new Set<PassageType | undefined>(request.excludedTypes);
       const inMemory: VectorCandidate[] = [];
       const elsewhere: string[] = [];
       for (const { file, at } of nearest(files, request.signature, request.limit)) {
         const id = file.ids[at] as string;
         if (file.vectors === undefined) elsewhere.push(id);
-        else if (!excluded.has(file.types[at] as string)) {
+        else if (!excluded.has(file.types[at])) {
           const { dimension, floats } = file.vectors;
           const vector = new Uint8Array(floats.buffer, at * dimension * 4, dimension * 4);
           inMemory.push({ id, vector });
