@@ -271,6 +271,7 @@ for (const store of await testStores()) {
       for (const column of ['integration_alias', 'integration_id', 'process_owner'])
         await sql`alter table bot_api_keys drop column ${sql.ref(column)}`.execute(db);
       await sql`alter table workspaces drop column ai_spend_limit`.execute(db);
+      await sql`alter table search_entries drop column scope`.execute(db);
       await sql`alter table messages drop column event_id`.execute(db);
       await sql`drop index workflows_active_timeout`.execute(db);
       await sql`alter table bots drop column workflow_updates`.execute(db);

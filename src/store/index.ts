@@ -45,6 +45,7 @@ import * as botDrafts from './migrations/0037_bot_drafts.ts';
 import * as draftTests from './migrations/0038_draft_tests.ts';
 import * as writeViews from './migrations/0039_write_views.ts';
 import * as chatReplyWrites from './migrations/0040_chat_reply_writes.ts';
+import * as searchScopes from './migrations/0041_search_scopes.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -108,6 +109,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0038_draft_tests': draftTests,
   '0039_write_views': writeViews,
   '0040_chat_reply_writes': chatReplyWrites,
+  '0041_search_scopes': searchScopes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -685,6 +685,8 @@ export interface FileBlobChunksTable {
 export interface SearchEntriesTable {
   rowid: Generated<number>;
   id: string;
+  /** What a search is limited to: a passage's file, a table row's table. */
+  scope: string;
 }
 
 export interface TablesTable {

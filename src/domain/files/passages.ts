@@ -87,7 +87,10 @@ export class PassageStore {
         .execute();
     }
     const entries = searchEntries(rows);
-    await this.engine.put(trx, entries);
+    await this.engine.put(
+      trx,
+      entries.map((entry) => ({ ...entry, scope: fileId })),
+    );
     const kept = entries.flatMap((entry) => {
       const hash = contentHash(entry.text);
       return (known.get(hash) ?? []).map((v) => ({ ...v, passage_id: entry.id, file_id: fileId }));

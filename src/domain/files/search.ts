@@ -58,18 +58,16 @@ export class FileSearch {
   private async ranked(
     actor: BotActor,
     q: SearchFilesQuery,
-    candidate: SearchRequest['candidate'],
-    fileIds: string[],
+    among: Pick<SearchRequest, 'scopes' | 'candidate'>,
     wanted: number,
     fallbacks: SearchFallback[],
   ): Promise<SearchHit[]> {
     const { model } = this.embedding.embedder;
-    const byWords = (limit: number) =>
-      this.engine.search(this.store.db, { query: q.query, candidate, limit });
+    const byWords = (limit: number) => this.engine.search(this.store.db, { query: q.query, ...among, limit });
     // A query of no word has no meaning to rank by either.
     const how = model === undefined || !/[\p{L}\p{N}]/u.test(q.query) ? 'words' : this.semantic.ranking;
     const onFallback = reportingTo(this.semantic.onFallback, fallbacks);
-    return rankedBy(how, byWords, () => this.byMeaning(actor, q, fileIds, onFallback), {
+    return rankedBy(how, byWords, () => this.byMeaning(actor, q, among.scopes, onFallback), {
       limit: wanted,
       depth: FUSED_DEPTH,
     });
@@ -129,27 +127,23 @@ export class FileSearch {
       sql`files.status = 'indexing_completed'`,
       ...tagFilterConditions(q.tags, 'files.id'),
     ];
-    // The files searched first (few, by the bot's index and tags), then their passages that match:
-    // the engine checks each matching entry against this list, its passage looked up by id. A scalar
-    // subquery, not `exists`: PostgreSQL made an `exists` a hash join that read every passage of the
-    // files (at 100,000 passages, all of them for 811 matches: 160 to 270 ms, where a lookup of each
-    // match took 17 to 28, on a loaded machine).
+    // The files searched first (few, by the bot's index and tags): the scopes of the entries the engine
+    // may answer, each checked on the entry it matched. Headings are left out by their passages' types,
+    // looked up by id for each match: only the knowledge card asks that.
     const { rows: fileRows } = await sql<{ id: string }>`select files.id from files
       where ${sql.join(conditions, sql` and `)}`.execute(this.store.db);
     if (fileRows.length === 0) return [];
-    const fileIds = sql.join(fileRows.map((r) => r.id));
-    const answersOnly = q.answersOnly
-      ? sql`and file_passages.type not in (${sql.join(HEADING_TYPES)})`
-      : sql``;
-    const candidate = (id: RawBuilder<unknown>) => sql<SqlBool>`(select file_passages.file_id
-      from file_passages where file_passages.id = ${id} ${answersOnly}) in (${fileIds})`;
+    const scopes = fileRows.map((r) => r.id);
+    const candidate = q.answersOnly
+      ? (id: RawBuilder<unknown>) => sql<SqlBool>`not exists (select 1 from file_passages
+          where file_passages.id = ${id} and file_passages.type in (${sql.join(HEADING_TYPES)}))`
+      : undefined;
     // Consolidated answers group hits by file: more hits are ranked than passages answered.
     const wanted = q.consolidate ? limit * 3 : limit;
     const ranked = await this.ranked(
       actor,
       q,
-      candidate,
-      fileRows.map((r) => r.id),
+      { scopes, ...(candidate && { candidate }) },
       wanted,
       fallbacks,
     );

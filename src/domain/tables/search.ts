@@ -42,7 +42,7 @@ export class TableSearch {
     if (columns.length === 0 || rows.length === 0) return;
     await this.engine.put(
       db,
-      rows.map((row) => ({ id: entryId(table, row.id), text: searchText(table, row) })),
+      rows.map((row) => ({ id: entryId(table, row.id), scope: table.id, text: searchText(table, row) })),
     );
     await this.vectors.written(db, table, rows);
   }
@@ -98,7 +98,7 @@ export class TableSearch {
       (
         await this.engine.search(db, {
           query,
-          candidate: (id) => sql`substr(${id}, 1, ${prefix.length}) = ${prefix}`,
+          scopes: [table.id],
           limit,
         })
       ).map((hit) => ({ id: hit.id.slice(prefix.length), score: hit.score }));

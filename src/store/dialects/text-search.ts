@@ -1,9 +1,13 @@
 import type { RawBuilder, SqlBool } from 'kysely';
 import type { Executor } from '../executor.ts';
 
-/** A text indexed for search, under an id of the caller's (a passage id, a table row id...). */
+/**
+ * A text indexed for search, under an id of the caller's (a passage id, a table row's...), in a scope
+ * (the passage's file, the row's table): what a search checks first for each entry that matches.
+ */
 export interface SearchEntry {
   id: string;
+  scope: string;
   text: string;
 }
 
@@ -16,11 +20,13 @@ export interface SearchHit {
 export interface SearchRequest {
   /** What the user typed: any text. */
   query: string;
+  /** The scopes whose entries may be answered (the files a bot sees, a table): none, no answer. */
+  scopes: string[];
   /**
-   * Whether the entry whose id is in `id` may be answered (one of a bot's passages, say): checked for
-   * the entries that match, so it should be an indexed lookup by that id.
+   * Whether an entry of those scopes, whose id is in `id`, may be answered besides (it is no heading,
+   * say): checked for each entry that matches, so it should be an indexed lookup by that id.
    */
-  candidate(id: RawBuilder<unknown>): RawBuilder<SqlBool>;
+  candidate?(id: RawBuilder<unknown>): RawBuilder<SqlBool>;
   limit: number;
 }
 

@@ -8,9 +8,9 @@ export class PostgresTextSearch implements SearchEngine {
   async put(db: Executor, entries: SearchEntry[]): Promise<void> {
     for (let i = 0; i < entries.length; i += 200) {
       const batch = entries.slice(i, i + 200);
-      const values = batch.map((e) => sql`(${e.id}, to_tsvector('english', ${e.text}))`);
-      await sql`insert into search_entries (id, document) values ${sql.join(values)}
-        on conflict (id) do update set document = excluded.document`.execute(db);
+      const values = batch.map((e) => sql`(${e.id}, ${e.scope}, to_tsvector('english', ${e.text}))`);
+      await sql`insert into search_entries (id, scope, document) values ${sql.join(values)}
+        on conflict (id) do update set scope = excluded.scope, document = excluded.document`.execute(db);
     }
   }
 
@@ -25,20 +25,21 @@ export class PostgresTextSearch implements SearchEngine {
 
   async search(db: Executor, request: SearchRequest): Promise<SearchHit[]> {
     const terms = queryTerms(request.query);
-    if (terms.length === 0) return [];
+    if (terms.length === 0 || request.scopes.length === 0) return [];
     // Terms are letters and digits only, so they cannot be tsquery syntax; any may match (OR).
     const query = terms.join(' | ');
+    const also = request.candidate ? sql`and ${request.candidate(sql.ref('e.id'))}` : sql``;
     // No length normalization: passages are chunked to a bounded length, and one that holds more of
     // the query's terms must outrank a heading that holds one.
     // The GIN index first (a materialized CTE, whatever the planner's estimates): the entries that match
-    // any term, then those the caller may search among, ranked.
+    // any term, of the scopes searched (a comparison on the row the index found), ranked.
     const { rows } = await sql<{ id: string; score: number }>`
       with query as (select to_tsquery('english', ${query}) as q),
       matched as materialized (
-        select e.id, e.document, query.q from search_entries e, query where e.document @@ query.q
+        select e.id, e.document, query.q from search_entries e, query
+        where e.document @@ query.q and e.scope = any(${request.scopes}::text[]) ${also}
       )
       select m.id as id, ts_rank_cd(m.document, m.q) as score from matched m
-      where ${request.candidate(sql.ref('m.id'))}
       order by score desc, m.id limit ${request.limit}`.execute(db);
     return rows.map((r) => ({ id: r.id, score: Number(r.score) }));
   }

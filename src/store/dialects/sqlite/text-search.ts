@@ -16,7 +16,7 @@ export class SqliteTextSearch implements SearchEngine {
     for (const entry of entries) {
       const row = await db
         .insertInto('search_entries')
-        .values({ id: entry.id })
+        .values({ id: entry.id, scope: entry.scope })
         .returning('rowid')
         .executeTakeFirstOrThrow();
       await sql`insert into search_fts (rowid, text) values (${row.rowid}, ${entry.text})`.execute(db);
@@ -35,14 +35,15 @@ export class SqliteTextSearch implements SearchEngine {
 
   async search(db: Executor, request: SearchRequest): Promise<SearchHit[]> {
     const terms = queryTerms(request.query);
-    if (terms.length === 0) return [];
+    if (terms.length === 0 || request.scopes.length === 0) return [];
     // Each term quoted: a string of letters and digits, never FTS5 syntax. Any term may match (OR);
     // BM25 ranks the entries that match more, and rarer, terms first.
     const match = terms.map((t) => `"${t}"`).join(' OR ');
+    const also = request.candidate ? sql`and ${request.candidate(sql.ref('e.id'))}` : sql``;
     const { rows } = await sql<{ id: string; rank: number }>`
       select e.id as id, bm25(search_fts) as rank
       from search_fts join search_entries e on e.rowid = search_fts.rowid
-      where search_fts match ${match} and ${request.candidate(sql.ref('e.id'))}
+      where search_fts match ${match} and e.scope in (select value from json_each(${JSON.stringify(request.scopes)})) ${also}
       order by rank, e.id limit ${request.limit}`.execute(db);
     // BM25 here is lower-is-better (negative): the API's scores are higher-is-better.
     return rows.map((r) => ({ id: r.id, score: -r.rank }));
