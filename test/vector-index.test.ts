@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import type { Client } from '@botpress/client';
 import { seeded } from '../src/store/seeded.ts';
+import { vectorSignature } from '../src/store/vectors/signature.ts';
 import { fileSettled } from './helpers/files.ts';
 import { parleySettings, startModelServer } from './helpers/model-server.ts';
 import type { ModelServer } from './helpers/model-server.ts';
@@ -238,6 +239,46 @@ for (const store of await testStores()) {
           await indexed.restart({});
         }
         assert.deepEqual(await topTens(bot.client, { corpus: 'yes' }), held);
+      },
+    );
+
+    test(
+      "searches at once on a server just started read each file's vectors once",
+      { skip: store.name !== 'postgres' && 'PostgreSQL only' },
+      async () => {
+        await indexed.restart({});
+        const { db, sql: dialect } = indexed.server.store;
+        const files = await db.selectFrom('files').select('id').where('bot_id', '=', bot.botId).execute();
+        const stored = await db
+          .selectFrom('passage_vectors')
+          .select(['model', 'dimension'])
+          .executeTakeFirstOrThrow();
+        const query = new Float32Array(stored.dimension).fill(1 / Math.sqrt(stored.dimension));
+        // The statements that read signatures and vectors into the server's memory.
+        let reads = 0;
+        const counted = db.withPlugin({
+          transformQuery: ({ node }) => {
+            if (JSON.stringify(node).includes('varbit_send')) reads++;
+            return node;
+          },
+          transformResult: ({ result }) => Promise.resolve(result),
+        });
+        const search = () =>
+          dialect.vectorIndex.candidates(counted, {
+            source: 'passages',
+            botId: bot.botId,
+            fileIds: files.map((f) => f.id),
+            excludedTypes: [],
+            model: stored.model,
+            signature: vectorSignature(query),
+            limit: 20,
+          });
+        const answers = await Promise.all([search(), search(), search(), search()]);
+        assert.equal(reads, 1, 'one read of the files for four searches');
+        assert.equal(answers[0]?.length, 20);
+        for (const answer of answers) assert.deepEqual(answer, answers[0]);
+        await search();
+        assert.equal(reads, 1, 'none once they are held');
       },
     );
 

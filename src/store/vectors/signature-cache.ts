@@ -139,16 +139,30 @@ export function cachedSignatureScan<Selected>(
     }
   }
 
+  /**
+   * The reads under way, by file and model: a search that needs a file another search is reading waits
+   * for that read rather than reading the same vectors again (after a start, every search at once would).
+   */
+  const reading = new Map<string, Promise<void>>();
+
   /** The files' signatures as of their versions (or newer), read where the copy is older. */
   async function signaturesOf(
     db: Executor,
     model: string,
     versions: { file_id: string; version: string; signatures: number }[],
   ): Promise<FileSignatures[]> {
-    const stale = versions.filter(
-      (file) => cached.get(keyOf(file.file_id, model))?.version !== String(file.version),
+    const isStale = (file: { file_id: string; version: string }) =>
+      cached.get(keyOf(file.file_id, model))?.version !== String(file.version);
+    // A read that began before this search's versions may be older: its files are checked again after.
+    const underway = new Set(
+      versions.filter(isStale).flatMap((file) => reading.get(keyOf(file.file_id, model)) ?? []),
     );
-    // A few statements of whole files, rather than one that would hold every vector's text at once.
+    await Promise.all([...underway].map((read) => read.catch(() => {})));
+    const stale = versions.filter(isStale);
+    // A few statements of whole files, rather than one that would hold every vector's text at once; each
+    // file's read is known to other searches before the first statement runs.
+    let reads = Promise.resolve();
+    const ours: [string, Promise<void>][] = [];
     for (let from = 0; from < stale.length;) {
       let signatures = 0;
       let to = from;
@@ -157,12 +171,19 @@ export function cachedSignatureScan<Selected>(
         (to === from || signatures + (stale[to]?.signatures ?? 0) <= SIGNATURES_READ_AT_ONCE)
       )
         signatures += stale[to++]?.signatures ?? 0;
-      await read(
-        db,
-        model,
-        stale.slice(from, to).map((file) => file.file_id),
-      );
+      const fileIds = stale.slice(from, to).map((file) => file.file_id);
+      const done = reads.then(() => read(db, model, fileIds));
+      for (const fileId of fileIds) {
+        ours.push([keyOf(fileId, model), done]);
+        reading.set(keyOf(fileId, model), done);
+      }
+      reads = done;
       from = to;
+    }
+    try {
+      await reads;
+    } finally {
+      for (const [key, done] of ours) if (reading.get(key) === done) reading.delete(key);
     }
     const found: FileSignatures[] = [];
     for (const { file_id: fileId } of versions) {
