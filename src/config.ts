@@ -441,7 +441,7 @@ export const SETTINGS = {
     flag: 'vector-cache-mb',
     default: '256',
     description:
-      'PostgreSQL: the megabytes of stored vectors a server keeps in memory for searches by meaning, the least recently searched files let go first (256 hold 170,000 vectors of 384 dimensions). A search whose vectors are not held reads them from the database, a few milliseconds more. `0` holds none.',
+      'The megabytes of stored vectors a server keeps in memory for searches by meaning (with their signatures), the least recently searched files let go first (256 hold 170,000 vectors of 384 dimensions). A search whose vectors are not held reads them from the database, a few milliseconds more. `0` holds none.',
   },
   llmTimeoutSeconds: {
     env: 'PARLEY_LLM_TIMEOUT_SECONDS',
@@ -471,6 +471,8 @@ export type StoreConfig =
       vectorIndex?: VectorIndexChoice;
       /** sqlite-vec's loadable file; absent: its npm package's for this platform. */
       vectorExtension?: string;
+      /** The bytes of vectors kept in memory for searches (vectors/signature-cache.ts's default if absent). */
+      vectorCacheBytes?: number;
     }
   | {
       kind: 'postgres';
@@ -671,6 +673,7 @@ export function buildConfig(given: Partial<Record<SettingName, string>>): Config
         regexTimeoutMs: integerSetting(values, 'sqliteRegexTimeoutMs'),
         vectorIndex: oneOf(values, 'vectorIndex', VECTOR_INDEX_CHOICES),
         ...(values.sqliteVecPath !== undefined && { vectorExtension: values.sqliteVecPath }),
+        vectorCacheBytes: integerSetting(values, 'vectorCacheMb', 0) * 1024 * 1024,
       },
       {
         poolSize: integerSetting(values, 'postgresPoolSize'),
@@ -1045,7 +1048,12 @@ function busSecretFrom(secret: string | undefined): string | undefined {
 function storeFrom(
   databaseUrl: string | undefined,
   dataDir: string,
-  sqlite: { regexTimeoutMs: number; vectorIndex: VectorIndexChoice; vectorExtension?: string },
+  sqlite: {
+    regexTimeoutMs: number;
+    vectorIndex: VectorIndexChoice;
+    vectorExtension?: string;
+    vectorCacheBytes: number;
+  },
   postgres: {
     poolSize: number;
     statementTimeoutMs: number;

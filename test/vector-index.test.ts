@@ -146,10 +146,7 @@ for (const store of await testStores()) {
     });
 
     test('each store runs its index; PARLEY_VECTOR_INDEX=exact runs none', () => {
-      assert.equal(
-        indexed.server.store.sql.vectorIndex.kind,
-        store.name === 'sqlite' ? 'sqlite-vec' : 'signature-cache',
-      );
+      assert.equal(indexed.server.store.sql.vectorIndex.kind, 'signature-cache');
       assert.equal(exact.server.store.sql.vectorIndex.kind, 'exact');
     });
 
@@ -225,62 +222,54 @@ for (const store of await testStores()) {
       assert.deepEqual(await indexCounts(indexed, 'rows'), { vectors: 0, indexed: 0 });
     });
 
-    test(
-      'vectors held in memory answer as the ones read from the database (PARLEY_VECTOR_CACHE_MB=0)',
-      { skip: store.name !== 'postgres' && 'PostgreSQL only' },
-      async () => {
-        // Twice: the first search reads the files into memory, the second answers from there.
-        await topTens(bot.client, { corpus: 'yes' });
-        const held = await topTens(bot.client, { corpus: 'yes' });
-        await indexed.restart({ vectorCacheMb: '0' });
-        try {
-          assert.deepEqual(await topTens(bot.client, { corpus: 'yes' }), held);
-        } finally {
-          await indexed.restart({});
-        }
+    test('vectors held in memory answer as the ones read from the database (PARLEY_VECTOR_CACHE_MB=0)', async () => {
+      // Twice: the first search reads the files into memory, the second answers from there.
+      await topTens(bot.client, { corpus: 'yes' });
+      const held = await topTens(bot.client, { corpus: 'yes' });
+      await indexed.restart({ vectorCacheMb: '0' });
+      try {
         assert.deepEqual(await topTens(bot.client, { corpus: 'yes' }), held);
-      },
-    );
-
-    test(
-      "searches at once on a server just started read each file's vectors once",
-      { skip: store.name !== 'postgres' && 'PostgreSQL only' },
-      async () => {
+      } finally {
         await indexed.restart({});
-        const { db, sql: dialect } = indexed.server.store;
-        const files = await db.selectFrom('files').select('id').where('bot_id', '=', bot.botId).execute();
-        const stored = await db
-          .selectFrom('passage_vectors')
-          .select(['model', 'dimension'])
-          .executeTakeFirstOrThrow();
-        const query = new Float32Array(stored.dimension).fill(1 / Math.sqrt(stored.dimension));
-        // The statements that read signatures and vectors into the server's memory.
-        let reads = 0;
-        const counted = db.withPlugin({
-          transformQuery: ({ node }) => {
-            if (JSON.stringify(node).includes('varbit_send')) reads++;
-            return node;
-          },
-          transformResult: ({ result }) => Promise.resolve(result),
+      }
+      assert.deepEqual(await topTens(bot.client, { corpus: 'yes' }), held);
+    });
+
+    test("searches at once on a server just started read each file's vectors once", async () => {
+      await indexed.restart({});
+      const { db, sql: dialect } = indexed.server.store;
+      const files = await db.selectFrom('files').select('id').where('bot_id', '=', bot.botId).execute();
+      const stored = await db
+        .selectFrom('passage_vectors')
+        .select(['model', 'dimension'])
+        .executeTakeFirstOrThrow();
+      const query = new Float32Array(stored.dimension).fill(1 / Math.sqrt(stored.dimension));
+      // The statements that read signatures and vectors into the server's memory.
+      let reads = 0;
+      const counted = db.withPlugin({
+        transformQuery: ({ node }) => {
+          if (JSON.stringify(node).includes('join passage_signature_versions')) reads++;
+          return node;
+        },
+        transformResult: ({ result }) => Promise.resolve(result),
+      });
+      const search = () =>
+        dialect.vectorIndex.candidates(counted, {
+          source: 'passages',
+          botId: bot.botId,
+          fileIds: files.map((f) => f.id),
+          excludedTypes: [],
+          model: stored.model,
+          signature: vectorSignature(query),
+          limit: 20,
         });
-        const search = () =>
-          dialect.vectorIndex.candidates(counted, {
-            source: 'passages',
-            botId: bot.botId,
-            fileIds: files.map((f) => f.id),
-            excludedTypes: [],
-            model: stored.model,
-            signature: vectorSignature(query),
-            limit: 20,
-          });
-        const answers = await Promise.all([search(), search(), search(), search()]);
-        assert.equal(reads, 1, 'one read of the files for four searches');
-        assert.equal(answers[0]?.length, 20);
-        for (const answer of answers) assert.deepEqual(answer, answers[0]);
-        await search();
-        assert.equal(reads, 1, 'none once they are held');
-      },
-    );
+      const answers = await Promise.all([search(), search(), search(), search()]);
+      assert.equal(reads, 1, 'one read of the files for four searches');
+      assert.equal(answers[0]?.length, 20);
+      for (const answer of answers) assert.deepEqual(answer, answers[0]);
+      await search();
+      assert.equal(reads, 1, 'none once they are held');
+    });
 
     test('a file whose passages are replaced is searched by its new ones, its signatures kept in step', async () => {
       // Searched once: on Postgres the server holds the file's signatures in memory from now on.
@@ -349,7 +338,7 @@ for (const store of await testStores()) {
         assert.ok(byExactScan.some((answers) => answers.some((a) => a.startsWith('late.md:'))));
 
         await indexed.restart({});
-        assert.equal(indexed.server.store.sql.vectorIndex.kind, 'sqlite-vec');
+        assert.equal(indexed.server.store.sql.vectorIndex.kind, 'signature-cache');
         assert.deepEqual(indexed.server.store.notices, []);
         const recall = recallAt10(await topTens(bot.client, { corpus: 'yes' }), byExactScan);
         assert.ok(recall >= 0.95, `recall@10 of the index after the extension came back: ${recall}`);

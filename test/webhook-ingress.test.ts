@@ -262,9 +262,9 @@ for (const store of await testStores()) {
           await sql`drop view ${sql.table(view)}`.execute(db);
       for (const table of [...tables, 'webhook_subscriptions', 'webhook_deliveries', 'bot_webhooks'])
         await sql`drop table ${sql.table(table)}`.execute(db);
+      // The versions of the signatures (PostgreSQL's 0036, SQLite's 0042); their triggers went with their tables.
+      await sql`drop table passage_signature_versions`.execute(db);
       if (store.name === 'postgres') {
-        // PostgreSQL's versions of the signatures (0036); its triggers went with their tables.
-        await sql`drop table passage_signature_versions`.execute(db);
         await sql`drop sequence passage_signature_version`.execute(db);
         await sql`drop function passage_signatures_added, passage_signatures_removed`.execute(db);
       }

@@ -46,6 +46,7 @@ import * as draftTests from './migrations/0038_draft_tests.ts';
 import * as writeViews from './migrations/0039_write_views.ts';
 import * as chatReplyWrites from './migrations/0040_chat_reply_writes.ts';
 import * as searchScopes from './migrations/0041_search_scopes.ts';
+import * as sqliteSignatureVersions from './migrations/0042_sqlite_signature_versions.ts';
 import { BACKSTOP_CHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.ts';
 import { defineSqliteFunctions } from './sqlite-functions.ts';
 import { GroupCommitSqliteDialect } from './sqlite-group-commit.ts';
@@ -110,6 +111,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0039_write_views': writeViews,
   '0040_chat_reply_writes': chatReplyWrites,
   '0041_search_scopes': searchScopes,
+  '0042_sqlite_signature_versions': sqliteSignatureVersions,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -275,7 +277,7 @@ function openSqlite(
   const extension = config.vectorIndex === 'exact' ? undefined : sqliteVecPath(config, notices);
   const vecLoaded =
     extension !== undefined && loadSqliteVec(database, extension, (notice) => notices.push(notice));
-  return { db, turnDb: db, vectorIndex: sqliteVectorIndex(vecLoaded) };
+  return { db, turnDb: db, vectorIndex: sqliteVectorIndex(vecLoaded, config.vectorCacheBytes) };
 }
 
 function openPostgres(

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { RawBuilder, SqlBool } from 'kysely';
 import type { Executor } from '../executor.ts';
 import type { VectorCandidate, VectorIndex, VectorRequest } from '../dialects/vector-index.ts';
 import type { PassageType } from '../../value-sets.ts';
@@ -41,18 +42,28 @@ interface Nearest {
   at: number;
 }
 
+/** What the copy's statements say differently on each store. */
+export interface SignatureCacheDialect {
+  /** A signature column's bytes (SIGNATURE_BITS / 8 of them). */
+  signatureBytes: (column: RawBuilder<unknown>) => RawBuilder<Uint8Array>;
+  /** Whether `column` is one of `values`, however many (as one parameter). */
+  oneOf: (column: RawBuilder<unknown>, values: readonly string[]) => RawBuilder<SqlBool>;
+}
+
 /**
- * PostgreSQL's vector index for files' passages: their signatures (vectors/signature.ts) scanned in the
+ * The vector index for files' passages on both stores: their signatures (vectors/signature.ts) scanned in the
  * server's memory, and the nearest ones' vectors taken from there too, each file's read once from
  * `passage_signatures` and `passage_vectors` and again only when its version
- * (`passage_signature_versions`, kept by triggers in the transaction of every write: migration 0036; a
+ * (`passage_signature_versions`, kept by triggers in the transaction of every write: migrations 0036 and 0042; a
  * vector is never rewritten, only added or removed) is not the one the copy was read at, whichever server
  * wrote it. Each search reads the versions of its files first, so it never ranks vectors older than its
  * own statement sees; a passage deleted after that statement may be a candidate, and is not answered
  * either: the search reads the passages of its hits afterwards (files/search.ts).
  *
- * Why not in the database: at 100,000 passages `bit_count(signature # query)` over every signature takes
- * 40 ms, the row by row work of the executor, where the same scan here takes a few; and neither an index
+ * Why not in the database: at 100,000 passages PostgreSQL's `bit_count(signature # query)` over every
+ * signature takes 40 ms, the row by row work of the executor, and sqlite-vec's `vec_distance_hamming` 24
+ * (two thirds of it the calls of its functions, in the server's one thread), where the same scan here
+ * takes a few; and neither an index
  * of bands of the signatures (LSH) nor one of lists by nearest centroid (IVF) kept 0.95 of the exact top
  * 10 on the bench's corpus at a fraction of the rows (bench/results/2026-11-27-pg-retrieval.md). Why the
  * vectors too: reading the 500 candidates' vectors back took 7 ms more than their ids alone (at 384
@@ -64,8 +75,10 @@ interface Nearest {
 export function cachedSignatureScan<Selected>(
   inDatabase: VectorIndex,
   vectors: VectorColumn<Selected>,
+  dialect: SignatureCacheDialect,
   { capacity = CACHED_SIGNATURES, vectorBytes = CACHED_VECTOR_BYTES } = {},
 ): VectorIndex {
+  const { oneOf } = dialect;
   /** By file and model, least recently searched first. */
   const cached = new Map<string, FileSignatures>();
   let held = 0;
@@ -96,13 +109,13 @@ export function cachedSignatureScan<Selected>(
       vector?: Selected;
     }>`
       select s.file_id, v.version, s.passage_id, p.type,
-        substring(varbit_send(s.signature) from 5) as signature
+        ${dialect.signatureBytes(sql.ref('s.signature'))} as signature
         ${withVectors ? sql`, ${vectors.select(sql.ref('pv.vector'))} as vector` : sql``}
       from passage_signatures s
         join passage_signature_versions v on v.file_id = s.file_id and v.model = s.model
         join file_passages p on p.id = s.passage_id
         ${withVectors ? sql`join passage_vectors pv on pv.passage_id = s.passage_id and pv.model = s.model` : sql``}
-      where s.model = ${model} and s.file_id = any(${fileIds})`.execute(db);
+      where s.model = ${model} and ${oneOf(sql.ref('s.file_id'), fileIds)}`.execute(db);
     for (const fileId of fileIds) forget(keyOf(fileId, model));
     // Every row's, or none.
     const vectorBytesOf = vectors.bytes(
@@ -210,7 +223,7 @@ export function cachedSignatureScan<Selected>(
       if (request.fileIds.length === 0) return [];
       const { rows: versionRows } = await sql<{ file_id: string; version: string; signatures: number }>`
         select file_id, version, signatures from passage_signature_versions
-        where model = ${request.model} and file_id = any(${request.fileIds})`.execute(db);
+        where model = ${request.model} and ${oneOf(sql.ref('file_id'), request.fileIds)}`.execute(db);
       const total = versionRows.reduce((sum, row) => sum + row.signatures, 0);
       if (total > capacity) return inDatabase.candidates(db, request);
       if (total === 0) return [];
@@ -232,11 +245,13 @@ export function cachedSignatureScan<Selected>(
       const excludedHere =
         request.excludedTypes.length > 0
           ? sql`and not exists (select 1 from file_passages p where p.id = v.passage_id
-              and p.type = any(${request.excludedTypes}))`
+              and ${oneOf(sql.ref('p.type'), request.excludedTypes)})`
           : sql``;
       const { rows } = await sql<{ id: string; vector: Selected }>`select v.passage_id as id,
           ${vectors.select(sql.ref('v.vector'))} as vector from passage_vectors v
-        where v.model = ${request.model} and v.passage_id = any(${elsewhere}) ${excludedHere}`.execute(db);
+        where v.model = ${request.model} and ${oneOf(sql.ref('v.passage_id'), elsewhere)} ${excludedHere}`.execute(
+        db,
+      );
       return [...inMemory, ...withVectorBytes(vectors, rows)];
     },
   };

@@ -1,8 +1,10 @@
 import { sql } from 'kysely';
+import type { SqlBool } from 'kysely';
 import type { VectorIndex } from '../vector-index.ts';
 import { SIGNATURE_BITS } from '../../vectors/signature.ts';
 import { signatureScan } from '../../vectors/signature-scan.ts';
 import { cachedSignatureScan } from '../../vectors/signature-cache.ts';
+import type { SignatureCacheDialect } from '../../vectors/signature-cache.ts';
 import { VECTOR_BASE64 } from '../../vectors/vector-column.ts';
 
 /**
@@ -25,7 +27,13 @@ export const POSTGRES_SIGNATURE_SCAN: VectorIndex = signatureScan(
  * the scan in the database.
  */
 export function postgresVectorIndex(vectorBytes?: number): VectorIndex {
-  return cachedSignatureScan(POSTGRES_SIGNATURE_SCAN, VECTOR_BASE64, {
+  return cachedSignatureScan(POSTGRES_SIGNATURE_SCAN, VECTOR_BASE64, POSTGRES_CACHE_DIALECT, {
     ...(vectorBytes !== undefined && { vectorBytes }),
   });
 }
+
+const POSTGRES_CACHE_DIALECT: SignatureCacheDialect = {
+  // A bit string's binary form: its 4-byte length, then its bytes.
+  signatureBytes: (column) => sql<Uint8Array>`substring(varbit_send(${column}) from 5)`,
+  oneOf: (column, values) => sql<SqlBool>`${column} = any(${[...values]})`,
+};
