@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { RawBuilder, SqlBool } from 'kysely';
 import type { Executor } from '../executor.ts';
@@ -16,9 +17,6 @@ export const CACHED_SIGNATURES = 500_000;
  * let go (their signatures kept), and their candidates read from the database again.
  */
 export const CACHED_VECTOR_BYTES = 256 * 1024 * 1024;
-
-/** Signatures (and their vectors) read from the database in one statement at most, files whole. */
-const SIGNATURES_READ_AT_ONCE = 20_000;
 
 /** 32-bit words of a signature (a multiple of 4: `nearest` counts four at a time). */
 const WORDS = SIGNATURE_BITS / 32;
@@ -48,6 +46,11 @@ export interface SignatureCacheDialect {
   signatureBytes: (column: RawBuilder<unknown>) => RawBuilder<Uint8Array>;
   /** Whether `column` is one of `values`, however many (as one parameter). */
   oneOf: (column: RawBuilder<unknown>, values: readonly string[]) => RawBuilder<SqlBool>;
+  /**
+   * Signatures (and their vectors) read in one statement at most, files whole: fewer where a statement
+   * holds the server's thread until it ends (SQLite's).
+   */
+  readAtOnce: number;
 }
 
 /**
@@ -181,11 +184,16 @@ export function cachedSignatureScan<Selected>(
       let to = from;
       while (
         to < stale.length &&
-        (to === from || signatures + (stale[to]?.signatures ?? 0) <= SIGNATURES_READ_AT_ONCE)
+        (to === from || signatures + (stale[to]?.signatures ?? 0) <= dialect.readAtOnce)
       )
         signatures += stale[to++]?.signatures ?? 0;
       const fileIds = stale.slice(from, to).map((file) => file.file_id);
-      const done = reads.then(() => read(db, model, fileIds));
+      // Each after a turn of the event loop: where a statement holds the server's thread (SQLite's), the
+      // requests that came meanwhile are answered between two.
+      const done = reads.then(async () => {
+        await nextTurn();
+        await read(db, model, fileIds);
+      });
       for (const fileId of fileIds) {
         ours.push([keyOf(fileId, model), done]);
         reading.set(keyOf(fileId, model), done);
