@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../../executor.ts';
 import type { SearchEngine, SearchEntry, SearchHit, SearchRequest } from '../text-search.ts';
 import { queryTerms } from '../query-terms.ts';
+import { oneOf } from './one-of.ts';
 
 /** Postgres full-text search: `english` tsvectors (stemmed, stop words dropped) in a GIN index, ranked by ts_rank_cd. */
 export class PostgresTextSearch implements SearchEngine {
@@ -37,7 +38,7 @@ export class PostgresTextSearch implements SearchEngine {
       with query as (select to_tsquery('english', ${query}) as q),
       matched as materialized (
         select e.id, e.document, query.q from search_entries e, query
-        where e.document @@ query.q and e.scope = any(${request.scopes}::text[]) ${also}
+        where e.document @@ query.q and ${oneOf(sql.ref('e.scope'), request.scopes)} ${also}
       )
       select m.id as id, ts_rank_cd(m.document, m.q) as score from matched m
       order by score desc, m.id limit ${request.limit}`.execute(db);

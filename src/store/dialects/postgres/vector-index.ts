@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import type { SqlBool } from 'kysely';
 import type { VectorIndex } from '../vector-index.ts';
 import { SIGNATURE_BITS } from '../../vectors/signature.ts';
 import { signatureScan } from '../../vectors/signature-scan.ts';
 import { cachedSignatureScan } from '../../vectors/signature-cache.ts';
 import type { SignatureCacheDialect } from '../../vectors/signature-cache.ts';
 import { VECTOR_BASE64 } from '../../vectors/vector-column.ts';
+import { oneOf } from './one-of.ts';
 
 /**
  * PostgreSQL's vector index without an extension: the signature tables (migration 0030, the signatures
@@ -35,7 +35,7 @@ export function postgresVectorIndex(vectorBytes?: number): VectorIndex {
 const POSTGRES_CACHE_DIALECT: SignatureCacheDialect = {
   // A bit string's binary form: its 4-byte length, then its bytes.
   signatureBytes: (column) => sql<Uint8Array>`substring(varbit_send(${column}) from 5)`,
-  oneOf: (column, values) => sql<SqlBool>`${column} = any(${[...values]})`,
+  oneOf,
   // Another connection reads them while the server goes on: fewer statements, each a round trip.
   readAtOnce: 20_000,
 };

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../../executor.ts';
 import type { SearchEngine, SearchEntry, SearchHit, SearchRequest } from '../text-search.ts';
 import { queryTerms } from '../query-terms.ts';
+import { oneOf } from './one-of.ts';
 
 /**
  * SQLite FTS5 (porter stemmer over unicode61), ranked by BM25. The FTS table is contentless (the texts
@@ -43,7 +44,7 @@ export class SqliteTextSearch implements SearchEngine {
     const { rows } = await sql<{ id: string; rank: number }>`
       select e.id as id, bm25(search_fts) as rank
       from search_fts join search_entries e on e.rowid = search_fts.rowid
-      where search_fts match ${match} and e.scope in (select value from json_each(${JSON.stringify(request.scopes)})) ${also}
+      where search_fts match ${match} and ${oneOf(sql.ref('e.scope'), request.scopes)} ${also}
       order by rank, e.id limit ${request.limit}`.execute(db);
     // BM25 here is lower-is-better (negative): the API's scores are higher-is-better.
     return rows.map((r) => ({ id: r.id, score: -r.rank }));
