@@ -229,9 +229,11 @@ export function cachedSignatureScan<Selected>(
     candidates: async (db: Executor, request: VectorRequest): Promise<VectorCandidate[]> => {
       if (request.source === 'rows') return inDatabase.candidates(db, request);
       if (request.fileIds.length === 0) return [];
+      // A file with none (SQLite keeps its version row, counted on) has nothing to read, at any version.
       const { rows: versionRows } = await sql<{ file_id: string; version: string; signatures: number }>`
         select file_id, version, signatures from passage_signature_versions
-        where model = ${request.model} and ${oneOf(sql.ref('file_id'), request.fileIds)}`.execute(db);
+        where model = ${request.model} and ${oneOf(sql.ref('file_id'), request.fileIds)}
+          and signatures > 0`.execute(db);
       const total = versionRows.reduce((sum, row) => sum + row.signatures, 0);
       if (total > capacity) return inDatabase.candidates(db, request);
       if (total === 0) return [];
