@@ -11,6 +11,8 @@ import type { Account, Role, Workspace } from './api/types.ts';
 import { paths } from './paths.ts';
 
 const STORAGE_KEY = 'parley.console.session';
+// Why this tab was signed out, kept with the tab so that a reload (or a link opened in it) still says why.
+const NOTICE_KEY = 'parley.console.notice';
 
 export interface Session {
   token: string;
@@ -72,13 +74,17 @@ export async function loadSession(token: string, workspaceId?: string): Promise<
 export function SessionProvider({ children }: { children: ComponentChildren }) {
   const { route } = useLocation();
   const [session, setSession] = useState<Session | undefined>(undefined);
-  const [notice, setNotice] = useState<string | undefined>(undefined);
+  const [notice, setNotice] = useState<string | undefined>(
+    () => sessionStorage.getItem(NOTICE_KEY) ?? undefined,
+  );
   const [restoring, setRestoring] = useState(() => stored() !== undefined);
   const [restoreError, setRestoreError] = useState<unknown>(undefined);
 
   const signOut = useCallback(
     (message?: string) => {
       sessionStorage.removeItem(STORAGE_KEY);
+      if (message) sessionStorage.setItem(NOTICE_KEY, message);
+      else sessionStorage.removeItem(NOTICE_KEY);
       setSessionCredentials(undefined);
       setSession(undefined);
       setNotice(message);
@@ -94,6 +100,7 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
       STORAGE_KEY,
       JSON.stringify({ token: next.token, workspaceId: next.workspace.id }),
     );
+    sessionStorage.removeItem(NOTICE_KEY);
     setNotice(undefined);
     setSession(next);
   }, []);

@@ -533,6 +533,9 @@ describe('web console (sqlite, Chromium)', () => {
     await page.waitForURL(/\/console\/sign-in\?next=/);
     await page.getByText(/Signed out: The token is invalid or has been revoked/).waitFor();
     await shot(page, '15-signed-out');
+    // The reason stays with the tab: read again, the sign-in still says why.
+    await page.reload();
+    await page.getByText(/Signed out: The token is invalid or has been revoked/).waitFor();
 
     const fresh = await t.server.domain.accounts.createToken(account.id, 'again');
     await page.getByLabel('Personal access token').fill(fresh.value);
