@@ -300,6 +300,8 @@ const aiTurnFigures: (HeldRunResult & {
   intervalMs: number;
   modelMs: number;
   open: FanoutOpenResult;
+  /** What a message and its turn cost the store, over the run (the server's polls included). */
+  perMessage: { statements: number; commits: number };
 })[] = [];
 const profiles: Record<string, ProfileSummary[]> = {};
 
@@ -1634,13 +1636,21 @@ async function aiTurnScenario(
   const bot = await aiTurnBot(`default:${provider.slowModel}`);
   try {
     const { chatUrl } = await deploy(server, bot.dir);
+    const counted = { route: CREATE_MESSAGE_ROUTE, status: 201 };
+    const before = await costCounters(server.url, counted);
     const result = await runHeld(`AI turns ${store}`, server, chatUrl, plan.aiTurns);
+    const after = await costCounters(server.url, counted);
+    const messages = Math.max(1, after.messages - before.messages);
     if (result)
       aiTurnFigures.push({
         ...result,
         store,
         intervalMs: plan.aiTurns.intervalMs,
         modelMs: provider.slowModelMs,
+        perMessage: {
+          statements: (after.statements - before.statements) / messages,
+          commits: (after.commits - before.commits) / messages,
+        },
       });
   } finally {
     await bot.remove();
@@ -2053,7 +2063,7 @@ function buildRows(): Row[] {
       p95: ms(a.latency.p95),
       p99: ms(a.latency.p99),
       ratio: `+${ms(added)} ms at p99 over the model, ${unansweredText(a, 'missing')}`,
-      cost: `${(a.serverCores ?? 0).toFixed(2)} server cores`,
+      cost: `${a.perMessage.statements.toFixed(1)} SQL, ${a.perMessage.commits.toFixed(2)} commits, ${(a.serverCores ?? 0).toFixed(2)} server cores`,
       target,
       met: ok ? 'yes' : 'no',
     });
