@@ -62,6 +62,8 @@ export class Turn implements DialogHost, TurnScope {
   private checkpointDue = false;
   /** The last checkpoint write started (see `checkpoint`). */
   private checkpointWrite: Promise<void> = Promise.resolve();
+  /** A model answered since the last checkpoint write started (see `callClient`). */
+  private answerUnsaved = false;
   /** The workflow run whose variables `scopes.workflow` holds. */
   private workflowOwner: { id: string; workflow: string } | undefined;
   private eventObject: JsonObject = {};
@@ -398,6 +400,7 @@ export class Turn implements DialogHost, TurnScope {
    */
   private persist(ending?: TurnResult): Promise<void> {
     this.checkpointDue = false;
+    this.answerUnsaved = false;
     const write = this.checkpointWrite.catch(() => undefined).then(() => this.writeProgress(ending));
     this.checkpointWrite = write;
     return write;
@@ -469,13 +472,16 @@ export class Turn implements DialogHost, TurnScope {
       const answer = await call();
       return isJsonObject(answer) ? answer : {};
     }
-    // A model call changes nothing a turn tried again could repeat wrongly (a turn resumed from the
-    // checkpoint before this one replays only moves and replies), and takes far longer than the write:
-    // the checkpoint is written while the model answers, not before it is asked. Both are awaited, so
-    // the turn never goes on (nor leaves its place taken again) before its checkpoint is stored.
-    const written = this.checkpoint();
-    written.catch(() => undefined); // its failure is thrown below, once the call is back
+    // A model call changes nothing a turn tried again could repeat wrongly: a turn resumed from the last
+    // checkpoint written replays its moves and replies (found by their number) and asks the model again,
+    // as it would from one written now, which holds no answer of this call. What a checkpoint written now
+    // would keep is an earlier model's answer, used since: then it is written while the model answers
+    // (and awaited before the turn goes on). A turn's first model call leaves the checkpoint due for the
+    // next side effect or the turn's end: a write less in each turn of a single AI card.
+    const written = this.answerUnsaved ? this.checkpoint() : undefined;
+    written?.catch(() => undefined); // its failure is thrown below, once the call is back
     const answer = await this.s.place.away(call);
+    this.answerUnsaved = true;
     await written;
     return isJsonObject(answer) ? answer : {};
   }
