@@ -12,8 +12,8 @@ import type { ModelServer, ReceivedRequest } from './helpers/model-server.ts';
 import { waitFor } from './helpers/runtime.ts';
 import { testStores } from './helpers/stores.ts';
 
-/** How long each model call takes: the states are read meanwhile. */
-const MODEL_MS = 1500;
+/** How long each model call takes: the states are read meanwhile (room for a busy machine). */
+const MODEL_MS = 2500;
 
 const twoCards = {
   'bot.json': json({ formatVersion: 1, name: 'two-model-calls' }),
