@@ -301,7 +301,7 @@ const aiTurnFigures: (HeldRunResult & {
   modelMs: number;
   open: FanoutOpenResult;
   /** What a message and its turn cost the store, over the run (the server's polls included). */
-  perMessage: { statements: number; commits: number };
+  perMessage?: { statements: number; commits: number };
 })[] = [];
 const profiles: Record<string, ProfileSummary[]> = {};
 
@@ -456,6 +456,25 @@ async function costCounters(
   };
 }
 
+type CostCounters = Awaited<ReturnType<typeof costCounters>>;
+
+/** What each request counted between two readings of the counters cost the store; none when none was. */
+function storeCostPerRequest(
+  before: CostCounters,
+  after: CostCounters,
+): Pick<MessageCost, 'messages' | 'statements' | 'commits' | 'sandboxCalls'> | undefined {
+  const messages = after.messages - before.messages;
+  if (messages <= 0) return undefined;
+  const per = (key: 'statements' | 'commits' | 'sandboxCalls') =>
+    round((after[key] - before[key]) / messages);
+  return {
+    messages,
+    statements: per('statements'),
+    commits: per('commits'),
+    sandboxCalls: per('sandboxCalls'),
+  };
+}
+
 /**
  * A Parley run, with what each counted request (a chat message, an action call) cost the server:
  * statements, commits, sandbox calls, CPU.
@@ -473,20 +492,14 @@ async function measuredCost(
   const result = await measured(server.pids(), job);
   const cpuSpent = cpu(server.pids()) - cpuBefore;
   const sandboxSpent = cpu(sandboxes()) - sandboxBefore;
-  const after = await costCounters(server.url, counted);
-  const messages = after.messages - before.messages;
-  if (messages <= 0) return result;
-  const per = (key: 'statements' | 'commits' | 'sandboxCalls') =>
-    round((after[key] - before[key]) / messages);
+  const store = storeCostPerRequest(before, await costCounters(server.url, counted));
+  if (!store) return result;
   return {
     ...result,
     cost: {
-      messages,
-      statements: per('statements'),
-      commits: per('commits'),
-      sandboxCalls: per('sandboxCalls'),
-      cpuMicros: Math.round((cpuSpent * 1000) / messages),
-      sandboxCpuMicros: Math.round((sandboxSpent * 1000) / messages),
+      ...store,
+      cpuMicros: Math.round((cpuSpent * 1000) / store.messages),
+      sandboxCpuMicros: Math.round((sandboxSpent * 1000) / store.messages),
     },
   };
 }
@@ -1639,18 +1652,14 @@ async function aiTurnScenario(
     const counted = { route: CREATE_MESSAGE_ROUTE, status: 201 };
     const before = await costCounters(server.url, counted);
     const result = await runHeld(`AI turns ${store}`, server, chatUrl, plan.aiTurns);
-    const after = await costCounters(server.url, counted);
-    const messages = Math.max(1, after.messages - before.messages);
+    const perMessage = storeCostPerRequest(before, await costCounters(server.url, counted));
     if (result)
       aiTurnFigures.push({
         ...result,
         store,
         intervalMs: plan.aiTurns.intervalMs,
         modelMs: provider.slowModelMs,
-        perMessage: {
-          statements: (after.statements - before.statements) / messages,
-          commits: (after.commits - before.commits) / messages,
-        },
+        ...(perMessage && { perMessage }),
       });
   } finally {
     await bot.remove();
@@ -2063,7 +2072,7 @@ function buildRows(): Row[] {
       p95: ms(a.latency.p95),
       p99: ms(a.latency.p99),
       ratio: `+${ms(added)} ms at p99 over the model, ${unansweredText(a, 'missing')}`,
-      cost: `${a.perMessage.statements.toFixed(1)} SQL, ${a.perMessage.commits.toFixed(2)} commits, ${(a.serverCores ?? 0).toFixed(2)} server cores`,
+      cost: `${a.perMessage ? `${a.perMessage.statements.toFixed(1)} SQL, ${a.perMessage.commits.toFixed(2)} commits, ` : ''}${(a.serverCores ?? 0).toFixed(2)} server cores`,
       target,
       met: ok ? 'yes' : 'no',
     });
