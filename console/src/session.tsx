@@ -80,30 +80,37 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
   const [restoring, setRestoring] = useState(() => stored() !== undefined);
   const [restoreError, setRestoreError] = useState<unknown>(undefined);
 
+  /** Shows the sign-in's reason, and keeps it with the tab (none: forgets it). */
+  const showNotice = useCallback((message: string | undefined) => {
+    if (message) sessionStorage.setItem(NOTICE_KEY, message);
+    else sessionStorage.removeItem(NOTICE_KEY);
+    setNotice(message);
+  }, []);
+
   const signOut = useCallback(
     (message?: string) => {
       sessionStorage.removeItem(STORAGE_KEY);
-      if (message) sessionStorage.setItem(NOTICE_KEY, message);
-      else sessionStorage.removeItem(NOTICE_KEY);
       setSessionCredentials(undefined);
       setSession(undefined);
-      setNotice(message);
+      showNotice(message);
       const here = window.location.pathname + window.location.search;
       const next = here.startsWith(paths.signIn) ? '' : `?next=${encodeURIComponent(here)}`;
       route(`${paths.signIn}${message ? next : ''}`, true);
     },
-    [route],
+    [route, showNotice],
   );
 
-  const signIn = useCallback((next: Session) => {
-    sessionStorage.setItem(
-      STORAGE_KEY,
-      JSON.stringify({ token: next.token, workspaceId: next.workspace.id }),
-    );
-    sessionStorage.removeItem(NOTICE_KEY);
-    setNotice(undefined);
-    setSession(next);
-  }, []);
+  const signIn = useCallback(
+    (next: Session) => {
+      sessionStorage.setItem(
+        STORAGE_KEY,
+        JSON.stringify({ token: next.token, workspaceId: next.workspace.id }),
+      );
+      showNotice(undefined);
+      setSession(next);
+    },
+    [showNotice],
+  );
 
   useEffect(() => {
     const credentials = stored();
