@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { json, send, startChat, stateOf, waitForReplies } from './helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from './helpers/deployed-bots.ts';
-import { modelBotSuite } from './helpers/model-bots.ts';
+import { completionsAbout, modelBotSuite } from './helpers/model-bots.ts';
 import type { ModelServer, ReceivedRequest } from './helpers/model-server.ts';
 import { waitFor } from './helpers/runtime.ts';
 import { testStores } from './helpers/stores.ts';
@@ -39,11 +39,7 @@ const twoCards = {
 
 /** The model server's first chat completion of `model`, once it is asked. */
 async function asked(models: ModelServer, model: string): Promise<ReceivedRequest> {
-  return waitFor(`a call of ${model}`, async () =>
-    models.requests.find(
-      (r) => r.path.endsWith('/chat/completions') && JSON.stringify(r.body).includes(`"${model}"`),
-    ),
-  );
+  return waitFor(`a call of ${model}`, async () => completionsAbout(models, `"${model}"`)[0]);
 }
 
 const dialogOf = (bot: DeployedBot, c: Chatter) =>
