@@ -35,6 +35,14 @@ export interface LocalWorker {
   leaseMs: number;
   /** Whether it takes an item of `group` now. */
   accepting(group: string): boolean;
+  /**
+   * Whether the queue may claim the successor of `itemId` (a running item of this worker's) in the
+   * statement that ends the item: only while nothing is known to wait for the place it leaves, which a
+   * claim after it would share among the groups instead.
+   */
+  takesSuccessorOf(itemId: string): boolean;
+  /** The ending of `itemId` looked for its successor, and claimed it if it could: none is looked for after. */
+  successorLookedFor(itemId: string): void;
 }
 
 /**
@@ -169,6 +177,8 @@ export class LeasedWork<Item extends { id: string }> {
   private readonly ready: Item[] = [];
   /** Items whose work ended, whose successors are not claimed yet. */
   private finished: Item[] = [];
+  /** Running items whose successors their ending looked for already (`LocalWorker.successorLookedFor`). */
+  private readonly successorsLookedFor = new Set<string>();
   /**
    * Claimed items set aside, in order, while an item works alone or waits to (it waits for the work in
    * flight to end): nothing new starts before them, and nothing after one that must work alone.
@@ -210,6 +220,11 @@ export class LeasedWork<Item extends { id: string }> {
       // queued when there is no room waits its turn (a claim finds it), not behind newer items.
       accepting: (group) =>
         !this.stopped && !this.unknown && !this.waiting.has(group) && this.roomOf(group) > 0,
+      takesSuccessorOf: (id) =>
+        !this.stopped && this.inFlight.has(id) && !this.blocked() && !this.unknown && this.waiting.size === 0,
+      successorLookedFor: (id) => {
+        if (this.inFlight.has(id)) this.successorsLookedFor.add(id);
+      },
     });
     if (local) this.unsubscribes.push(local);
     this.timers.push(
@@ -426,8 +441,8 @@ export class LeasedWork<Item extends { id: string }> {
       this.inFlight.delete(item.id);
       if (this.solo === item.id) this.solo = undefined;
       this.hold(group, -1);
-      if (this.queue.claimNext) this.finished.push(item);
-      else this.waiting.add(group);
+      if (!this.queue.claimNext) this.waiting.add(group);
+      else if (!this.successorsLookedFor.delete(item.id)) this.finished.push(item);
       this.resumeReturning();
       this.wake();
     });

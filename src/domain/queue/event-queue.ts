@@ -143,6 +143,15 @@ function endEvent(db: Executor, a: EventEnd) {
 
 const finishEvent = prepare(['eventId', 'status', 'failureReason', 'now'], endEvent);
 
+/**
+ * What a turn's end that claims its successor answers: the successor's row if it claimed one, and the
+ * conversation's row version as its snapshot saw it and as it held it (`EventQueue.finishClaimingNext`).
+ */
+type SuccessorRow = (Row<'events'> | { [K in keyof Row<'events'>]: null }) & {
+  held_version: string | null;
+  seen_version: string | null;
+};
+
 /** Claimed rows as the engine's events, in queue order. */
 function toClaimed(rows: Row<'events'>[]): ClaimedEvent[] {
   return rows
@@ -170,6 +179,10 @@ export interface LocalWorker {
   leaseMs: number;
   /** Whether it takes an event of this workspace now. */
   accepting(workspaceId: string): boolean;
+  /** Whether the statement that ends the event it runs may claim the next one of its conversation for it. */
+  takesSuccessorOf(eventId: string): boolean;
+  /** The end of the event looked for the next one of its conversation (and claimed it if it could). */
+  successorLookedFor(eventId: string): void;
 }
 
 /** How the engine shares its turns among workspaces, as a claim uses it (engine/leased-work.ts `Shares`). */
@@ -518,8 +531,11 @@ export class EventQueue {
     status: 'processed' | 'ignored',
     write: ((db: Executor) => Compilable & OperationNodeSource) | undefined,
   ): Promise<void> {
-    if (!write) return this.finish(eventId, status);
     const { db } = this;
+    const worker = this.worker;
+    if (this.store.sql.roundTrips && worker?.takesSuccessorOf(eventId))
+      return this.finishClaimingNext(eventId, status, write, worker);
+    if (!write) return this.finish(eventId, status);
     if (this.store.sql.writesInWith) {
       const end: EventEnd = { eventId, status, failureReason: null, now: nowIso() };
       await sql`with written as (${write(db)}) ${endEvent(db, end)}`.execute(db);
@@ -527,6 +543,45 @@ export class EventQueue {
     }
     await db.executeQuery(write(db));
     await this.finish(eventId, status);
+  }
+
+  /**
+   * `finishWith` where each statement is a round trip, for an event this process's engine runs: the same
+   * statement claims the next pending event of its conversation for the engine (`claimNext`'s claim,
+   * which then has nothing to do), one round trip less a turn. Its snapshot may lack an event committed
+   * while it ran, whose own claim found this one still running: every pending event of a conversation
+   * takes the conversation's row as it is stored (`Events.stamp`, a message's count), so the statement
+   * takes that row too, and a row changed since its snapshot means such an event may be there. Then the
+   * claim after the end (`claimNext`) looks again, as it did before every successor.
+   */
+  private async finishClaimingNext(
+    eventId: string,
+    status: 'processed' | 'ignored',
+    write: ((db: Executor) => Compilable & OperationNodeSource) | undefined,
+    worker: LocalWorker,
+  ): Promise<void> {
+    const { db } = this;
+    const now = nowIso();
+    const end = endEvent(db, { eventId, status, failureReason: null, now }).returning('conversation_id');
+    const conversationId = sql`(select conversation_id from ended)`;
+    const next = sql`select p.id from events p
+      where p.conversation_id = ${conversationId} and p.status = 'pending' and p.id <> ${eventId}
+      order by p.created_at, p.id limit 1`;
+    const { rows } = await sql<SuccessorRow>`
+      with ${write ? sql`written as (${write(db)}),` : sql``}
+        ended as (${end}),
+        held as (select xmin::text as version from conversations where id = ${conversationId} for update),
+        claimed as (${claimWhere(worker.owner, leaseEnd(worker.leaseMs), now, sql`id = (${next}) and ${RUNNABLE}`)})
+      select c.*, (select version from held) as held_version,
+        (select xmin::text from conversations where id = ${conversationId}) as seen_version
+      from (select 1) one left join claimed c on true`.execute(db);
+    const [row] = rows;
+    if (!row) return;
+    if (row.id !== null) {
+      const [claimed] = toClaimed([row]);
+      if (claimed) this.notify([{ id: claimed.id, workspaceId: claimed.workspaceId, claimed }]);
+    }
+    if (row.held_version === row.seen_version) worker.successorLookedFor(eventId);
   }
 
   /**
