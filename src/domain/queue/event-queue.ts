@@ -46,6 +46,25 @@ function runnable(event: RawBuilder<unknown>): RawBuilder<unknown> {
 }
 const RUNNABLE = runnable(sql.ref('events'));
 
+/**
+ * The oldest pending event of `conversation`, through its partial index, other than `ending` (an event
+ * the same statement ends, still pending in its snapshot): the next one its turns take.
+ */
+function oldestPendingIn(conversation: RawBuilder<unknown>, ending?: string) {
+  const other = ending === undefined ? sql`` : sql` and p.id <> ${ending}`;
+  return sql<{ id: string }>`select p.id from events p
+    where p.conversation_id = ${conversation} and p.status = 'pending'${other}
+    order by p.created_at, p.id limit 1`;
+}
+
+/**
+ * A claim's condition for the event after a turn: `oldestPendingIn`, if its bot runs code; nothing to
+ * claim unless it is free (the turn that just ended left it, or it is the next one).
+ */
+function successorIn(conversation: RawBuilder<unknown>, ending?: string): RawBuilder<unknown> {
+  return sql`id = (${oldestPendingIn(conversation, ending)}) and ${RUNNABLE}`;
+}
+
 /** When a lease taken now for `leaseMs` ends. */
 const leaseEnd = (leaseMs: number) => new Date(Date.now() + leaseMs).toISOString();
 
@@ -402,17 +421,11 @@ export class EventQueue {
   async claimNext(owner: string, leaseMs: number, after: ClaimedEvent): Promise<ClaimedEvent[]> {
     if (after.conversationId === undefined) return [];
     const now = nowIso();
-    // The oldest pending event of the conversation, through its partial index: nothing to claim unless
-    // it is free (the turn that just ended left it, or it is the next one).
-    const next = sql<{ id: string }>`select p.id from events p
-      where p.conversation_id = ${after.conversationId} and p.status = 'pending'
-      order by p.created_at, p.id limit 1`;
+    const conversation = sql`${after.conversationId}`;
     // Where each statement is a round trip, the read and the claim are one.
-    if (this.store.sql.roundTrips) {
-      return this.take(owner, leaseMs, now, sql`id = (${next}) and ${RUNNABLE}`);
-    }
+    if (this.store.sql.roundTrips) return this.take(owner, leaseMs, now, successorIn(conversation));
     // In a database in this process: most turns leave nothing behind them, and a read takes no write lock.
-    const id = (await next.execute(this.db)).rows[0]?.id;
+    const id = (await oldestPendingIn(conversation).execute(this.db)).rows[0]?.id;
     const claimed = id === undefined ? undefined : await this.takeOne(claimRunnable, owner, leaseMs, id);
     return claimed ? [claimed] : [];
   }
@@ -564,14 +577,11 @@ export class EventQueue {
     const now = nowIso();
     const end = endEvent(db, { eventId, status, failureReason: null, now }).returning('conversation_id');
     const conversationId = sql`(select conversation_id from ended)`;
-    const next = sql`select p.id from events p
-      where p.conversation_id = ${conversationId} and p.status = 'pending' and p.id <> ${eventId}
-      order by p.created_at, p.id limit 1`;
     const { rows } = await sql<SuccessorRow>`
       with ${write ? sql`written as (${write(db)}),` : sql``}
         ended as (${end}),
         held as (select xmin::text as version from conversations where id = ${conversationId} for update),
-        claimed as (${claimWhere(worker.owner, leaseEnd(worker.leaseMs), now, sql`id = (${next}) and ${RUNNABLE}`)})
+        claimed as (${claimWhere(worker.owner, leaseEnd(worker.leaseMs), now, successorIn(conversationId, eventId))})
       select c.*, (select version from held) as held_version,
         (select xmin::text from conversations where id = ${conversationId}) as seen_version
       from (select 1) one left join claimed c on true`.execute(db);
