@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { once } from 'node:events';
 import type { FastifyPluginAsync } from 'fastify';
 import { generateTextStream } from '../../contract/cognitive/index.ts';
 import { COGNITIVE_HANDLERS } from '../../handlers/cognitive/index.ts';
@@ -56,20 +56,29 @@ export const cognitiveApi: FastifyPluginAsync<PlatformApiOptions> = async (app, 
       const batches = app.domain.llm.generateStream(botActorOf(request), request.body, caller.signal);
       // The first chunk is awaited before the answer starts: a failure until then gets its status.
       const first = await batches.next();
-      async function* lines() {
-        try {
+      // Written straight to the socket rather than piped from a stream: a token's line is one write,
+      // without a readable stream's and an async generator's turns of the event loop in between.
+      const inherited: Record<string, string | number | string[]> = {};
+      for (const [name, value] of Object.entries(reply.getHeaders()))
+        if (value !== undefined) inherited[name] = value;
+      reply.hijack();
+      const answer = reply.raw;
+      answer.writeHead(200, { ...inherited, 'content-type': NDJSON, 'cache-control': 'no-cache' });
+      try {
+        for (let next = first; !next.done; next = await batches.next()) {
           // A batch's lines go out in one write: each write is a system call of its own.
-          for (let next = first; !next.done; next = await batches.next())
-            yield next.value.map((chunk) => `${JSON.stringify(chunk)}\n`).join('');
-        } catch (err) {
-          // The status is sent: the stream ends without its last line, and the reason is logged here.
-          request.log.error({ err }, 'a model stream ended with an error');
-          throw err;
-        } finally {
-          await batches.return(undefined);
+          let lines = '';
+          for (const chunk of next.value) lines += `${JSON.stringify(chunk)}\n`;
+          if (!answer.write(lines)) await once(answer, 'drain', { signal: caller.signal });
         }
+        answer.end();
+      } catch (err) {
+        // The status is sent: the stream ends without its last line, and the reason is logged here.
+        if (!caller.signal.aborted) request.log.error({ err }, 'a model stream ended with an error');
+        answer.destroy();
+      } finally {
+        await batches.return(undefined);
       }
-      return reply.type(NDJSON).header('cache-control', 'no-cache').send(Readable.from(lines()));
     },
   );
 };
