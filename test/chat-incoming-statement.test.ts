@@ -14,7 +14,8 @@ import { testStores } from './helpers/stores.ts';
 /**
  * Statements of a message, by store. PostgreSQL: the lookup of the user, the conversation and the
  * participant in one statement (`Chat.admit`, then `turnParticipant`), the insert (its own transaction: no
- * begin, no commit) and the claim after it. SQLite: that lookup, then the group's begin
+ * begin, no commit) and the claim after it (this bot runs no code: the insert does not claim its event, see
+ * chat-incoming-claim.test.ts). SQLite: that lookup, then the group's begin
  * and commit around the conversation's count, the message with its signal (one insert into the view
  * `message_writes`), and the event (which claims itself as it is stored, where the engine accepts it; the
  * transaction that opens its group takes no savepoint).

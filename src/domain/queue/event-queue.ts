@@ -65,6 +65,24 @@ function successorIn(conversation: RawBuilder<unknown>, ending?: string): RawBui
   return sql`id = (${oldestPendingIn(conversation, ending)}) and ${RUNNABLE}`;
 }
 
+/**
+ * On a database server, the condition under which a statement that stores a pending event (`event` names
+ * its values: id, conversation_id, created_at, bot_id) claims it as it stores it: `claimable`'s, seen in
+ * the statement's snapshot, and its conversation's row unchanged since that snapshot (`heldVersion`, its
+ * `xmin` as the statement locked it). Every event queued in a conversation changes that row as it is
+ * stored (`Events.stamp`, a message's count, a fired event's signal), so an event committed while the
+ * statement waited for the row, which its snapshot lacks, makes the versions differ: then nothing is
+ * claimed, and the claim after the commit (`claimAtInsert`) decides.
+ */
+export function claimsAsStored(
+  event: RawBuilder<unknown>,
+  heldVersion: RawBuilder<unknown>,
+  now: string,
+): RawBuilder<unknown> {
+  return sql`${heldVersion} = (select xmin::text from conversations where id = ${event}.conversation_id)
+    and not ${waitsInConversation(event, now)} and ${runnable(event)}`;
+}
+
 /** When a lease taken now for `leaseMs` ends. */
 const leaseEnd = (leaseMs: number) => new Date(Date.now() + leaseMs).toISOString();
 
@@ -290,6 +308,21 @@ export class EventQueue {
     const worker = this.worker;
     if (!worker?.accepting(workspaceId)) return undefined;
     return this.takeOne(claimClaimable, worker.owner, worker.leaseMs, eventId, db);
+  }
+
+  /**
+   * On a database server, the terms of a claim that the statement storing a pending event makes as it
+   * stores it (`claimsAsStored`): this process's engine's, while it takes work of the workspace now.
+   */
+  termsOfClaimAsStored(workspaceId: string): { owner: string; leaseUntil: string } | undefined {
+    const worker = this.worker;
+    if (!this.store.sql.roundTrips || !worker?.accepting(workspaceId)) return undefined;
+    return { owner: worker.owner, leaseUntil: leaseEnd(worker.leaseMs) };
+  }
+
+  /** The event a statement stored, if it claimed it as it did (`claimsAsStored`). */
+  claimedAsStored(row: Row<'events'>): ClaimedEvent | undefined {
+    return row.lease_owner === null ? undefined : toClaimed([row])[0];
   }
 
   /**

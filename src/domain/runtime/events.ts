@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { RawBuilder, Transaction } from 'kysely';
 import type { Static } from 'typebox';
 import type { Executor, Store } from '../../store/index.ts';
-import type { Database } from '../../store/schema.ts';
+import type { Database, Row } from '../../store/schema.ts';
 import { prepare } from '../../store/prepared.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import { invalidPayload, notFound } from '../shared/errors.ts';
@@ -114,7 +114,10 @@ export class Events {
   constructor(
     private readonly store: Store,
     private readonly log: ConversationLog,
-    private readonly queueWatch: Pick<EventQueue, 'notify' | 'claimAtInsert' | 'insertClaimed'>,
+    private readonly queueWatch: Pick<
+      EventQueue,
+      'notify' | 'claimAtInsert' | 'insertClaimed' | 'termsOfClaimAsStored' | 'claimedAsStored'
+    >,
     private readonly outbox: EventOutbox,
     private readonly quota: BacklogQuota,
     /** Undefined: every event is admitted that the quota lets through. */
@@ -227,6 +230,29 @@ export class Events {
    */
   committedForTurn(bot: BotRef, eventId: string): Promise<QueuedNotice> {
     return this.claimForTurn(bot, eventId, this.store.turnDb);
+  }
+
+  /**
+   * On a database server, the terms on which a statement that stores a pending event of the bot (as
+   * `committedForTurn`'s caller does) may claim it as it stores it (event-queue.ts `claimsAsStored`);
+   * undefined when it may not.
+   */
+  claimTermsAsStored(bot: BotRef): { owner: string; leaseUntil: string } | undefined {
+    return this.queueWatch.termsOfClaimAsStored(bot.workspaceId);
+  }
+
+  /**
+   * `committedForTurn` after a statement that may have claimed the event as it stored it (`stored`, the
+   * row it answered): no claim of its own when it did.
+   */
+  async storedForTurn(
+    bot: BotRef,
+    eventId: string,
+    stored: Row<'events'> | undefined,
+  ): Promise<QueuedNotice> {
+    const claimed = stored && this.queueWatch.claimedAsStored(stored);
+    if (claimed) return noticeOf(eventId, bot.workspaceId, claimed);
+    return this.committedForTurn(bot, eventId);
   }
 
   private async claimForTurn(bot: BotRef, eventId: string, db: Executor): Promise<QueuedNotice> {

@@ -18,6 +18,7 @@ import type { JsonObject } from '../shared/schemas.ts';
 import type { ConversationLog, LiveSignal, RecordedSignal } from '../live/conversation-log.ts';
 import { recorded } from '../live/conversation-log.ts';
 import type { QueuedNotice } from '../queue/event-queue.ts';
+import { claimsAsStored } from '../queue/event-queue.ts';
 import type { AdmissionEntry } from '../queue/admission.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, discriminatingTags } from '../shared/tags.ts';
@@ -250,33 +251,67 @@ const insertChatReply = prepare(
   },
 );
 
-/**
- * A user's message in a conversation it takes part in, in one statement (data-modifying CTEs): the
- * message, the bot's event and the signal. The event's claim stays a statement of its own after this one, in the same
- * transaction: a CTE sees the snapshot its statement began with, so a claim within it could miss a turn
- * of the conversation committed meanwhile.
- */
+/** The claim the statement storing a user's message may make of its event (`claimsAsStored`). */
+type ClaimTerms = { owner: string | null; leaseUntil: string | null; claimNow: string };
+
 /**
  * A user's message with its `message_created` event, counted, stored, queued and signalled by one
- * statement; the event takes the instant the conversation's update stamped, `queued_at`.
+ * statement; the event takes the instant the conversation's update stamped, `queued_at`. Given an owner,
+ * the statement also claims the event for it as it stores it, when nothing of its conversation waits
+ * before it and the conversation's row (locked first, `held`) is as its snapshot saw it
+ * (event-queue.ts `claimsAsStored`); otherwise the claim is a statement of its own after the commit.
  */
 const insertIncoming = (storeSql: StoreSql) =>
   prepare(
-    [...MESSAGE_AT_ONCE, 'eventId', 'eventType', 'eventPayload', 'eventStatus'],
+    [
+      ...MESSAGE_AT_ONCE,
+      'eventId',
+      'eventType',
+      'eventPayload',
+      'eventStatus',
+      'owner',
+      'leaseUntil',
+      'claimNow',
+    ],
     (
       _db,
-      a: MessageAtOnce & { eventId: string; eventType: string; eventPayload: string; eventStatus: string },
+      a: MessageAtOnce & {
+        eventId: string;
+        eventType: string;
+        eventPayload: string;
+        eventStatus: string;
+      } & ClaimTerms,
     ) => {
-      const { counted, message, signal } = messageCtes(a, 'incoming', sql``, storeSql);
-      return sql<{ signal_seq: number | string; queued_at: string }>`with ${counted}, ${message}, event as (
+      const { counted, message, signal } = messageCtes(
+        a,
+        'incoming',
+        sql` and exists (select 1 from held)`,
+        storeSql,
+      );
+      const owner = sql`cast(${a.owner} as text)`;
+      const claims = sql`${owner} is not null and ${claimsAsStored(
+        sql.ref('e'),
+        sql`(select version from held)`,
+        a.claimNow,
+      )}`;
+      const ifClaimed = (value: RawBuilder<unknown>) => sql`case when n.claims then ${value} end`;
+      return sql<Row<'events'> & { signal_seq: number | string; queued_at: string }>`with held as (
+        select xmin::text as version from conversations
+        where id = ${a.conversationId} and bot_id = ${a.botId} for update
+      ), ${counted}, ${message}, event as (
         insert into events
           (id, bot_id, workspace_id, type, payload, conversation_id, user_id, message_id, status, attempts,
-            deliveries, created_at, updated_at)
+            deliveries, lease_owner, lease_until, created_at, updated_at)
         select ${a.eventId}, ${a.botId}, ${workspaceOf(a.botId)}, ${a.eventType}, ${a.eventPayload},
-          ${a.conversationId}, ${a.userId}, ${a.id}, ${a.eventStatus}, 0, 0, last_event_at, last_event_at
-        from counted
+          ${a.conversationId}, ${a.userId}, ${a.id}, ${a.eventStatus}, 0,
+          case when n.claims then 1 else 0 end, ${ifClaimed(owner)},
+          ${ifClaimed(sql`cast(${a.leaseUntil} as text)`)}, n.created_at, n.created_at
+        from (select e.created_at, ${claims} as claims
+          from (select cast(${a.eventId} as text) as id, cast(${a.conversationId} as text) as conversation_id,
+            last_event_at as created_at, cast(${a.botId} as text) as bot_id from counted) e) n
+        returning *
       ), ${signal}
-      select signal_seq, last_event_at as queued_at from counted`;
+      select e.*, c.signal_seq, c.last_event_at as queued_at from counted c left join event e on true`;
     },
   );
 
@@ -611,11 +646,16 @@ export class Messages {
       eventPayload: event.payload,
       eventStatus: event.status,
     };
-    const store = async (db: Executor) => {
-      const [counted] = (await this.insertIncoming.execute(db, values)).rows;
+    const store = async (db: Executor, terms?: { owner: string; leaseUntil: string }) => {
+      const claim = {
+        owner: terms?.owner ?? null,
+        leaseUntil: terms?.leaseUntil ?? null,
+        claimNow: nowIso(),
+      };
+      const [counted] = (await this.insertIncoming.execute(db, { ...values, ...claim })).rows;
       if (!counted) throw notFound('Conversation', body.conversationId);
       const signals = [recorded(body.conversationId, Number(counted.signal_seq), frame, signal)];
-      return { signals, queuedAt: counted.queued_at };
+      return { signals, queuedAt: counted.queued_at, stored: counted };
     };
     let inserted: Inserted;
     if (await this.events.writesBeside(actor, event.type)) {
@@ -630,8 +670,8 @@ export class Messages {
       // round trips fewer), and the event is claimed once it is committed. A process that stops between
       // the two leaves the event pending, for any engine's next claim.
       await this.events.admit(actor, this.db, options.entry);
-      const { signals } = await store(this.db);
-      inserted = { message, signals, queued: await this.events.committedForTurn(actor, event.id) };
+      const { signals, stored } = await store(this.db, this.events.claimTermsAsStored(actor));
+      inserted = { message, signals, queued: await this.events.storedForTurn(actor, event.id, stored) };
     }
     this.announce([inserted]);
     return inserted.message;
