@@ -1,5 +1,6 @@
 import type { MissedSignals } from '../domain/live/follow.ts';
 import type { FastifyReply } from 'fastify';
+import { headersOf } from './headers.ts';
 
 /** A stream whose client reads slower than this many buffered bytes is closed; it resumes with Last-Event-ID. */
 export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
@@ -26,10 +27,7 @@ export interface EventStream {
  * reply already carries (CORS) plus the stream's own, a keep-alive, and an end when the server stops.
  */
 export function openEventStream(reply: FastifyReply, options: EventStreamOptions): EventStream {
-  const inherited: Record<string, string | number | string[]> = {};
-  for (const [name, value] of Object.entries(reply.getHeaders())) {
-    if (value !== undefined) inherited[name] = value;
-  }
+  const inherited = headersOf(reply);
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, {

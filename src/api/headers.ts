@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HEADERS } from '../contract/headers.ts';
 
 export function headerValue(value: string | string[] | undefined): string | undefined {
@@ -37,4 +37,15 @@ export function bearerToken(value: string | string[] | undefined): string | unde
   const header = headerValue(value);
   const match = header && /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match ? match[1] : undefined;
+}
+
+/**
+ * The headers a reply carries so far (CORS among them), for an answer written past Fastify
+ * (`reply.hijack()`), which sends them itself.
+ */
+export function headersOf(reply: FastifyReply): Record<string, string | number | string[]> {
+  const headers: Record<string, string | number | string[]> = {};
+  for (const [name, value] of Object.entries(reply.getHeaders()))
+    if (value !== undefined) headers[name] = value;
+  return headers;
 }

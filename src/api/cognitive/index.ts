@@ -5,6 +5,7 @@ import { COGNITIVE_HANDLERS } from '../../handlers/cognitive/index.ts';
 import { errorResponses } from '../../contract/models.ts';
 import type { GenerationRequest } from '../../domain/llm/schemas.ts';
 import { botActorOf, requireAuth } from '../auth.ts';
+import { headersOf } from '../headers.ts';
 import { allowCors, OPERATOR_CORS_SETTING, PLATFORM_HEADERS } from '../cors.ts';
 import type { PlatformApiOptions } from '../cors.ts';
 import { PAYLOAD_LIMITS } from '../limits.ts';
@@ -58,9 +59,7 @@ export const cognitiveApi: FastifyPluginAsync<PlatformApiOptions> = async (app, 
       const first = await batches.next();
       // Written straight to the socket rather than piped from a stream: a token's line is one write,
       // without a readable stream's and an async generator's turns of the event loop in between.
-      const inherited: Record<string, string | number | string[]> = {};
-      for (const [name, value] of Object.entries(reply.getHeaders()))
-        if (value !== undefined) inherited[name] = value;
+      const inherited = headersOf(reply);
       reply.hijack();
       const answer = reply.raw;
       answer.writeHead(200, { ...inherited, 'content-type': NDJSON, 'cache-control': 'no-cache' });

@@ -66,20 +66,38 @@ function successorIn(conversation: RawBuilder<unknown>, ending?: string): RawBui
 }
 
 /**
+ * A statement's hold on a conversation's row (`for update`; `also` adds to its condition), answering the
+ * row's version (`xmin`) as held: where a concurrent write committed meanwhile, that write's version, not
+ * the one the statement's snapshot saw (`versionSeen`). Every event queued in a conversation changes the
+ * row as it is stored (`Events.stamp`, a message's count, a fired event's signal), so the two differ when
+ * the snapshot may lack such an event.
+ */
+export function holdConversation(
+  conversation: RawBuilder<unknown>,
+  also: RawBuilder<unknown> = sql``,
+): RawBuilder<{ version: string }> {
+  return sql`select xmin::text as version from conversations where id = ${conversation}${also} for update`;
+}
+
+/** The version of a conversation's row in the statement's snapshot (see `holdConversation`). */
+function versionSeen(conversation: RawBuilder<unknown>): RawBuilder<string> {
+  return sql`(select xmin::text from conversations where id = ${conversation})`;
+}
+
+/**
  * On a database server, the condition under which a statement that stores a pending event (`event` names
  * its values: id, conversation_id, created_at, bot_id) claims it as it stores it: `claimable`'s, seen in
- * the statement's snapshot, and its conversation's row unchanged since that snapshot (`heldVersion`, its
- * `xmin` as the statement locked it). Every event queued in a conversation changes that row as it is
- * stored (`Events.stamp`, a message's count, a fired event's signal), so an event committed while the
- * statement waited for the row, which its snapshot lacks, makes the versions differ: then nothing is
- * claimed, and the claim after the commit (`claimAtInsert`) decides.
+ * the statement's snapshot, and its conversation's row as that snapshot saw it (`heldVersion`, from
+ * `holdConversation`): an event committed while the statement waited for the row, which its snapshot
+ * lacks, makes the versions differ; then nothing is claimed, and the claim after the commit
+ * (`claimAtInsert`) decides.
  */
 export function claimsAsStored(
   event: RawBuilder<unknown>,
   heldVersion: RawBuilder<unknown>,
   now: string,
 ): RawBuilder<unknown> {
-  return sql`${heldVersion} = (select xmin::text from conversations where id = ${event}.conversation_id)
+  return sql`${heldVersion} = ${versionSeen(sql`${event}.conversation_id`)}
     and not ${waitsInConversation(event, now)} and ${runnable(event)}`;
 }
 
@@ -613,10 +631,10 @@ export class EventQueue {
     const { rows } = await sql<SuccessorRow>`
       with ${write ? sql`written as (${write(db)}),` : sql``}
         ended as (${end}),
-        held as (select xmin::text as version from conversations where id = ${conversationId} for update),
+        held as (${holdConversation(conversationId)}),
         claimed as (${claimWhere(worker.owner, leaseEnd(worker.leaseMs), now, successorIn(conversationId, eventId))})
       select c.*, (select version from held) as held_version,
-        (select xmin::text from conversations where id = ${conversationId}) as seen_version
+        ${versionSeen(conversationId)} as seen_version
       from (select 1) one left join claimed c on true`.execute(db);
     const [row] = rows;
     if (!row) return;

@@ -18,7 +18,7 @@ import type { JsonObject } from '../shared/schemas.ts';
 import type { ConversationLog, LiveSignal, RecordedSignal } from '../live/conversation-log.ts';
 import { recorded } from '../live/conversation-log.ts';
 import type { QueuedNotice } from '../queue/event-queue.ts';
-import { claimsAsStored } from '../queue/event-queue.ts';
+import { claimsAsStored, holdConversation } from '../queue/event-queue.ts';
 import type { AdmissionEntry } from '../queue/admission.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, discriminatingTags } from '../shared/tags.ts';
@@ -296,8 +296,7 @@ const insertIncoming = (storeSql: StoreSql) =>
       )}`;
       const ifClaimed = (value: RawBuilder<unknown>) => sql`case when n.claims then ${value} end`;
       return sql<Row<'events'> & { signal_seq: number | string; queued_at: string }>`with held as (
-        select xmin::text as version from conversations
-        where id = ${a.conversationId} and bot_id = ${a.botId} for update
+        ${holdConversation(sql`${a.conversationId}`, sql` and bot_id = ${a.botId}`)}
       ), ${counted}, ${message}, event as (
         insert into events
           (id, bot_id, workspace_id, type, payload, conversation_id, user_id, message_id, status, attempts,
