@@ -140,11 +140,14 @@ describe(
       const { botId, session } = await deploy(
         'flood',
         bundle(
-          `console.log('about to flood'); for (;;) { process.stdout.write('x'.repeat(64 * 1024) + '\\n'); await new Promise((r) => setImmediate(r)); }`,
+          // It waits for the pipe to drain as a well-behaved writer does, so it floods for as long as the
+          // server reads, never holding more than its limit of memory: only the output budget stops it.
+          // (A bot that writes without waiting keeps what the pipe has not taken, and its memory limit
+          // stops it first whenever the server reads slower than it writes, as beside a whole test run.)
+          `console.log('about to flood'); const line = 'x'.repeat(64 * 1024) + '\\n'; for (;;) { if (!process.stdout.write(line)) await new Promise((r) => process.stdout.once('drain', r)); }`,
         ),
       );
       await session.say('go');
-      // 365 ms on a quiet machine; past 20 s once, beside a whole npm test run, as the server read slower.
       await waitForLog(t, botId, since, /wrote more output than its logs take/, 'error', 60_000);
       await waitForLog(t, botId, since, /^about to flood$/, 'info');
     });
