@@ -23,6 +23,15 @@ const postgres = (await testStores()).find((store) => store.name === 'postgres')
  */
 const MESSAGE_STATEMENTS = 5;
 
+/**
+ * A message's request alone, behind a turn of its conversation that runs: the lookup, and the insert,
+ * which holds the running turn (whose end claims the event). Before, a claim of its own followed it.
+ */
+const REQUEST_STATEMENTS = 2;
+
+const BUSY_WHEN_SLOW =
+  "if (event.preview === 'slow') { const end = Date.now() + 400; while (Date.now() < end) {} }";
+
 /** Turns the server has ended so far, from its /metrics. */
 async function turnsEnded(t: TestServer): Promise<number> {
   const text = await (await fetch(`${t.url}/metrics`)).text();
@@ -44,7 +53,15 @@ describe("a user's message is claimed as it is stored (postgres)", { skip: postg
       'workflows/main.json': json({
         nodes: [
           { id: 'start', type: 'start', next: 'answer' },
-          { id: 'answer', type: 'standard', cards: [{ type: 'say', message: { type: 'text', text: 'ok' } }] },
+          {
+            id: 'answer',
+            type: 'standard',
+            cards: [
+              // A turn that runs a while, for a message to come behind it.
+              { type: 'code', code: BUSY_WHEN_SLOW },
+              { type: 'say', message: { type: 'text', text: 'ok' } },
+            ],
+          },
         ],
       }),
     });
@@ -66,6 +83,76 @@ describe("a user's message is claimed as it is stored (postgres)", { skip: postg
       assert.equal(turn.status, 'processed');
     }
     assert.equal(Math.min(...costs), MESSAGE_STATEMENTS, `statements per message: ${costs.join(', ')}`);
+  });
+
+  test('behind a turn that runs, with no claim of its own: the turn claims it as it ends', async () => {
+    const db = new pg.Client({ connectionString: t.settings.databaseUrl });
+    await db.connect();
+    try {
+      const costs: number[] = [];
+      for (let i = 0; i < 20 && (costs.length < 3 || Math.min(...costs) > REQUEST_STATEMENTS); i++) {
+        const slowId = await send(c, 'slow');
+        const start = await statementsRun(t);
+        const messageId = await send(c, `behind ${i}`);
+        const cost = (await statementsRun(t)) - start;
+        const turn = await waitForTurn(bot, c, { messageId });
+        assert.equal(turn.status, 'processed');
+        const { rows } = await db.query<{ behind: boolean }>(
+          `select m.created_at < s.updated_at as behind from events m, events s
+           where m.id = $1 and s.message_id = $2`,
+          [turn.id, slowId],
+        );
+        // Counted only when the message was stored while the slow turn ran (its turn comes after).
+        if (rows[0]?.behind) costs.push(cost);
+      }
+      assert.ok(costs.length > 0, 'a message came while a turn ran');
+      assert.equal(Math.min(...costs), REQUEST_STATEMENTS, `statements: ${costs.join(', ')}`);
+    } finally {
+      await db.end();
+    }
+  });
+
+  test('in the statement that stores it, behind a turn whose end commits while the statement waits for it', async () => {
+    // A turn of the conversation runs (its event under another process's lease) and ends, committing
+    // while the message's statement waits for that end: the statement's snapshot still has the turn
+    // running, and only the lock it waited for tells that the turn is over.
+    const db = new pg.Client({ connectionString: t.settings.databaseUrl });
+    await db.connect();
+    try {
+      const costs: number[] = [];
+      for (let i = 0; i < 20 && (costs.length < 4 || Math.min(...costs) > MESSAGE_STATEMENTS); i++) {
+        const runningId = newId('event');
+        await db.query(
+          `insert into events (id, bot_id, workspace_id, type, payload, conversation_id, status, attempts,
+             deliveries, lease_owner, lease_until, created_at, updated_at)
+           select $1, b.id, b.workspace_id, 'chat:custom', '{}', $2, 'pending', 0, 1, 'another process',
+             $3, $4, $4
+           from bots b where b.id = $5`,
+          [
+            runningId,
+            c.runtimeConversationId,
+            new Date(Date.now() + 60_000).toISOString(),
+            new Date().toISOString(),
+            bot.botId,
+          ],
+        );
+        const start = await statementsRun(t);
+        const ended = await turnsEnded(t);
+        const messageId = await whileChangedOutside(
+          t.settings.databaseUrl ?? '',
+          `update events set status = 'processed', lease_owner = null, lease_until = null where id = $1`,
+          [runningId],
+          () => send(c, `after the end ${i}`),
+        );
+        await waitFor('the turn to end', async () => (await turnsEnded(t)) > ended, 15_000, 10);
+        costs.push((await statementsRun(t)) - start);
+        const turn = await waitForTurn(bot, c, { messageId });
+        assert.equal(turn.status, 'processed');
+      }
+      assert.equal(Math.min(...costs), MESSAGE_STATEMENTS, `statements: ${costs.join(', ')}`);
+    } finally {
+      await db.end();
+    }
   });
 
   test('after its commit, behind an event stored while the statement waited for the conversation', async () => {

@@ -22,22 +22,28 @@ export interface ClaimedEvent extends Event {
 }
 
 /** The condition "an older event of `event`'s conversation is still pending" (one indexed probe). */
-function olderPending(event: RawBuilder<unknown>): RawBuilder<unknown> {
+function olderPending(event: RawBuilder<unknown>, also: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`select 1 from events p
     where p.conversation_id = ${event}.conversation_id and p.status = 'pending'
-      and (p.created_at < ${event}.created_at or (p.created_at = ${event}.created_at and p.id < ${event}.id))`;
+      and (p.created_at < ${event}.created_at or (p.created_at = ${event}.created_at and p.id < ${event}.id))${also}`;
 }
 
 /**
  * The condition "`event` waits in its conversation": an older event of it is still pending, or a turn of
  * it runs (another of its events holds a live lease: a scheduled event that fired is older than the
  * events queued while it waited). Events of a conversation are queued in order (`Events.stamp`), so
- * these two are all a claim must see to keep its turns one after another.
+ * these two are all a claim must see to keep its turns one after another. The events `ended` names,
+ * pending in the statement's snapshot, were found ended since (`TURNS_ENDED`).
  */
-function waitsInConversation(event: RawBuilder<unknown>, now: string): RawBuilder<unknown> {
-  return sql`(exists (${olderPending(event)}) or exists (select 1 from events p
+function waitsInConversation(
+  event: RawBuilder<unknown>,
+  now: string,
+  ended?: RawBuilder<{ id: string }>,
+): RawBuilder<unknown> {
+  const notEnded = ended ? sql` and p.id not in (${ended})` : sql``;
+  return sql`(exists (${olderPending(event, notEnded)}) or exists (select 1 from events p
     where p.conversation_id = ${event}.conversation_id and p.status = 'pending' and p.id <> ${event}.id
-      and p.lease_until >= ${now}))`;
+      and p.lease_until >= ${now}${notEnded}))`;
 }
 
 /** Its bot has code a runtime runs: what every claim requires of an event (`event` names its row). */
@@ -79,6 +85,29 @@ export function holdConversation(
   return sql`select xmin::text as version from conversations where id = ${conversation}${also} for update`;
 }
 
+/**
+ * The turns running in `conversation`, for the WITH clause of a statement that stores an event there and
+ * then takes the conversation's row (`holdConversation`): `running`, those its snapshot sees (pending
+ * events under a live lease), and `turns`, those of them still pending once locked (`for share`: a turn
+ * whose end was committing is waited for, and left out). A turn left in `turns` cannot end before the
+ * statement commits (its end updates its event), so its end's claim of a successor (`finishClaimingNext`'s,
+ * `claimNext`'s) sees the stored event, or sees the conversation's row changed and looks again. A turn's
+ * end takes its event before the row too, so the two never wait for each other. Retrying events (no
+ * owner) are not locked: a turn's end may claim one after it has taken the row.
+ */
+export function runningTurnsIn(conversation: RawBuilder<unknown>, now: string): RawBuilder<unknown> {
+  return sql`running as (select p.id from events p
+      where p.conversation_id = ${conversation} and p.status = 'pending' and p.lease_owner is not null
+        and p.lease_until >= ${now}),
+    turns as (select p.id from events p
+      where p.id in (select id from running) and p.status = 'pending'
+      for share)`;
+}
+
+/** Of `runningTurnsIn`'s turns, those that ended while the statement waited for their ends' commits. */
+export const TURNS_ENDED: RawBuilder<{ id: string }> =
+  sql`select id from running except select id from turns`;
+
 /** The version of a conversation's row in the statement's snapshot (see `holdConversation`). */
 function versionSeen(conversation: RawBuilder<unknown>): RawBuilder<string> {
   return sql`(select xmin::text from conversations where id = ${conversation})`;
@@ -90,15 +119,17 @@ function versionSeen(conversation: RawBuilder<unknown>): RawBuilder<string> {
  * the statement's snapshot, and its conversation's row as that snapshot saw it (`heldVersion`, from
  * `holdConversation`): an event committed while the statement waited for the row, which its snapshot
  * lacks, makes the versions differ; then nothing is claimed, and the claim after the commit
- * (`claimAtInsert`) decides.
+ * (`claimAtInsert`) decides. Turns the statement found ended since its snapshot (`ended`,
+ * `TURNS_ENDED`) do not hold it back.
  */
 export function claimsAsStored(
   event: RawBuilder<unknown>,
   heldVersion: RawBuilder<unknown>,
   now: string,
+  ended?: RawBuilder<{ id: string }>,
 ): RawBuilder<unknown> {
   return sql`${heldVersion} = ${versionSeen(sql`${event}.conversation_id`)}
-    and not ${waitsInConversation(event, now)} and ${runnable(event)}`;
+    and not ${waitsInConversation(event, now, ended)} and ${runnable(event)}`;
 }
 
 /** When a lease taken now for `leaseMs` ends. */

@@ -243,15 +243,19 @@ export class Events {
 
   /**
    * `committedForTurn` after a statement that may have claimed the event as it stored it (`stored`, the
-   * row it answered): no claim of its own when it did.
+   * row it answered): no claim of its own when it did, and neither claim nor notice when the statement
+   * held a turn of the conversation that runs (`behindTurn`, event-queue.ts `runningTurnsIn`): the
+   * turn's end claims it, as the next of its conversation.
    */
   async storedForTurn(
     bot: BotRef,
     eventId: string,
     stored: Row<'events'> | undefined,
-  ): Promise<QueuedNotice> {
+    behindTurn: boolean,
+  ): Promise<QueuedNotice | undefined> {
     const claimed = stored && this.queueWatch.claimedAsStored(stored);
     if (claimed) return noticeOf(eventId, bot.workspaceId, claimed);
+    if (behindTurn) return undefined;
     return this.committedForTurn(bot, eventId);
   }
 

@@ -18,7 +18,7 @@ import type { JsonObject } from '../shared/schemas.ts';
 import type { ConversationLog, LiveSignal, RecordedSignal } from '../live/conversation-log.ts';
 import { recorded } from '../live/conversation-log.ts';
 import type { QueuedNotice } from '../queue/event-queue.ts';
-import { claimsAsStored, holdConversation } from '../queue/event-queue.ts';
+import { claimsAsStored, holdConversation, runningTurnsIn, TURNS_ENDED } from '../queue/event-queue.ts';
 import type { AdmissionEntry } from '../queue/admission.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, discriminatingTags } from '../shared/tags.ts';
@@ -251,6 +251,13 @@ const insertChatReply = prepare(
   },
 );
 
+/**
+ * What `insertIncoming` answers (no row when the conversation was not found): its event as stored, the
+ * conversation's signal number and instant it took, and whether a turn of the conversation runs, held
+ * until the statement's commit (event-queue.ts `runningTurnsIn`).
+ */
+type IncomingRow = Row<'events'> & { signal_seq: number | string; queued_at: string; behind_turn: boolean };
+
 /** The claim the statement storing a user's message may make of its event (`claimsAsStored`). */
 type ClaimTerms = { owner: string | null; leaseUntil: string | null; claimNow: string };
 
@@ -259,7 +266,10 @@ type ClaimTerms = { owner: string | null; leaseUntil: string | null; claimNow: s
  * statement; the event takes the instant the conversation's update stamped, `queued_at`. Given an owner,
  * the statement also claims the event for it as it stores it, when nothing of its conversation waits
  * before it and the conversation's row (locked first, `held`) is as its snapshot saw it
- * (event-queue.ts `claimsAsStored`); otherwise the claim is a statement of its own after the commit.
+ * (event-queue.ts `claimsAsStored`; a turn whose end committed while the statement waited for it does not
+ * hold it back). Behind a turn of the conversation that runs, it holds that turn (`runningTurnsIn`): the
+ * turn's end claims the event, and no claim follows the commit. Otherwise the claim is a statement of
+ * its own after the commit.
  */
 const insertIncoming = (storeSql: StoreSql) =>
   prepare(
@@ -293,10 +303,16 @@ const insertIncoming = (storeSql: StoreSql) =>
         sql.ref('e'),
         sql`(select version from held)`,
         a.claimNow,
+        TURNS_ENDED,
       )}`;
       const ifClaimed = (value: RawBuilder<unknown>) => sql`case when n.claims then ${value} end`;
-      return sql<Row<'events'> & { signal_seq: number | string; queued_at: string }>`with held as (
-        ${holdConversation(sql`${a.conversationId}`, sql` and bot_id = ${a.botId}`)}
+      // The running turns are locked before the row: `held` asks for their count, which cannot be
+      // answered without them.
+      return sql<IncomingRow>`with ${runningTurnsIn(sql`${a.conversationId}`, a.claimNow)}, held as (
+        ${holdConversation(
+          sql`${a.conversationId}`,
+          sql` and bot_id = ${a.botId} and (select count(*) from turns) >= 0`,
+        )}
       ), ${counted}, ${message}, event as (
         insert into events
           (id, bot_id, workspace_id, type, payload, conversation_id, user_id, message_id, status, attempts,
@@ -310,7 +326,8 @@ const insertIncoming = (storeSql: StoreSql) =>
             last_event_at as created_at, cast(${a.botId} as text) as bot_id from counted) e) n
         returning *
       ), ${signal}
-      select e.*, c.signal_seq, c.last_event_at as queued_at from counted c left join event e on true`;
+      select e.*, c.signal_seq, c.last_event_at as queued_at, exists (select 1 from turns) as behind_turn
+      from counted c left join event e on true`;
     },
   );
 
@@ -670,7 +687,8 @@ export class Messages {
       // the two leaves the event pending, for any engine's next claim.
       await this.events.admit(actor, this.db, options.entry);
       const { signals, stored } = await store(this.db, this.events.claimTermsAsStored(actor));
-      inserted = { message, signals, queued: await this.events.storedForTurn(actor, event.id, stored) };
+      const queued = await this.events.storedForTurn(actor, event.id, stored, stored.behind_turn);
+      inserted = { message, signals, ...(queued && { queued }) };
     }
     this.announce([inserted]);
     return inserted.message;

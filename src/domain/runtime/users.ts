@@ -141,6 +141,13 @@ export class Users {
   /** Deletes a user with what it wrote (its messages), its events and states, and its tags. */
   async delete(actor: BotActor, userId: string): Promise<void> {
     await this.resource.delete(actor, userId, async (trx) => {
+      // Events before conversations, the order of a turn's end and of a message's statement
+      // (event-queue.ts `runningTurnsIn`): the other could make two of them wait for each other.
+      await trx
+        .deleteFrom('events')
+        .where('user_id', '=', userId)
+        .where('bot_id', '=', actor.botId)
+        .execute();
       const messages = await trx
         .selectFrom('messages')
         .select(['id', 'conversation_id'])
@@ -162,11 +169,6 @@ export class Users {
           .where('id', '=', conversationId)
           .execute();
       }
-      await trx
-        .deleteFrom('events')
-        .where('user_id', '=', userId)
-        .where('bot_id', '=', actor.botId)
-        .execute();
       // Participations go with the user (the foreign key cascades).
     });
   }
