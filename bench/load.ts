@@ -464,6 +464,11 @@ function openSseListener(u: URL, path: string, userKey: string): Promise<Listene
       clearTimeout(timer);
       if (!opened) reject(err);
     });
+    // A server past its connections closes new ones without a word: no error, and no answer to wait for.
+    socket.on('close', () => {
+      clearTimeout(timer);
+      if (!opened) reject(new Error('the server closed the connection without answering'));
+    });
   });
 }
 
