@@ -9,7 +9,7 @@ import { newId } from '../src/domain/shared/ids.ts';
 import { whileChangedOutside } from './helpers/held-rows.ts';
 import { deployPackage, json, send, startChat, waitForTurn } from './helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from './helpers/deployed-bots.ts';
-import { statementsRun, waitFor } from './helpers/runtime.ts';
+import { statementsRun, turnsEnded, waitFor } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
@@ -31,15 +31,6 @@ const REQUEST_STATEMENTS = 2;
 
 const BUSY_WHEN_SLOW =
   "if (event.preview === 'slow') { const end = Date.now() + 400; while (Date.now() < end) {} }";
-
-/** Turns the server has ended so far, from its /metrics. */
-async function turnsEnded(t: TestServer): Promise<number> {
-  const text = await (await fetch(`${t.url}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('parley_turn_duration_seconds_count'))
-    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
-}
 
 describe("a user's message is claimed as it is stored (postgres)", { skip: postgres?.skip }, () => {
   let t: TestServer;

@@ -214,3 +214,12 @@ export async function statementsRun(t: TestServer): Promise<number> {
   const line = text.split('\n').find((l) => l.startsWith('parley_sql_statements_total'));
   return Number(line?.split(' ').at(-1));
 }
+
+/** Turns the server has ended so far, from its /metrics. */
+export async function turnsEnded(t: TestServer): Promise<number> {
+  const text = await (await fetch(`${t.url}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('parley_turn_duration_seconds_count'))
+    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+}

@@ -230,9 +230,11 @@ export class Admission {
   }
 
   /**
-   * Turns the deployment ends a second: this engine's, times the engines busy. Measured while its turns
-   * end (with a queue, the engine runs all it can: what it ends is its pace); before, from its places
-   * over its mean turn time.
+   * Turns the deployment ends a second: this engine's, times the engines busy. This engine's is the more
+   * of what it ended over the last window and of its places over its mean turn time. With a queue the
+   * engine runs all it can, and the two agree (its places are full, each turn taking the mean); without
+   * one, the window's count is what was asked of it, not what it can do: after a quiet while, the first
+   * few turns of a burst would make it a turn or two a second, and the burst be refused.
    */
   private turnsPerSecond(): number {
     const measured = (this.bucket().reduce((sum, n) => sum + n, 0) * 1000) / RATE_WINDOW_MS;
@@ -240,7 +242,7 @@ export class Admission {
       this.meanTurnMs === undefined
         ? 0
         : (this.options.engineConcurrency * 1000) / Math.max(1, this.meanTurnMs);
-    return (measured > 0 ? measured : fromTurnTime) * this.reading.engines;
+    return Math.max(measured, fromTurnTime) * this.reading.engines;
   }
 
   /**
