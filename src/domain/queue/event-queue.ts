@@ -33,7 +33,7 @@ function olderPending(event: RawBuilder<unknown>, also: RawBuilder<unknown>): Ra
  * it runs (another of its events holds a live lease: a scheduled event that fired is older than the
  * events queued while it waited). Events of a conversation are queued in order (`Events.stamp`), so
  * these two are all a claim must see to keep its turns one after another. The events `ended` names,
- * pending in the statement's snapshot, were found ended since (`TURNS_ENDED`).
+ * pending in the statement's snapshot, were found ended since (`runningTurnsIn`).
  */
 function waitsInConversation(
   event: RawBuilder<unknown>,
@@ -86,27 +86,32 @@ export function holdConversation(
 }
 
 /**
- * The turns running in `conversation`, for the WITH clause of a statement that stores an event there and
- * then takes the conversation's row (`holdConversation`): `running`, those its snapshot sees (pending
- * events under a live lease), and `turns`, those of them still pending once locked (`for share`: a turn
- * whose end was committing is waited for, and left out). A turn left in `turns` cannot end before the
- * statement commits (its end updates its event), so its end's claim of a successor (`finishClaimingNext`'s,
- * `claimNext`'s) sees the stored event, or sees the conversation's row changed and looks again. A turn's
- * end takes its event before the row too, so the two never wait for each other. Retrying events (no
- * owner) are not locked: a turn's end may claim one after it has taken the row.
+ * The turns running in `conversation`, for a statement that stores an event there and then takes the
+ * conversation's row (`holdConversation`). `ctes`, for its WITH clause: `running`, those its snapshot
+ * sees (pending events under a live lease), and `turns`, those of them still pending once locked (`for
+ * share`: a turn whose end was committing is waited for, and left out); `held` selects the latter,
+ * `ended` the former's others, the turns that ended while the statement waited for their ends' commits.
+ * A turn held cannot end before the statement commits (its end updates its event), so its end's claim of
+ * a successor (`finishClaimingNext`'s, `claimNext`'s) sees the stored event, or sees the conversation's
+ * row changed and looks again. A turn's end takes its event before the row too, so the two never wait
+ * for each other. Retrying events (no owner) are not locked: a turn's end may claim one after it has
+ * taken the row.
  */
-export function runningTurnsIn(conversation: RawBuilder<unknown>, now: string): RawBuilder<unknown> {
-  return sql`running as (select p.id from events p
-      where p.conversation_id = ${conversation} and p.status = 'pending' and p.lease_owner is not null
-        and p.lease_until >= ${now}),
-    turns as (select p.id from events p
-      where p.id in (select id from running) and p.status = 'pending'
-      for share)`;
+export function runningTurnsIn(
+  conversation: RawBuilder<unknown>,
+  now: string,
+): { ctes: RawBuilder<unknown>; held: RawBuilder<{ id: string }>; ended: RawBuilder<{ id: string }> } {
+  return {
+    ctes: sql`running as (select p.id from events p
+        where p.conversation_id = ${conversation} and p.status = 'pending' and p.lease_owner is not null
+          and p.lease_until >= ${now}),
+      turns as (select p.id from events p
+        where p.id in (select id from running) and p.status = 'pending'
+        for share)`,
+    held: sql`select id from turns`,
+    ended: sql`select id from running except select id from turns`,
+  };
 }
-
-/** Of `runningTurnsIn`'s turns, those that ended while the statement waited for their ends' commits. */
-export const TURNS_ENDED: RawBuilder<{ id: string }> =
-  sql`select id from running except select id from turns`;
 
 /** The version of a conversation's row in the statement's snapshot (see `holdConversation`). */
 function versionSeen(conversation: RawBuilder<unknown>): RawBuilder<string> {
@@ -119,8 +124,8 @@ function versionSeen(conversation: RawBuilder<unknown>): RawBuilder<string> {
  * the statement's snapshot, and its conversation's row as that snapshot saw it (`heldVersion`, from
  * `holdConversation`): an event committed while the statement waited for the row, which its snapshot
  * lacks, makes the versions differ; then nothing is claimed, and the claim after the commit
- * (`claimAtInsert`) decides. Turns the statement found ended since its snapshot (`ended`,
- * `TURNS_ENDED`) do not hold it back.
+ * (`claimAtInsert`) decides. Turns the statement found ended since its snapshot (`ended`, from
+ * `runningTurnsIn`) do not hold it back.
  */
 export function claimsAsStored(
   event: RawBuilder<unknown>,

@@ -18,7 +18,7 @@ import type { JsonObject } from '../shared/schemas.ts';
 import type { ConversationLog, LiveSignal, RecordedSignal } from '../live/conversation-log.ts';
 import { recorded } from '../live/conversation-log.ts';
 import type { QueuedNotice } from '../queue/event-queue.ts';
-import { claimsAsStored, holdConversation, runningTurnsIn, TURNS_ENDED } from '../queue/event-queue.ts';
+import { claimsAsStored, holdConversation, runningTurnsIn } from '../queue/event-queue.ts';
 import type { AdmissionEntry } from '../queue/admission.ts';
 import { TaggedResource } from '../shared/tagged-resource.ts';
 import { insertTags, discriminatingTags } from '../shared/tags.ts';
@@ -298,20 +298,21 @@ const insertIncoming = (storeSql: StoreSql) =>
         sql` and exists (select 1 from held)`,
         storeSql,
       );
+      const turns = runningTurnsIn(sql`${a.conversationId}`, a.claimNow);
       const owner = sql`cast(${a.owner} as text)`;
       const claims = sql`${owner} is not null and ${claimsAsStored(
         sql.ref('e'),
         sql`(select version from held)`,
         a.claimNow,
-        TURNS_ENDED,
+        turns.ended,
       )}`;
       const ifClaimed = (value: RawBuilder<unknown>) => sql`case when n.claims then ${value} end`;
       // The running turns are locked before the row: `held` asks for their count, which cannot be
       // answered without them.
-      return sql<IncomingRow>`with ${runningTurnsIn(sql`${a.conversationId}`, a.claimNow)}, held as (
+      return sql<IncomingRow>`with ${turns.ctes}, held as (
         ${holdConversation(
           sql`${a.conversationId}`,
-          sql` and bot_id = ${a.botId} and (select count(*) from turns) >= 0`,
+          sql` and bot_id = ${a.botId} and (select count(*) from (${turns.held}) t) >= 0`,
         )}
       ), ${counted}, ${message}, event as (
         insert into events
@@ -326,7 +327,7 @@ const insertIncoming = (storeSql: StoreSql) =>
             last_event_at as created_at, cast(${a.botId} as text) as bot_id from counted) e) n
         returning *
       ), ${signal}
-      select e.*, c.signal_seq, c.last_event_at as queued_at, exists (select 1 from turns) as behind_turn
+      select e.*, c.signal_seq, c.last_event_at as queued_at, exists (${turns.held}) as behind_turn
       from counted c left join event e on true`;
     },
   );
