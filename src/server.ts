@@ -224,6 +224,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
           await domain.closeFiles();
           await sweeper.stop();
           await domain.botLogs.close();
+          await domain.llmUsage.settled();
           await liveBus.close();
           limiterRedis?.disconnect();
           await store.close();

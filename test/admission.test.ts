@@ -9,8 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as chat from '@botpress/chat';
-import pg from 'pg';
 import { deployWithCli } from './helpers/chat-bots.ts';
+import { lockedFromOutside as lockedOutside } from './helpers/held-rows.ts';
 import { json, writePackage } from './helpers/deployed-bots.ts';
 import { statementsRun, waitFor } from './helpers/runtime.ts';
 import { rawChat } from './helpers/sse.ts';
@@ -240,22 +240,11 @@ for (const store of await testStores()) {
     }
 
     /** Runs `work` while the store's `lock` statement holds in a transaction from outside; `release` commits it. */
-    async function lockedFromOutside(lock: string, work: (release: () => Promise<void>) => Promise<void>) {
+    const lockedFromOutside = (lock: string, work: (release: () => Promise<void>) => Promise<void>) => {
       const databaseUrl = t.settings.databaseUrl;
       assert.ok(databaseUrl);
-      const locker = new pg.Client({ connectionString: databaseUrl });
-      await locker.connect();
-      try {
-        await locker.query('begin');
-        await locker.query(lock);
-        await work(async () => {
-          await locker.query('commit');
-        });
-      } finally {
-        await locker.query('rollback').catch(() => undefined);
-        await locker.end();
-      }
-    }
+      return lockedOutside(databaseUrl, lock, work);
+    };
 
     const allRefused = (answered: { status: number }[]) =>
       assert.ok(

@@ -3,6 +3,7 @@
 // streaming as NDJSON, fallbacks, caching and idempotency, errors the clients retry or fall back on,
 // and a provider's key kept out of every answer.
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { parleySettings, startModelServer } from './helpers/model-server.ts';
 import type { ModelServer } from './helpers/model-server.ts';
@@ -12,6 +13,7 @@ import { startTestServer } from './helpers/server.ts';
 import type { TestServer } from './helpers/server.ts';
 import { testStores } from './helpers/stores.ts';
 import { docsBlock } from './helpers/docs.ts';
+import { lockedFromOutside } from './helpers/held-rows.ts';
 
 const API_KEY = 'sk-test-cognitive-secret-0123456789';
 
@@ -399,6 +401,40 @@ for (const store of await testStores()) {
         models.pace({ firstTokenDelayMs: 0, tokenDelayMs: 0 });
       }
     });
+
+    test(
+      'a stream ends with its last chunk, its call recorded after it; getBotAnalytics counts it once the stream ended',
+      { skip: store.name === 'postgres' ? false : 'the records are held back from outside with PostgreSQL' },
+      async () => {
+        const databaseUrl = t.settings.databaseUrl;
+        assert.ok(databaseUrl);
+        const recorded = await createTestBot(t, 'recorded-after-bot');
+        const startDate = new Date(Date.now() - 60_000).toISOString();
+        // From outside, the records of model calls are locked for writes (reads go on): a stream whose end
+        // waited for its record would not end until the lock is released.
+        await lockedFromOutside(databaseUrl, 'lock table llm_calls in exclusive mode', async (release) => {
+          const res = await streamRequest(
+            t,
+            recorded,
+            { messages: [{ role: 'user', content: 'recorded after' }], options: { skipCache: true } },
+            AbortSignal.timeout(10_000),
+          );
+          assert.equal(res.status, 200);
+          const lines = await readLines(res);
+          assert.equal(lines.at(-1)?.line.finished, true, 'the whole answer, its record still waiting');
+          const analytics = t.client().getBotAnalytics({
+            id: recorded.botId,
+            startDate,
+            endDate: new Date(Date.now() + 60_000).toISOString(),
+          });
+          await sleep(200);
+          await release();
+          const { records } = await analytics;
+          const calls = records.reduce((sum, r) => sum + r.llm.calls, 0);
+          assert.equal(calls, 1, 'the read waited for the record under way');
+        });
+      },
+    );
 
     test('after a stream’s last event its connection to the provider is kept, and the next request takes it', async () => {
       const streamOnce = async (content: string) => {

@@ -136,6 +136,8 @@ export interface Domain extends FilesDomain, TablesDomain {
   /** Outputs kept for a while: cached actions and model answers. */
   outputs: OutputCache;
   llm: LlmGateway;
+  /** The record of model calls: the server's stop waits for those under way. */
+  llmUsage: LlmUsage;
   /** Embedding files' passages and tables' rows off their writes (when an embedding model is configured). */
   embedding: EmbeddingQueue;
   /** Workspaces' own model providers, and bots' choices of `best` and `fast`. */
@@ -184,8 +186,8 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
   const settings = new Settings(db);
   const channels = new ChatChannels(db, settings, caches);
   const links = new Links();
-  const aiSpend = new AiSpend(store);
   const llmUsage = new LlmUsage(store);
+  const aiSpend = new AiSpend(store, llmUsage);
   // One queue of embedding work for files and tables, with the server provider's embedding model.
   const embedding = new EmbeddingQueue(store, new Embeddings(options.llm ?? NO_LLM, llmUsage, aiSpend));
   const onFallback = options.onSearchFallback ?? (() => undefined);
@@ -283,7 +285,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     botDrafts,
     draftTests: new DraftTests(db, bots, botDrafts, options.packageBuilder, botLogs),
     botLogs,
-    botAnalytics: new BotAnalytics(store),
+    botAnalytics: new BotAnalytics(store, llmUsage),
     auth: new Auth(db, members, caches),
     analytics: new Analytics(db),
     users,
@@ -311,6 +313,7 @@ export function createDomain(store: Store, bus: LiveBus, options: DomainOptions)
     actions: new Actions(store, log, outputs, llmIntegration, hitlIntegration),
     outputs,
     llm,
+    llmUsage,
     llmProviders,
     botModels,
     transcriptions,

@@ -33,3 +33,26 @@ export async function whileChangedOutside<T>(
     await outside.end();
   }
 }
+
+/**
+ * Runs `work` while `lock` (a `lock table` statement) is held by a transaction of its own on PostgreSQL,
+ * until `work` calls `release` (or ends): the store's writes (or reads) of the table wait meanwhile.
+ */
+export async function lockedFromOutside(
+  databaseUrl: string,
+  lock: string,
+  work: (release: () => Promise<void>) => Promise<void>,
+): Promise<void> {
+  const locker = new pg.Client({ connectionString: databaseUrl });
+  await locker.connect();
+  try {
+    await locker.query('begin');
+    await locker.query(lock);
+    await work(async () => {
+      await locker.query('commit');
+    });
+  } finally {
+    await locker.query('rollback').catch(() => undefined);
+    await locker.end();
+  }
+}

@@ -65,16 +65,28 @@ export const cognitiveApi: FastifyPluginAsync<PlatformApiOptions> = async (app, 
       answer.writeHead(200, { ...inherited, 'content-type': NDJSON, 'cache-control': 'no-cache' });
       try {
         for (let next = first; !next.done; next = await batches.next()) {
+          if (answer.writableEnded) continue;
           // A batch's lines go out in one write: each write is a system call of its own.
           let lines = '';
-          for (const chunk of next.value) lines += `${JSON.stringify(chunk)}\n`;
-          if (!answer.write(lines)) await once(answer, 'drain', { signal: caller.signal });
+          let finished = false;
+          for (const chunk of next.value) {
+            lines += `${JSON.stringify(chunk)}\n`;
+            finished ||= chunk.finished === true;
+          }
+          // The finished chunk is the answer's last: it ends there, while the gateway records the call.
+          if (finished) answer.end(lines);
+          else if (!answer.write(lines)) await once(answer, 'drain', { signal: caller.signal });
         }
-        answer.end();
+        if (!answer.writableEnded) answer.end();
       } catch (err) {
-        // The status is sent: the stream ends without its last line, and the reason is logged here.
-        if (!caller.signal.aborted) request.log.error({ err }, 'a model stream ended with an error');
-        answer.destroy();
+        if (answer.writableEnded) {
+          // The caller has the whole answer: what failed after it (the call's record) is logged.
+          request.log.error({ err }, 'a model call answered in full could not be recorded');
+        } else {
+          // The status is sent: the stream ends without its last line, and the reason is logged here.
+          if (!caller.signal.aborted) request.log.error({ err }, 'a model stream ended with an error');
+          answer.destroy();
+        }
       } finally {
         await batches.return(undefined);
       }

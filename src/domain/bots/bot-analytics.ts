@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { RawBuilder } from 'kysely';
 import type { Store } from '../../store/index.ts';
+import type { LlmUsage } from '../llm/usage.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { ApiError } from '../shared/errors.ts';
 import { requireBotOfWorkspace } from '../shared/ownership.ts';
@@ -112,7 +113,11 @@ class Window {
  * trackAnalytics counters): each figure is one grouped query over the window, in the database.
  */
 export class BotAnalytics {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** The model calls' records, some maybe still being written when asked. */
+    private readonly usage: LlmUsage,
+  ) {}
 
   async records(
     actor: WorkspaceActor,
@@ -185,6 +190,7 @@ export class BotAnalytics {
    * mean of squares less the square of the mean, each computed in the database.
    */
   private async llmCalls(w: Window, records: BotAnalyticsRecord[]): Promise<void> {
+    await this.usage.settled();
     const tps = sql`case when t.error is null and t.latency_ms > 0 then t.output_tokens * 1000.0 / t.latency_ms end`;
     const rows = await this.query<Record<string, unknown>>(sql`
       with ${w.table}

@@ -297,8 +297,11 @@ export class LlmGateway {
       ...(completion.toolCalls.length > 0 && { toolCalls: completion.toolCalls }),
       metadata,
     };
-    // The last chunk goes out first: the caller has its answer while the call is recorded. The answer
-    // ends once the record is written; a record that fails ends it abnormally, and is logged.
+    this.spend.spent(actor.workspaceId, metadata.cost);
+    // What a request after this one relies on (its idempotency key, the cache) is kept before the last
+    // chunk; the call's record after it: the caller's answer may end with the last chunk (as the
+    // Cognitive API's does), not waiting for a write that is the server's own (on PostgreSQL a commit).
+    await this.remember(actor.botId, keys, response);
     yield [
       {
         ...(completion.toolCalls.length > 0 && { toolCalls: completion.toolCalls }),
@@ -307,8 +310,7 @@ export class LlmGateway {
         metadata,
       },
     ];
-    this.spend.spent(actor.workspaceId, metadata.cost);
-    await this.recordAndKeep(actor, keys, response);
+    await this.usage.answered(actor, metadata);
   }
 
   /**

@@ -2,6 +2,7 @@ import type { Store } from '../../store/index.ts';
 import { ApiError } from '../shared/errors.ts';
 import { requireRole } from '../workspace/roles.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
+import type { LlmUsage } from './usage.ts';
 
 /**
  * How long a workspace's cap and month's spend are reused before they are read again: a call may pass
@@ -25,7 +26,11 @@ export class AiSpend {
     { limit: number | null; spent: number; month: string; at: number }
   >();
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** The calls' records: the month's sum counts those under way too. */
+    private readonly usage: LlmUsage,
+  ) {}
 
   async setLimit(actor: WorkspaceActor, monthlySpendingLimit: number): Promise<void> {
     requireRole(actor.role, 'workspace.update');
@@ -87,6 +92,7 @@ export class AiSpend {
     const limit = row?.ai_spend_limit ?? null;
     let spent = 0;
     if (limit !== null) {
+      await this.usage.settled();
       const sum = await this.store.db
         .selectFrom('llm_calls')
         .select((eb) => eb.fn.sum<number | string | null>('cost').as('spent'))

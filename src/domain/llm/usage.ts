@@ -7,10 +7,19 @@ import type { GenerationMetadata, TranscriptionMetadata } from './schemas.ts';
 
 /**
  * The record of bots' model calls: one row per call the provider answered or failed (answers from the
- * cache are not calls), read by getBotAnalytics' `llm` block.
+ * cache are not calls), read by getBotAnalytics' `llm` block and the spend cap. A streamed answer ends
+ * before its record is written (its caller has every byte of it then): the readers of this process wait
+ * for the records under way (`settled`), so that what a caller was answered is counted when it asks.
  */
 export class LlmUsage {
+  private readonly writing = new Set<Promise<void>>();
+
   constructor(private readonly store: Store) {}
+
+  /** Resolves once every record begun before the call is written or has failed. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.writing]);
+  }
 
   async answered(actor: BotActor, metadata: GenerationMetadata): Promise<void> {
     await this.insert(actor, {
@@ -72,7 +81,7 @@ export class LlmUsage {
       error: string | null;
     },
   ): Promise<void> {
-    await this.store.db
+    const written = this.store.db
       .insertInto('llm_calls')
       .values({
         id: newId('llmCall'),
@@ -81,6 +90,13 @@ export class LlmUsage {
         created_at: nowIso(),
         ...call,
       })
-      .execute();
+      .execute()
+      .then(() => undefined);
+    this.writing.add(written);
+    try {
+      await written;
+    } finally {
+      this.writing.delete(written);
+    }
   }
 }
