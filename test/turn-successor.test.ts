@@ -44,6 +44,8 @@ describe("a turn's end claims its successor (postgres)", { skip: postgres?.skip 
     ({
       conversation: { id: conversationId },
     } = await bot.client.createConversation({ channel: 'channel', tags: {} }));
+    // The sweeps' statements would land in the measures; nothing here is scheduled or expires.
+    await t.server.sweeper.stop();
   });
   after(() => t?.close());
 
