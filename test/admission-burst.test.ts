@@ -4,7 +4,7 @@
 // of the burst, which the engine answers within the wait, was refused with 429.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { deployPackage, json, send, startChat } from './helpers/deployed-bots.ts';
+import { deployPackage, oneNodePackage, send, startChat } from './helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from './helpers/deployed-bots.ts';
 import { sleep, turnsEnded, waitFor } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
@@ -29,19 +29,10 @@ for (const store of await testStores()) {
         // Long enough that the burst is in time at any turn time a busy machine gives these turns.
         admissionWaitMs: '5000',
       });
-      bot = await deployPackage(t, {
-        'bot.json': json({ formatVersion: 1, name: 'burst' }),
-        'workflows/main.json': json({
-          nodes: [
-            { id: 'start', type: 'start', next: 'answer' },
-            {
-              id: 'answer',
-              type: 'standard',
-              cards: [{ type: 'say', message: { type: 'text', text: 'ok' } }],
-            },
-          ],
-        }),
-      });
+      bot = await deployPackage(
+        t,
+        oneNodePackage('burst', [{ type: 'say', message: { type: 'text', text: 'ok' } }]),
+      );
       chats = [];
       for (let i = 0; i < CONVERSATIONS; i++) chats.push(await startChat(bot));
     });

@@ -5,7 +5,7 @@
 // dialog and variables) while the model answers; on both stores.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { json, send, startChat, stateOf, waitForReplies } from './helpers/deployed-bots.ts';
+import { oneNodePackage, send, startChat, stateOf, waitForReplies } from './helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from './helpers/deployed-bots.ts';
 import { completionsAbout, modelBotSuite } from './helpers/model-bots.ts';
 import type { ModelServer, ReceivedRequest } from './helpers/model-server.ts';
@@ -15,27 +15,15 @@ import { testStores } from './helpers/stores.ts';
 /** How long each model call takes: the states are read meanwhile (room for a busy machine). */
 const MODEL_MS = 2500;
 
-const twoCards = {
-  'bot.json': json({ formatVersion: 1, name: 'two-model-calls' }),
-  'workflows/main.json': json({
-    nodes: [
-      { id: 'start', type: 'start', next: 'answer' },
-      {
-        id: 'answer',
-        type: 'standard',
-        cards: [
-          { type: 'aiGenerate', instructions: 'First.', model: 'best', variable: 'conversation.first' },
-          {
-            type: 'aiGenerate',
-            instructions: 'Second.',
-            context: 'The first said: {{ conversation.first }}',
-            model: 'fast',
-          },
-        ],
-      },
-    ],
-  }),
-};
+const twoCards = oneNodePackage('two-model-calls', [
+  { type: 'aiGenerate', instructions: 'First.', model: 'best', variable: 'conversation.first' },
+  {
+    type: 'aiGenerate',
+    instructions: 'Second.',
+    context: 'The first said: {{ conversation.first }}',
+    model: 'fast',
+  },
+]);
 
 /** The model server's first chat completion of `model`, once it is asked. */
 async function asked(models: ModelServer, model: string): Promise<ReceivedRequest> {

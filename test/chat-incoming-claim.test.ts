@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { newId } from '../src/domain/shared/ids.ts';
 import { whileChangedOutside } from './helpers/held-rows.ts';
-import { deployPackage, json, send, startChat, waitForTurn } from './helpers/deployed-bots.ts';
+import { deployPackage, oneNodePackage, send, startChat, waitForTurn } from './helpers/deployed-bots.ts';
 import type { Chatter, DeployedBot } from './helpers/deployed-bots.ts';
 import { leastCosts, statementsRun, turnsEnded, waitFor } from './helpers/runtime.ts';
 import { startTestServer } from './helpers/server.ts';
@@ -39,23 +39,14 @@ describe("a user's message is claimed as it is stored (postgres)", { skip: postg
   before(async () => {
     if (!postgres) return;
     t = await startTestServer(postgres);
-    bot = await deployPackage(t, {
-      'bot.json': json({ formatVersion: 1, name: 'claimed-as-stored' }),
-      'workflows/main.json': json({
-        nodes: [
-          { id: 'start', type: 'start', next: 'answer' },
-          {
-            id: 'answer',
-            type: 'standard',
-            cards: [
-              // A turn that runs a while, for a message to come behind it.
-              { type: 'code', code: BUSY_WHEN_SLOW },
-              { type: 'say', message: { type: 'text', text: 'ok' } },
-            ],
-          },
-        ],
-      }),
-    });
+    bot = await deployPackage(
+      t,
+      oneNodePackage('claimed-as-stored', [
+        // A turn that runs a while, for a message to come behind it.
+        { type: 'code', code: BUSY_WHEN_SLOW },
+        { type: 'say', message: { type: 'text', text: 'ok' } },
+      ]),
+    );
     c = await startChat(bot);
     // The sweeps (several statements every 200 ms) would land in most measures on a busy machine; nothing
     // here is scheduled or expires.

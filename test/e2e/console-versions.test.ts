@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import {
   deployFolder,
-  json,
+  oneNodePackage,
   replies,
   sendAndWait,
   startChat,
@@ -30,15 +30,8 @@ import type { Browser } from './browser.ts';
 const PHONE = { width: 390, height: 844 };
 
 /** A bot that answers every message with `reply`. */
-const replyingBot = (reply: string) => ({
-  'bot.json': json({ formatVersion: 1, name: 'versions-bot' }),
-  'workflows/main.json': json({
-    nodes: [
-      { id: 'start', type: 'start', next: 'answer' },
-      { id: 'answer', type: 'standard', cards: [{ type: 'say', message: { type: 'text', text: reply } }] },
-    ],
-  }),
-});
+const replyingBot = (reply: string) =>
+  oneNodePackage('versions-bot', [{ type: 'say', message: { type: 'text', text: reply } }]);
 
 const FIRST = { reply: 'Hello from the first version', note: 'greets in English' };
 const SECOND = { reply: 'Bonjour from the second version', note: 'greets in French' };

@@ -16,6 +16,19 @@ export type Files = Record<string, string>;
 
 export const json = (value: unknown): string => JSON.stringify(value, null, 2) + '\n';
 
+/** A package named `name` whose one workflow answers each message with `cards`, in one standard node. */
+export function oneNodePackage(name: string, cards: unknown[]): Files {
+  return {
+    'bot.json': json({ formatVersion: 1, name }),
+    'workflows/main.json': json({
+      nodes: [
+        { id: 'start', type: 'start', next: 'answer' },
+        { id: 'answer', type: 'standard', cards },
+      ],
+    }),
+  };
+}
+
 export async function writePackage(dir: string, files: Files): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   for (const [file, text] of Object.entries(files)) {

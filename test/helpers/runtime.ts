@@ -208,20 +208,23 @@ export function assertNoRepeats(ids: string[]): void {
   assert.deepEqual(repeated, [], 'no id is served twice');
 }
 
-/** The SQL statements the server has run so far, from its /metrics (the read itself runs none). */
-export async function statementsRun(t: TestServer): Promise<number> {
-  const text = await (await fetch(`${t.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('parley_sql_statements_total'));
-  return Number(line?.split(' ').at(-1));
-}
-
-/** Turns the server has ended so far, from its /metrics. */
-export async function turnsEnded(t: TestServer): Promise<number> {
+/** A metric of the server's /metrics, summed over its labels' series (the read itself runs no statement). */
+async function metricTotal(t: TestServer, name: string): Promise<number> {
   const text = await (await fetch(`${t.url}/metrics`)).text();
   return text
     .split('\n')
-    .filter((line) => line.startsWith('parley_turn_duration_seconds_count'))
+    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
     .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+}
+
+/** The SQL statements the server has run so far. */
+export function statementsRun(t: TestServer): Promise<number> {
+  return metricTotal(t, 'parley_sql_statements_total');
+}
+
+/** Turns the server has ended so far, whatever their outcome. */
+export function turnsEnded(t: TestServer): Promise<number> {
+  return metricTotal(t, 'parley_turn_duration_seconds_count');
 }
 
 /**
