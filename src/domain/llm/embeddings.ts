@@ -1,5 +1,5 @@
 import type { EmbedCall, TextEmbedder } from '../embeddings/vectors.ts';
-import { embeddings } from './openai-compatible.ts';
+import { embeddings, withDeadline } from './openai-compatible.ts';
 import type { LlmOptions, ServerProvider } from './providers.ts';
 import type { AiSpend } from './spend.ts';
 import type { LlmUsage } from './usage.ts';
@@ -51,10 +51,8 @@ export class Embeddings implements TextEmbedder {
     for (let at = 0; at < texts.length; at += EMBEDDING_BATCH) {
       const input = texts.slice(at, at + EMBEDDING_BATCH);
       const started = performance.now();
-      const answer = await embeddings(
-        provider,
-        { model, input },
-        { deadline: AbortSignal.timeout(deadlineMs) },
+      const answer = await withDeadline(deadlineMs, undefined, (signals) =>
+        embeddings(provider, { model, input }, signals),
       ).catch(async (err: unknown) => {
         const message = err instanceof Error ? err.message : String(err);
         await this.usage.failed(call.actor, ref, performance.now() - started, message);

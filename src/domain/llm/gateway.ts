@@ -9,8 +9,15 @@ import { readCompletion, StreamedCompletion } from './chat-response.ts';
 import type { Completion } from './chat-response.ts';
 import { toProviderRequest } from './chat-request.ts';
 import type { ProviderRequest } from './chat-request.ts';
-import { Cancelled, complete, listModels, ProviderFailure, stream } from './openai-compatible.ts';
-import type { RequestSignals } from './openai-compatible.ts';
+import {
+  Cancelled,
+  complete,
+  Deadline,
+  listModels,
+  ProviderFailure,
+  stream,
+  withDeadline,
+} from './openai-compatible.ts';
 import type { BotModels } from './bot-models.ts';
 import { firstThatAnswers, providerError } from './fallbacks.ts';
 import type { Attempt } from './fallbacks.ts';
@@ -88,10 +95,6 @@ export class LlmGateway {
       this.botModels.of(actor.botId),
     ]);
     return { server: this.options.provider, workspace, bot };
-  }
-
-  private signals(caller: AbortSignal | undefined): RequestSignals {
-    return { caller, deadline: AbortSignal.timeout(this.options.deadlineMs) };
   }
 
   /** A workspace's provider is priced by its own table; the server's by the operator's. */
@@ -196,28 +199,29 @@ export class LlmGateway {
     const keys = this.cacheKeys(request, providerRequest, choices);
     const hit = await this.remembered(actor.botId, keys);
     if (hit) return hit;
-    const signals = this.signals(caller);
     const started = performance.now();
-    const response = await firstThatAnswers(choices, async (attempt) => {
-      const answer = await complete(
-        attempt.choice.provider,
-        { ...providerRequest.body, model: attempt.choice.model },
-        signals,
-      );
-      const completion = readCompletion(answer);
-      return {
-        output: completion.text,
-        ...(completion.reasoning && { reasoning: completion.reasoning }),
-        ...(completion.toolCalls.length > 0 && { toolCalls: completion.toolCalls }),
-        metadata: this.metadata(
-          attempt,
-          completion,
-          { started, firstToken: undefined },
-          request,
-          providerRequest,
-        ),
-      };
-    }).catch(async (err: unknown) => {
+    const response = await withDeadline(this.options.deadlineMs, caller, (signals) =>
+      firstThatAnswers(choices, async (attempt) => {
+        const answer = await complete(
+          attempt.choice.provider,
+          { ...providerRequest.body, model: attempt.choice.model },
+          signals,
+        );
+        const completion = readCompletion(answer);
+        return {
+          output: completion.text,
+          ...(completion.reasoning && { reasoning: completion.reasoning }),
+          ...(completion.toolCalls.length > 0 && { toolCalls: completion.toolCalls }),
+          metadata: this.metadata(
+            attempt,
+            completion,
+            { started, firstToken: undefined },
+            request,
+            providerRequest,
+          ),
+        };
+      }),
+    ).catch(async (err: unknown) => {
       throw await this.failed(actor, choices[0]?.ref ?? '', started, err);
     });
     this.spend.spent(actor.workspaceId, response.metadata.cost);
@@ -252,42 +256,49 @@ export class LlmGateway {
       ];
       return;
     }
-    const signals = this.signals(caller);
+    const deadline = new Deadline(this.options.deadlineMs);
+    const signals = { caller, deadline: deadline.signal };
     const started = performance.now();
-    // The first events are awaited under the fallback rule; the rest stream from the model that sent them.
-    const opened = await firstThatAnswers(choices, async (attempt) => {
-      const events = stream(
-        attempt.choice.provider,
-        { ...providerRequest.body, model: attempt.choice.model },
-        signals,
-      );
-      const first = await events.next();
-      return { attempt, events, first };
-    }).catch(async (err: unknown) => {
-      throw await this.failed(actor, choices[0]?.ref ?? '', started, err);
-    });
-    const { attempt, events } = opened;
     const assembled = new StreamedCompletion();
     let firstToken: number | undefined;
+    let attempt: Attempt | undefined;
     try {
-      for (let next = opened.first; !next.done; next = await events.next()) {
-        const created = Date.now();
-        const chunks: GenerationChunk[] = [];
-        for (const event of next.value) {
-          const { output, reasoning } = assembled.add(event);
-          if (output === '' && reasoning === '') continue;
-          chunks.push({ ...(output && { output }), ...(reasoning && { reasoning }), created });
+      // The first events are awaited under the fallback rule; the rest stream from the model that sent them.
+      const opened = await firstThatAnswers(choices, async (tried) => {
+        const events = stream(
+          tried.choice.provider,
+          { ...providerRequest.body, model: tried.choice.model },
+          signals,
+        );
+        const first = await events.next();
+        return { tried, events, first };
+      }).catch(async (err: unknown) => {
+        throw await this.failed(actor, choices[0]?.ref ?? '', started, err);
+      });
+      attempt = opened.tried;
+      const { events } = opened;
+      try {
+        for (let next = opened.first; !next.done; next = await events.next()) {
+          const created = Date.now();
+          const chunks: GenerationChunk[] = [];
+          for (const event of next.value) {
+            const { output, reasoning } = assembled.add(event);
+            if (output === '' && reasoning === '') continue;
+            chunks.push({ ...(output && { output }), ...(reasoning && { reasoning }), created });
+          }
+          if (chunks.length === 0) continue;
+          firstToken ??= performance.now();
+          yield chunks;
         }
-        if (chunks.length === 0) continue;
-        firstToken ??= performance.now();
-        yield chunks;
+      } catch (err) {
+        if (err instanceof Cancelled) return;
+        const failure = err instanceof ProviderFailure ? providerError(err, attempt.choice) : err;
+        throw await this.failed(actor, attempt.choice.ref, started, failure);
+      } finally {
+        await events.return(undefined);
       }
-    } catch (err) {
-      if (err instanceof Cancelled) return;
-      const failure = err instanceof ProviderFailure ? providerError(err, attempt.choice) : err;
-      throw await this.failed(actor, attempt.choice.ref, started, failure);
     } finally {
-      await events.return(undefined);
+      deadline.release();
     }
     const completion = assembled.done();
     const metadata = this.metadata(attempt, completion, { started, firstToken }, request, providerRequest);
@@ -406,7 +417,9 @@ export class LlmGateway {
   private async serverModels(provider: ServerProvider): Promise<string[]> {
     const now = Date.now();
     if (!this.models || now - this.models.at > MODEL_LIST_MS) {
-      const ids = listModels(provider, this.signals(undefined)).catch((err: unknown) => {
+      const ids = withDeadline(this.options.deadlineMs, undefined, (signals) =>
+        listModels(provider, signals),
+      ).catch((err: unknown) => {
         if (err instanceof ProviderFailure) return [];
         throw err;
       });

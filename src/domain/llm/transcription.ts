@@ -7,7 +7,7 @@ import type { OutputCache } from '../shared/output-cache.ts';
 import type { BotActor } from '../workspace/actors.ts';
 import type { Audio, AudioSource } from './audio-source.ts';
 import { firstThatAnswers } from './fallbacks.ts';
-import { ProviderFailure, transcribe } from './openai-compatible.ts';
+import { Deadline, ProviderFailure, transcribe } from './openai-compatible.ts';
 import { NOT_CONFIGURED, resolveModel, TRANSCRIPTION_MODEL } from './providers.ts';
 import type { LlmOptions, ModelChoice, Provider, ServerProvider } from './providers.ts';
 import { TranscriptionResponseSchema } from './schemas.ts';
@@ -82,7 +82,23 @@ export class Transcriptions {
     const kept = byRequestId && (await this.remembered(actor.botId, byRequestId));
     if (kept) return kept;
 
-    const deadline = AbortSignal.timeout(this.options.deadlineMs);
+    // One deadline for the whole call, the audio's download included.
+    const deadline = new Deadline(this.options.deadlineMs);
+    try {
+      return await this.answer(actor, request, choices, byRequestId, deadline.signal);
+    } finally {
+      deadline.release();
+    }
+  }
+
+  private async answer(
+    actor: BotActor,
+    request: TranscriptionRequest,
+    choices: ModelChoice[],
+    byRequestId: string | undefined,
+    deadline: AbortSignal,
+  ): Promise<TranscriptionResponse> {
+    const requestId = request.options?.requestId;
     const started = performance.now();
     const audio = await this.source.read(request.url, request.mimeType, deadline).catch((err: unknown) => {
       if (deadline.aborted) throw new ApiError('OperationTimeout', 'The audio was not read in time');
@@ -103,7 +119,7 @@ export class Transcriptions {
           output: text,
           metadata: {
             ...(requestId !== undefined && { requestId }),
-            provider: provider.name,
+            provider: attempt.choice.provider.name,
             model: attempt.choice.ref,
             cost: this.cost(attempt.choice.ref, durationSeconds),
             durationSeconds,

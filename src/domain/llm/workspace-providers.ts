@@ -11,7 +11,7 @@ import { nowIso } from '../shared/time.ts';
 import { checkTarget } from '../webhooks/targets.ts';
 import type { WorkspaceActor } from '../workspace/actors.ts';
 import { requireRole } from '../workspace/roles.ts';
-import { listModels, ProviderFailure } from './openai-compatible.ts';
+import { listModels, ProviderFailure, withDeadline } from './openai-compatible.ts';
 import { MAX_PROVIDERS_PER_WORKSPACE } from './provider-schemas.ts';
 import type { CreateLlmProviderBody, LlmProvider, Price, UpdateLlmProviderBody } from './provider-schemas.ts';
 import { DEFAULT_PROVIDER } from './providers.ts';
@@ -275,7 +275,7 @@ export class LlmProviders {
     };
     let models: string[];
     try {
-      models = await listModels(provider, { deadline: AbortSignal.timeout(READ_MODELS_MS) });
+      models = await withDeadline(READ_MODELS_MS, undefined, (signals) => listModels(provider, signals));
     } catch (err) {
       if (!(err instanceof ProviderFailure)) throw err;
       throw invalidPayload(`models: its GET /models could not be read (${err.message}); declare them`);
