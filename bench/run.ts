@@ -292,17 +292,22 @@ interface FanoutFigure {
   reply: Omit<Figures, 'rate'>;
 }
 const fanoutFigures: FanoutFigure[] = [];
-const heldFigures: (HeldRunResult & { store: StoreName; intervalMs: number; open: FanoutOpenResult })[] = [];
-/** The overload scenario: the closed-loop capacity measured first, then twice it offered (open loop). */
-const overloadFigures: (HeldRunResult & { store: StoreName; capacity: number; capacityP99: number })[] = [];
-const aiTurnFigures: (HeldRunResult & {
-  store: StoreName;
-  intervalMs: number;
-  modelMs: number;
-  open: FanoutOpenResult;
-  /** What a message and its turn cost the store, over the run (the server's polls included). */
+/** What a held load's acknowledged message and its turn cost the store, over the run (the server's polls included). */
+interface HeldCost {
   perMessage?: { statements: number; commits: number };
-})[] = [];
+}
+const heldFigures: (HeldRunResult &
+  HeldCost & { store: StoreName; intervalMs: number; open: FanoutOpenResult })[] = [];
+/** The overload scenario: the closed-loop capacity measured first, then twice it offered (open loop). */
+const overloadFigures: (HeldRunResult &
+  HeldCost & { store: StoreName; capacity: number; capacityP99: number })[] = [];
+const aiTurnFigures: (HeldRunResult &
+  HeldCost & {
+    store: StoreName;
+    intervalMs: number;
+    modelMs: number;
+    open: FanoutOpenResult;
+  })[] = [];
 const profiles: Record<string, ProfileSummary[]> = {};
 
 function mediansOf(runs: RunResult[]): Figures {
@@ -1570,8 +1575,34 @@ async function runHeld(
   }
 }
 
+/** A held load's run (`runHeld`), with what each acknowledged message cost the store. */
+async function runHeldCounted(
+  what: string,
+  server: ParleyServer,
+  chatUrl: string,
+  held: HeldPlan,
+): Promise<(HeldRunResult & HeldCost & { open: FanoutOpenResult }) | undefined> {
+  const counted = { route: CREATE_MESSAGE_ROUTE, status: 201 };
+  const before = await costCounters(server.url, counted);
+  const result = await runHeld(what, server, chatUrl, held);
+  const perMessage = storeCostPerRequest(before, await costCounters(server.url, counted));
+  if (result && perMessage)
+    log(
+      `${what}: ${perMessage.statements} SQL and ${perMessage.commits} commits a message, ${num(((result.serverCores ?? 0) / result.rate) * 1e6)} µs of server CPU a reply (refusals included)`,
+    );
+  return result && { ...result, ...(perMessage && { perMessage }) };
+}
+
+/** What a held load's row says it cost: the store's statements and commits a message, the server's cores. */
+function heldCostText(h: HeldRunResult & HeldCost): string {
+  const store = h.perMessage
+    ? `${h.perMessage.statements.toFixed(1)} SQL, ${h.perMessage.commits.toFixed(2)} commits, `
+    : '';
+  return `${store}${(h.serverCores ?? 0).toFixed(2)} server cores`;
+}
+
 async function heldScenario(store: StoreName, server: ParleyServer, chatUrl: string): Promise<void> {
-  const result = await runHeld(`held load ${store}`, server, chatUrl, plan.held);
+  const result = await runHeldCounted(`held load ${store}`, server, chatUrl, plan.held);
   if (result) heldFigures.push({ ...result, store, intervalMs: plan.held.intervalMs });
 }
 
@@ -1620,7 +1651,7 @@ async function overloadScenario(store: StoreName, server: ParleyServer, chatUrl:
   const { conversations, warmupMs, durationMs, graceMs } = plan.overload;
   // Each conversation sends every intervalMs: conversations / interval = the offer.
   const intervalMs = Math.round((conversations / (overloadRate ?? 2 * capacity)) * 1000);
-  const result = await runHeld(`overload ${store}`, server, chatUrl, {
+  const result = await runHeldCounted(`overload ${store}`, server, chatUrl, {
     conversations,
     intervalMs,
     warmupMs,
@@ -1649,17 +1680,13 @@ async function aiTurnScenario(
   const bot = await aiTurnBot(`default:${provider.slowModel}`);
   try {
     const { chatUrl } = await deploy(server, bot.dir);
-    const counted = { route: CREATE_MESSAGE_ROUTE, status: 201 };
-    const before = await costCounters(server.url, counted);
-    const result = await runHeld(`AI turns ${store}`, server, chatUrl, plan.aiTurns);
-    const perMessage = storeCostPerRequest(before, await costCounters(server.url, counted));
+    const result = await runHeldCounted(`AI turns ${store}`, server, chatUrl, plan.aiTurns);
     if (result)
       aiTurnFigures.push({
         ...result,
         store,
         intervalMs: plan.aiTurns.intervalMs,
         modelMs: provider.slowModelMs,
-        ...(perMessage && { perMessage }),
       });
   } finally {
     await bot.remove();
@@ -2023,7 +2050,7 @@ function buildRows(): Row[] {
       p95: ms(h.latency.p95),
       p99: ms(h.latency.p99),
       ratio: `of ${num(h.offeredRate)} offered, ${unansweredText(h, 'missing')}`,
-      cost: `${(h.serverCores ?? 0).toFixed(2)} server cores`,
+      cost: heldCostText(h),
       target,
       met: ok ? 'yes' : 'no',
     });
@@ -2048,7 +2075,7 @@ function buildRows(): Row[] {
       p95: ms(o.latency.p95),
       p99: ms(o.latency.p99),
       ratio: `${(share * 100).toFixed(0)}% of ${num(o.capacity)} msg/s capacity; ${num(o.refused)} of ${num(o.sent)} refused (429), ${unansweredText(o, 'unanswered')}`,
-      cost: `${(o.serverCores ?? 0).toFixed(2)} server cores`,
+      cost: heldCostText(o),
       target,
       met: ok ? 'yes' : 'no',
     });
@@ -2075,7 +2102,7 @@ function buildRows(): Row[] {
       p95: ms(a.latency.p95),
       p99: ms(a.latency.p99),
       ratio: `+${ms(added)} ms at p99 over the model, ${unansweredText(a, 'missing')}`,
-      cost: `${a.perMessage ? `${a.perMessage.statements.toFixed(1)} SQL, ${a.perMessage.commits.toFixed(2)} commits, ` : ''}${(a.serverCores ?? 0).toFixed(2)} server cores`,
+      cost: heldCostText(a),
       target,
       met: ok ? 'yes' : 'no',
     });
