@@ -652,16 +652,14 @@ export class Bots {
 
   /** When the bot last changed, and whether a runtime here runs its code: cheap, for caches. */
   async runtimeStamp(botId: string): Promise<RuntimeStamp | undefined> {
-    const cached = this.caches.botStamps.get(botId) as RuntimeStamp | undefined;
-    if (cached) return cached;
-    const row = await this.db
-      .selectFrom('bots')
-      .select(['runtime', 'updated_at', 'dev'])
-      .where('id', '=', botId)
-      .executeTakeFirst();
-    const stamp = row && { runtime: row.runtime, updatedAt: row.updated_at, dev: row.dev === 1 };
-    if (stamp) this.caches.botStamps.set(botId, stamp);
-    return stamp;
+    return (await this.caches.botStamps.through(botId, async () => {
+      const row = await this.db
+        .selectFrom('bots')
+        .select(['runtime', 'updated_at', 'dev'])
+        .where('id', '=', botId)
+        .executeTakeFirst();
+      return row && { runtime: row.runtime, updatedAt: row.updated_at, dev: row.dev === 1 };
+    })) as RuntimeStamp | undefined;
   }
 
   /** What a runtime needs of a bot to run it: its code, configuration and secrets (values included). */

@@ -101,11 +101,9 @@ export class ChatChannels {
   /** The channel of a webhook id, with the workspace and the name of its bot. */
   async byWebhook(webhookId: string): Promise<ReachedChannel | undefined> {
     if (!isWebhookId(webhookId)) return undefined;
-    const cached = this.caches.channels.get(webhookId) as ReachedChannel | undefined;
-    if (cached) return cached;
-    const channel = await this.readByWebhook(webhookId);
-    if (channel) this.caches.channels.set(webhookId, channel);
-    return channel;
+    return (await this.caches.channels.through(webhookId, () => this.readByWebhook(webhookId))) as
+      | ReachedChannel
+      | undefined;
   }
 
   private async readByWebhook(webhookId: string): Promise<ReachedChannel | undefined> {

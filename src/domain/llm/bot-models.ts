@@ -65,11 +65,7 @@ export class BotModels {
 
   /** The bot's choices, as the gateway routes `best` and `fast`. */
   async of(botId: string): Promise<ModelChoices> {
-    const kept = this.choices.get(botId);
-    if (kept) return kept;
-    const choices = await this.read(botId);
-    this.choices.set(botId, choices);
-    return choices;
+    return this.choices.through(botId, () => this.read(botId));
   }
 
   private async read(botId: string): Promise<ModelChoices> {

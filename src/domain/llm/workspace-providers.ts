@@ -197,16 +197,14 @@ export class LlmProviders {
 
   /** The workspace's providers by name, as the gateway reaches them (read at most every two seconds). */
   async forWorkspace(workspaceId: string): Promise<ReadonlyMap<string, Provider>> {
-    const kept = this.routes.get(workspaceId);
-    if (kept) return kept;
-    const rows = await this.db
-      .selectFrom('llm_providers')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .execute();
-    const byName = new Map(rows.map((row) => [row.name, this.reachable(row)] as const));
-    this.routes.set(workspaceId, byName);
-    return byName;
+    return this.routes.through(workspaceId, async () => {
+      const rows = await this.db
+        .selectFrom('llm_providers')
+        .selectAll()
+        .where('workspace_id', '=', workspaceId)
+        .execute();
+      return new Map(rows.map((row) => [row.name, this.reachable(row)] as const));
+    });
   }
 
   /** The model ids of each of the workspace's providers, by name. */

@@ -11,6 +11,8 @@ const CHAT_KEYS = 50_000;
 
 export class TtlMap<V> {
   private readonly entries = new Map<string, { value: V; until: number }>();
+  /** Counts deletions and clears: a read that spans one may have read what they invalidated. */
+  private changes = 0;
 
   constructor(private readonly maxEntries = 10_000) {}
 
@@ -30,11 +32,27 @@ export class TtlMap<V> {
     this.entries.set(key, { value, until });
   }
 
+  /**
+   * The key's value, read through `load` when none is kept. What `load` answers (but undefined) is kept,
+   * unless a key was deleted or the map cleared while it read: its read may predate the change, and a
+   * revoked token would otherwise be accepted again for a TTL.
+   */
+  async through<L extends V | undefined>(key: string, load: () => Promise<L>): Promise<V | L> {
+    const kept = this.get(key);
+    if (kept !== undefined) return kept;
+    const before = this.changes;
+    const value = await load();
+    if (value !== undefined && this.changes === before) this.set(key, value);
+    return value;
+  }
+
   delete(key: string): void {
+    this.changes++;
     this.entries.delete(key);
   }
 
   clear(): void {
+    this.changes++;
     this.entries.clear();
   }
 }

@@ -18,11 +18,11 @@ export class Auth {
   /** A token's principal, or undefined when the token is unknown. Only the hash is looked up. */
   async authenticate(token: string): Promise<Principal | undefined> {
     const hash = hashToken(token);
-    const cached = this.caches.principals.get(hash) as Principal | null | undefined;
-    if (cached !== undefined) return cached ?? undefined;
-    const principal = await this.lookup(hash);
-    this.caches.principals.set(hash, principal ?? null);
-    return principal;
+    const found = (await this.caches.principals.through(
+      hash,
+      async () => (await this.lookup(hash)) ?? null,
+    )) as Principal | null | undefined;
+    return found ?? undefined;
   }
 
   private async lookup(hash: string): Promise<Principal | undefined> {
@@ -90,8 +90,7 @@ export class Auth {
       return principal.integration === undefined ? actor : { ...actor, integration: principal.integration };
     }
     const accessKey = `${principal.accountId}:${botId}`;
-    let access = this.caches.botAccess.get(accessKey);
-    if (access === undefined) {
+    const access = await this.caches.botAccess.through(accessKey, async () => {
       const member = await this.db
         .selectFrom('bots')
         .innerJoin('workspace_members', 'workspace_members.workspace_id', 'bots.workspace_id')
@@ -99,9 +98,8 @@ export class Auth {
         .where('bots.id', '=', botId)
         .where('workspace_members.account_id', '=', principal.accountId)
         .executeTakeFirst();
-      access = member ? { workspaceId: member.workspace_id, role: member.role } : null;
-      this.caches.botAccess.set(accessKey, access);
-    }
+      return member ? { workspaceId: member.workspace_id, role: member.role } : null;
+    });
     if (!access) throw forbidden(`This token does not give access to bot "${botId}"`);
     return { botId, workspaceId: access.workspaceId, role: access.role };
   }
