@@ -89,10 +89,12 @@ export function SessionProvider({ children }: { children: ComponentChildren }) {
 
   const signOut = useCallback(
     (message?: string) => {
+      // The reason is kept before the credentials go: a document of this tab loading now (a link opened
+      // as a request was refused) finds the credentials, and their refusal, or else the reason.
+      showNotice(message);
       sessionStorage.removeItem(STORAGE_KEY);
       setSessionCredentials(undefined);
       setSession(undefined);
-      showNotice(message);
       const here = window.location.pathname + window.location.search;
       const next = here.startsWith(paths.signIn) ? '' : `?next=${encodeURIComponent(here)}`;
       route(`${paths.signIn}${message ? next : ''}`, true);
