@@ -162,14 +162,20 @@ export class States {
 
   /** The query of `readMany` (`keys` not empty), for a caller that reads the states with other records. */
   readManyQuery(botId: string, keys: StateKey[]) {
+    // The bot in every term, not once beside them: SQLite then looks each key up in the states' unique
+    // index; with it outside, it walked all of the bot's states (a turn's read grew with its users).
     return this.db
       .selectFrom('states')
       .select(READ_STATE_COLUMNS)
-      .where('bot_id', '=', botId)
       .where((eb) =>
         eb.or(
           keys.map((k) =>
-            eb.and([eb('type', '=', k.type), eb('resource_id', '=', k.id), eb('name', '=', k.name)]),
+            eb.and([
+              eb('bot_id', '=', botId),
+              eb('type', '=', k.type),
+              eb('resource_id', '=', k.id),
+              eb('name', '=', k.name),
+            ]),
           ),
         ),
       );
