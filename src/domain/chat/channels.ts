@@ -102,8 +102,7 @@ export class ChatChannels {
   async byWebhook(webhookId: string): Promise<ReachedChannel | undefined> {
     if (!isWebhookId(webhookId)) return undefined;
     return (await this.caches.channels.through(webhookId, () => this.readByWebhook(webhookId))) as
-      | ReachedChannel
-      | undefined;
+      ReachedChannel | undefined;
   }
 
   private async readByWebhook(webhookId: string): Promise<ReachedChannel | undefined> {
